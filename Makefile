@@ -1,0 +1,33 @@
+# `make test` and `make demo` work on a fresh machine: each builds the
+# virtual environment it needs first (pinned by constraints.txt).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.ppy-installed
+
+.PHONY: test demo check venv clean bench opdata
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+check: $(STAMP)
+	$(VENV)/bin/ppy-check .
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+bench: $(STAMP)
+	$(PY) bench/check_speed.py
+
+opdata: $(STAMP)
+	$(PY) -m ppy_check.gen_opdata
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,12 @@
+"""ppy: straight-line PyTorch regions, checked statically and compiled to one ATen C++ function.
+
+``import ppy`` is light: it pulls in neither torch nor mypy.
+"""
+
+from __future__ import annotations
+
+from ppy.decorators import Region, opt, pure
+from ppy.errors import BuildError, RegionError
+
+__version__ = "0.1.0"
+__all__ = ["BuildError", "Region", "RegionError", "opt", "pure", "__version__"]

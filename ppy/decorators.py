@@ -1,0 +1,104 @@
+"""`@ppy.opt(level)` and `@ppy.pure`: mark a function as a region.
+
+Both decorators return the same kind of object, a ``Region``, so they stack in
+either order. A region behaves like the function it wraps; the compiler
+(``ppy_compile``) replaces its body with the built C++ on first call.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+LEVELS = (0, 1, 2, 3)
+DEFAULT_LEVEL = 3
+
+
+def disabled() -> bool:
+    """`PPY_DISABLE=1` runs every region as plain Python."""
+    return os.environ.get("PPY_DISABLE", "") not in ("", "0")
+
+
+class Region:
+    """A function marked as a region. Call it like the function."""
+
+    def __init__(self, python: Callable[..., Any], level: int = DEFAULT_LEVEL, pure: bool = False):
+        functools.update_wrapper(self, python)
+        self.python = python
+        self.level = level
+        self.pure = pure
+        self._impl: Callable[..., Any] | None = None
+        self._runtime: Any = None
+
+    @property
+    def __ppy_region__(self) -> bool:
+        """True once the compiled code is what a call runs."""
+        return self._runtime is not None and self._runtime.active(self)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if disabled():
+            return self.python(*args, **kwargs)
+        return _runtime().call(self, args, kwargs)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return self if instance is None else functools.partial(self, instance)
+
+    def __repr__(self) -> str:
+        flags = ", pure" if self.pure else ""
+        return f"<ppy region {self.__qualname__} (opt {self.level}{flags})>"
+
+
+def _runtime() -> Any:
+    from ppy import runtime
+
+    return runtime
+
+
+def _check_level(level: object) -> int:
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise TypeError(f"ppy.opt: the level must be an int 0 to 3, not {type(level).__name__} {level!r}")
+    if level not in LEVELS:
+        raise ValueError(f"ppy.opt: the level must be 0, 1, 2 or 3, not {level}")
+    return level
+
+
+def _as_region(fn: Callable[..., Any]) -> Region:
+    if isinstance(fn, Region):
+        return fn
+    if not callable(fn):
+        raise TypeError(f"ppy: can only decorate a function, not {type(fn).__name__}")
+    return Region(fn)
+
+
+@overload
+def opt(level: int = DEFAULT_LEVEL) -> Callable[[F], F]: ...
+@overload
+def opt(level: F) -> F: ...
+def opt(level: Any = DEFAULT_LEVEL) -> Any:
+    """Mark a function as a region compiled at C++ optimisation level ``level`` (0 to 3).
+
+    ``@ppy.opt`` alone means ``@ppy.opt(3)``.
+    """
+    if callable(level) and not isinstance(level, int):
+        region = _as_region(level)
+        region.level = DEFAULT_LEVEL
+        return region
+    checked = _check_level(level)
+
+    def decorate(fn: F) -> F:
+        region = _as_region(fn)
+        region.level = checked
+        return region  # type: ignore[return-value]
+
+    return decorate
+
+
+def pure(fn: F) -> F:
+    """Declare that the region writes no memory its caller can see (checked as `ppy-impure`)."""
+    region = _as_region(fn)
+    region.pure = True
+    return region  # type: ignore[return-value]

@@ -1,0 +1,5 @@
+import sys
+
+from ppy_check.cli import main
+
+sys.exit(main())

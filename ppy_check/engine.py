@@ -1,0 +1,84 @@
+"""Check one file's text: parse, find regions, run the rules, apply suppressions."""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Iterable
+
+from ppy_check import messages as m
+from ppy_check.analysis import analyse
+from ppy_check.diagnostic import Diagnostic
+from ppy_check.region import Region, find_regions
+from ppy_check.rules import RULES
+from ppy_check.scope import build_scope
+
+# `# ppy: ignore`, `# ppy: ignore[ppy-loop, ppy-branch]`, and the same with
+# `type:` so that one comment also silences the mypy plugin.
+_SUPPRESSION = re.compile(r"#\s*(?:ppy|type)\s*:\s*ignore\b(?:\[([^\]]*)\])?")
+# A file that never imports ppy cannot hold a region; most files stop here.
+_MAY_HOLD_REGION = re.compile(rb"^[ \t]*(?:import|from)[ \t]+ppy\b", re.MULTILINE)
+
+
+def may_hold_region(data: bytes) -> bool:
+    return _MAY_HOLD_REGION.search(data) is not None
+
+
+def _suppressed(line_text: str, code: str) -> bool:
+    for match in _SUPPRESSION.finditer(line_text):
+        codes = match.group(1)
+        if codes is None or code in {c.strip() for c in codes.split(",")}:
+            return True
+    return False
+
+
+def _column(lines: list[str], line: int, byte_offset: int) -> int:
+    """ast gives UTF-8 byte offsets; people count characters, from 1."""
+    if 1 <= line <= len(lines):
+        return len(lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
+    return byte_offset + 1
+
+
+def parse_module(text: str, path: str) -> ast.Module | Diagnostic:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
+            return ast.parse(text, filename=path)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = error.offset or 1
+        return Diagnostic(path, line, column, m.SYNTAX, m.SYNTAX_PARSE.format(error=error.msg), "")
+    except (ValueError, RecursionError) as error:
+        return Diagnostic(path, 1, 1, m.SYNTAX, m.SYNTAX_PARSE.format(error=str(error)), "")
+
+
+def check_region(region: Region, path: str, lines: list[str], codes: Iterable[str] | None = None) -> list[Diagnostic]:
+    wanted = set(codes) if codes is not None else set(RULES)
+    facts = analyse(region)
+    found: dict[tuple[int, int, str, str], Diagnostic] = {}
+    for code, rule in RULES.items():
+        if code not in wanted:
+            continue
+        for finding in rule.check(region, facts):
+            line = getattr(finding.node, "lineno", region.node.lineno)
+            column = _column(lines, line, getattr(finding.node, "col_offset", 0))
+            key = (line, column, finding.code, finding.message)
+            found.setdefault(key, Diagnostic(path, line, column, finding.code, finding.message, region.name))
+    return sorted(found.values())
+
+
+def check_source(text: str, path: str = "<string>", codes: Iterable[str] | None = None) -> list[Diagnostic]:
+    """Every finding in one file, suppressions applied, in line order."""
+    module = parse_module(text, path)
+    if isinstance(module, Diagnostic):
+        return [module] if codes is None or m.SYNTAX in set(codes) else []
+    lines = text.splitlines()
+    scope = build_scope(module)
+    results: list[Diagnostic] = []
+    for region in find_regions(module, scope):
+        for diagnostic in check_region(region, path, lines, codes):
+            line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
+            if not _suppressed(line_text, diagnostic.code):
+                results.append(diagnostic)
+    return sorted(results)

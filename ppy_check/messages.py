@@ -1,0 +1,60 @@
+"""Every rule code and the templates of its messages, kept side by side.
+
+A message always names the region and the offending thing by its source name,
+so a reader can act on the line without opening the rule's documentation. The
+rule modules format these templates; nothing else writes message text.
+"""
+
+from __future__ import annotations
+
+UNTYPED = "ppy-untyped"
+LOOP = "ppy-loop"
+BRANCH = "ppy-branch"
+CAPTURED = "ppy-captured"
+IMPURE = "ppy-impure"
+UNSUPPORTED = "ppy-unsupported"
+SYNTAX = "ppy-syntax"
+
+ALL_CODES: tuple[str, ...] = (UNTYPED, LOOP, BRANCH, CAPTURED, IMPURE, UNSUPPORTED, SYNTAX)
+
+# ppy-untyped
+PARAM_UNANNOTATED = "region `{region}`: parameter `{name}` has no type annotation"
+RETURN_UNANNOTATED = "region `{region}`: the return type is not annotated"
+PARAM_BAD_TYPE = "region `{region}`: parameter `{name}` is annotated `{annotation}`, which a region cannot take ({why})"
+RETURN_BAD_TYPE = "region `{region}`: the return is annotated `{annotation}`, which a region cannot return ({why})"
+VARIADIC = "region `{region}`: `{star}{name}` is not allowed; give each argument a typed parameter of its own"
+
+# ppy-loop
+LOOP_FOR = "region `{region}`: `for` loop over `{target}`; a region is straight-line code, so move the loop to the caller"
+LOOP_WHILE = "region `{region}`: `while` loop on `{test}`; a region is straight-line code, so move the loop to the caller"
+LOOP_COMPREHENSION = "region `{region}`: {kind} over `{target}` is a loop; a region is straight-line code"
+
+# ppy-branch
+BRANCH_STATEMENT = "region `{region}`: `{keyword}` on `{test}` is a branch; pass both results' inputs and use `torch.where`, or branch in the caller"
+BRANCH_EXPRESSION = "region `{region}`: conditional expression on `{test}` is a branch; use `torch.where` or branch in the caller"
+BRANCH_BOOLOP = "region `{region}`: `{op}` in `{text}` short-circuits, which is a branch; use `torch.logical_{op}` or `&`/`|`"
+BRANCH_MATCH = "region `{region}`: `match` on `{subject}` is a branch"
+BRANCH_TRY = "region `{region}`: `try` is control flow a region cannot hold"
+BRANCH_ASSERT = "region `{region}`: `assert {test}` is a branch; check it in the caller"
+BRANCH_RAISE = "region `{region}`: `{text}` is a branch; check it in the caller"
+
+# ppy-captured
+CAPTURED_GLOBAL = "region `{region}`: reads module-level `{name}` (bound at line {line}); pass it as a parameter"
+CAPTURED_IMPORTED = "region `{region}`: reads `{name}`, imported from `{origin}`; pass it as a parameter"
+CAPTURED_CLOSURE = "region `{region}`: reads `{name}` from the enclosing function `{scope}`; pass it as a parameter"
+CAPTURED_ATTRIBUTE = "region `{region}`: reads `{text}`, an attribute of `{name}`; pass `{attr}` as a parameter"
+CAPTURED_UNDEFINED = "region `{region}`: reads `{name}`, which is not defined in this module; pass it as a parameter"
+
+# ppy-impure
+IMPURE_WRITE = "region `{region}` is @ppy.pure but `{op}` writes parameter `{param}`"
+IMPURE_OUT = "region `{region}` is @ppy.pure but `{op}` writes parameter `{param}` through `out=`"
+IMPURE_STORE = "region `{region}` is @ppy.pure but `{text}` writes parameter `{param}`"
+
+# ppy-unsupported
+UNSUPPORTED_CALL = "region `{region}`: `{name}` has no ATen lowering ({why})"
+UNSUPPORTED_ATTRIBUTE = "region `{region}`: `{text}` has no ATen lowering ({why})"
+
+# ppy-syntax
+SYNTAX_CONSTRUCT = "region `{region}`: {what} cannot appear in a region"
+SYNTAX_PARSE = "cannot parse: {error}"
+SYNTAX_DECORATOR = "region `{region}`: {what}"

@@ -1,0 +1,54 @@
+"""A region reads only its parameters, its own locals, modules and literal constants.
+
+**What.** A free name that is not a module (`torch`, `F`, `math`) and not a
+module-level literal constant (`EPS = 1e-5`, `SHAPE = (2, 3)`): a module-level
+tensor, a name imported from another module, a variable of an enclosing
+function (a closure), or an attribute of a non-tensor parameter such as
+`self.weight`.
+
+**Why.** A region's only inputs are its parameters. A captured tensor would
+be baked into the build (every layer would need its own) or read behind the
+compiler's back, and a captured value that changes would silently go stale.
+This is the identity-guarding and recompiling that `torch.compile` does for
+`self.weight`; ppy avoids it by making weights parameters.
+
+**Example.**
+
+    W = torch.randn(64, 64)
+
+    @ppy.opt(3)
+    def project(x: torch.Tensor) -> torch.Tensor:
+        return x @ W                    # module-level tensor
+
+**Fix.** Pass it in: `def project(x: torch.Tensor, w: torch.Tensor)` and call
+`project(x, W)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ppy_check import messages as m
+from ppy_check.analysis import RegionFacts
+from ppy_check.region import Region
+from ppy_check.rules import Finding
+
+CODE = m.CAPTURED
+SUMMARY = "a region reads a name that is not a parameter, a local, a module or a literal constant"
+
+
+def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
+    for capture in facts.captures:
+        name = region.name
+        if capture.origin == "global":
+            message = m.CAPTURED_GLOBAL.format(region=name, name=capture.name, line=capture.detail)
+        elif capture.origin == "imported":
+            message = m.CAPTURED_IMPORTED.format(region=name, name=capture.name, origin=capture.detail)
+        elif capture.origin == "closure":
+            message = m.CAPTURED_CLOSURE.format(region=name, name=capture.name, scope=capture.detail)
+        elif capture.origin == "attribute":
+            message = m.CAPTURED_ATTRIBUTE.format(
+                region=name, name=capture.name, attr=capture.detail, text=f"{capture.name}.{capture.detail}")
+        else:
+            message = m.CAPTURED_UNDEFINED.format(region=name, name=capture.name)
+        yield Finding(CODE, capture.node, message)

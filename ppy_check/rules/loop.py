@@ -1,0 +1,51 @@
+"""A region holds no loops: no `for`, `while`, comprehension or generator expression.
+
+**What.** `for` and `while` statements (and their `async` forms), list, set and
+dict comprehensions, and generator expressions inside a region.
+
+**Why.** A region compiles to one straight line of `at::` calls whose shape
+does not depend on the data. A loop is either a fixed unrolling (write it out)
+or control the caller owns; the caller keeps its loop and calls the region
+once an iteration, which is how GPT-2's forty-eight blocks run.
+
+**Example.**
+
+    @ppy.opt(3)
+    def stack(xs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        return torch.stack([x * 2 for x in xs])     # a comprehension
+
+**Fix.** Use the tensor op that takes the whole sequence
+(`torch.stack(xs) * 2`), or loop in the caller and call the region per item.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ppy_check import messages as m
+from ppy_check.analysis import RegionFacts
+from ppy_check.region import Region, walk_body
+from ppy_check.rules import Finding
+
+CODE = m.LOOP
+SUMMARY = "a loop or comprehension inside a region"
+
+_COMPREHENSIONS = {
+    ast.ListComp: "list comprehension",
+    ast.SetComp: "set comprehension",
+    ast.DictComp: "dict comprehension",
+    ast.GeneratorExp: "generator expression",
+}
+
+
+def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
+    for node in walk_body(region.node.body):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            yield Finding(CODE, node, m.LOOP_FOR.format(region=region.name, target=ast.unparse(node.target)))
+        elif isinstance(node, ast.While):
+            yield Finding(CODE, node, m.LOOP_WHILE.format(region=region.name, test=ast.unparse(node.test)))
+        elif type(node) in _COMPREHENSIONS:
+            targets = ", ".join(ast.unparse(g.target) for g in node.generators)  # type: ignore[attr-defined]
+            yield Finding(CODE, node, m.LOOP_COMPREHENSION.format(
+                region=region.name, kind=_COMPREHENSIONS[type(node)], target=targets))

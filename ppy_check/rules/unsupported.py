@@ -1,0 +1,42 @@
+"""Every call in a region lowers to an ATen operator.
+
+**What.** A call with no `at::` lowering: Python builtins (`print`, `len`,
+`range`), `.item()`, `.tolist()`, `.numpy()`, numpy and other non-torch
+libraries, plain Python helpers, and the few torch functions that exist only
+in Python. Also attribute reads that have no C++ form (`x.grad`). What does
+lower comes from torch's operator schemas (shipped as `opdata.json`) and
+ppy's small table of Python wrappers (`F.softmax`, `F.silu`, `torch.split`).
+
+**Why.** The region becomes C++ that calls the dispatcher directly; there is
+no interpreter left to run Python, and a value read back to the host
+(`.item()`) would stall the device between every op.
+
+**Example.**
+
+    @ppy.opt(3)
+    def norm(x: torch.Tensor) -> torch.Tensor:
+        print(x.shape)                 # a Python builtin
+        return x / x.abs().max().item()
+
+**Fix.** Keep host-side work in the caller, and use tensor ops throughout
+(`x / x.abs().max()`). A helper of torch calls can become a region of its own,
+called from the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ppy_check import messages as m
+from ppy_check.analysis import RegionFacts
+from ppy_check.region import Region
+from ppy_check.rules import Finding
+
+CODE = m.UNSUPPORTED
+SUMMARY = "a call or attribute in a region has no ATen lowering"
+
+
+def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
+    for item in facts.unlowerable:
+        template = m.UNSUPPORTED_ATTRIBUTE if item.attribute else m.UNSUPPORTED_CALL
+        yield Finding(CODE, item.node, template.format(region=region.name, name=item.name, text=item.name, why=item.why))

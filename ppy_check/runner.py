@@ -1,0 +1,99 @@
+"""Check many files: a cheap prefilter, then the rule engine, in parallel when it pays."""
+
+from __future__ import annotations
+
+import os
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import Path
+
+from ppy_check.diagnostic import Diagnostic
+from ppy_check.engine import check_source, may_hold_region
+
+# Below this many candidate files a process pool costs more than it saves.
+PARALLEL_THRESHOLD = 8
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class RunResult:
+    files: int = 0
+    candidates: int = 0
+    lines: int = 0
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+def decode(data: bytes) -> str:
+    """Source text by the file's own encoding declaration (UTF-8 unless it says otherwise)."""
+    encoding, _ = tokenize.detect_encoding(BytesIO(data).readline)
+    return data.decode(encoding)
+
+
+def check_text_of(path: str, data: bytes, codes: list[str]) -> FileResult:
+    try:
+        text = decode(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
+        return FileResult(path, error=f"{path}: not valid UTF-8 or its declared encoding ({reason})")
+    diagnostics = check_source(text, path, codes)
+    return FileResult(path, diagnostics, text.splitlines() if diagnostics else [])
+
+
+def _check_file(path: str, codes: list[str]) -> FileResult:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        return FileResult(path, error=f"{path}: cannot read: {error.strerror or error}")
+    return check_text_of(path, data, codes)
+
+
+def _display(path: Path) -> str:
+    """The path as the user gave it, or relative to here when they gave it absolute and it is under here."""
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def run(files: list[Path], codes: list[str], jobs: int | None = None) -> RunResult:
+    result = RunResult(files=len(files))
+    candidates: list[str] = []
+    for path in files:
+        shown = _display(path)
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            result.errors.append(f"{shown}: cannot read: {error.strerror or error}")
+            continue
+        result.lines += data.count(b"\n")
+        if may_hold_region(data):
+            candidates.append(shown)
+    result.candidates = len(candidates)
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    if workers > 1 and len(candidates) >= PARALLEL_THRESHOLD:
+        with ProcessPoolExecutor(max_workers=min(workers, len(candidates))) as pool:
+            chunk = max(1, len(candidates) // (workers * 4))
+            outcomes = list(pool.map(_check_file, candidates, [codes] * len(candidates), chunksize=chunk))
+    else:
+        outcomes = [_check_file(path, codes) for path in candidates]
+    for outcome in outcomes:
+        if outcome.error is not None:
+            result.errors.append(outcome.error)
+        result.diagnostics.extend(outcome.diagnostics)
+        if outcome.lines:
+            result.sources[outcome.path] = outcome.lines
+    result.diagnostics.sort()
+    return result

@@ -1,0 +1,29 @@
+"""The rule fixtures through ppy-check's engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fixtures_support import compare, expectations, fixture_files
+
+from ppy_check.engine import check_source
+from ppy_check.messages import ALL_CODES
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_fixture(path: Path) -> None:
+    found = check_source(path.read_text(encoding="utf-8"), str(path))
+    problems = compare(path, [(d.line, d.code, d.message) for d in found])
+    assert not problems, "\n".join(problems)
+
+
+def test_every_rule_has_bad_cases() -> None:
+    covered = {e.code for path in fixture_files() for e in expectations(path)}
+    assert covered == set(ALL_CODES)
+
+
+def test_every_message_names_its_region() -> None:
+    for path in fixture_files():
+        for d in check_source(path.read_text(encoding="utf-8"), str(path)):
+            assert f"`{d.region}`" in d.message, d
