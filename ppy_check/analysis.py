@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ppy_check import ops
 from ppy_check.expand import ATEN, TORCH, Unsupported, expand
-from ppy_check.region import Region, function_locals
+from ppy_check.region import Region
 from ppy_check.scope import BUILTIN_NAMES, is_literal
 from ppy_check.types import Optional, RegionType, Scalar, Tuple
 from ppy_check.wrappers import lookup
@@ -133,6 +133,18 @@ def _literal_kind(value: object) -> str:
     return {int: "int", float: "float", str: "str"}.get(type(value), "unknown")
 
 
+def chain_text(node: ast.expr) -> str:
+    """Source text of a name or attribute chain, cheaply; anything else through ast.unparse."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return display(node) + "".join("." + p for p in reversed(parts))
+    head = {ATEN: "aten", TORCH: "torch"}.get(node.id, node.id)
+    return ".".join([head, *reversed(parts)])
+
+
 def display(node: ast.AST) -> str:
     text = ast.unparse(node).replace(ATEN + ".", "aten.").replace(TORCH + ".", "torch.")
     return text if len(text) <= 60 else text[:57] + "..."
@@ -142,7 +154,7 @@ class Analyzer:
     def __init__(self, region: Region):
         self.region = region
         self.scope = region.scope
-        self.locals = function_locals(region.node)
+        self.locals = region.locals
         self.env: dict[str, Value] = {p.name: value_of(p.type, p.name) for p in region.params}
         self.facts = RegionFacts()
 
@@ -458,10 +470,10 @@ class Analyzer:
             found = argument(name, position)
             if found is not None:
                 for param in sorted(found[1].aliases):
-                    self.facts.writes.append(Write(node, param, callee.display, "op"))
+                    self.facts.writes.append(Write(node, param, chain_text(node.func), "op"))
         if "out" in keywords:
             for param in sorted(keywords["out"].aliases):
-                self.facts.writes.append(Write(node, param, callee.display, "out"))
+                self.facts.writes.append(Write(node, param, chain_text(node.func), "out"))
         viewed: frozenset[str] = frozenset()
         for name, position in facts.views:
             found = argument(name, position)
@@ -495,7 +507,7 @@ class Analyzer:
         return Callee("unsupported", display(func), why="only torch functions and tensor methods can be called")
 
     def resolve_dotted(self, dotted: str, node: ast.Call, shown: str | None = None) -> Callee:
-        shown = shown or display(node.func)
+        shown = shown or chain_text(node.func)
         if dotted.startswith(ATEN + "."):
             native = dotted[len(ATEN) + 1:]
             facts = ops.native_function(native)
@@ -524,8 +536,14 @@ class Analyzer:
         return Callee("unsupported", shown, why=f"`{root}` is not torch; only torch operators lower to ATen")
 
     def resolve_method(self, func: ast.Attribute, receiver: Value, node: ast.Call) -> Callee:
+        callee = self._resolve_method(func, receiver, node)
+        if callee.kind == "unsupported":
+            return Callee("unsupported", chain_text(func), why=callee.why)
+        return callee
+
+    def _resolve_method(self, func: ast.Attribute, receiver: Value, node: ast.Call) -> Callee:
         name = func.attr
-        shown = display(func)
+        shown = "." + name  # the full text is computed only when a message needs it
         if receiver.kind not in ("tensor", "unknown"):
             return Callee("unsupported", shown, why=f"a method of a {receiver.kind} value")
         if receiver.kind == "unknown" and isinstance(func.value, ast.Name) and self._is_untyped_param(func.value.id):

@@ -76,7 +76,7 @@ def check_source(text: str, path: str = "<string>", codes: Iterable[str] | None 
     lines = text.splitlines()
     scope = build_scope(module)
     results: list[Diagnostic] = []
-    for region in find_regions(module, scope):
+    for region in find_regions(module, scope, lines):
         for diagnostic in check_region(region, path, lines, codes):
             line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
             if not _suppressed(line_text, diagnostic.code):

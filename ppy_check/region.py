@@ -8,6 +8,8 @@ whatever name the module imported them (``from ppy import opt``,
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -20,6 +22,10 @@ LEVELS = range(0, 4)
 DEFAULT_LEVEL = 3
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+_SIMPLE_STATEMENTS = frozenset({ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Pass})
+# Every expression-level construct a structural rule reports is spelled with one of these.
+_STRUCTURE = re.compile(r"\b(?:for|while|if|and|or|lambda|yield|await)\b|:=")
 
 
 @dataclass(frozen=True)
@@ -41,12 +47,37 @@ class Region:
     returns: RegionType | None
     returns_problem: str | None
     decorator_problems: list[tuple[ast.AST, str]] = field(default_factory=list)
-    # Enclosing functions, innermost last: (name, the names local to it).
-    enclosing: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+    # Enclosing functions, innermost last.
+    enclosing_functions: list[FunctionNode] = field(default_factory=list)
 
     @property
     def param_names(self) -> list[str]:
         return [p.name for p in self.params]
+
+    # The region's source lines; empty when the caller has none to give.
+    text: str = ""
+
+    @functools.cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the body that the structural rules (loop, branch, syntax) could report.
+
+        Walking a body is most of a check's cost, and most regions are plain
+        assignments: when every statement is simple and the text holds none of
+        the keywords that start a loop, branch or scope, no nested node can be
+        one, so the statements alone are the answer.
+        """
+        if self.text and all(type(s) in _SIMPLE_STATEMENTS for s in self.node.body) and not _STRUCTURE.search(self.text):
+            return list(self.node.body)
+        return list(walk_body(self.node.body))
+
+    @functools.cached_property
+    def locals(self) -> frozenset[str]:
+        return function_locals(self.node, self.nodes)
+
+    @functools.cached_property
+    def enclosing(self) -> list[tuple[str, frozenset[str]]]:
+        """(name, local names) of each enclosing function, innermost last."""
+        return [(f.name, function_locals(f)) for f in self.enclosing_functions]
 
 
 def decorator_target(decorator: ast.expr, scope: ModuleScope) -> str | None:
@@ -72,14 +103,23 @@ def _level(decorator: ast.expr) -> tuple[int, str | None]:
     return DEFAULT_LEVEL, f"`ppy.opt` level must be a literal 0, 1, 2 or 3, not `{ast.unparse(value)}`"
 
 
-def function_locals(node: FunctionNode) -> frozenset[str]:
+_BINDERS = frozenset({
+    ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.With, ast.AsyncWith,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.ExceptHandler,
+    ast.comprehension,
+})
+
+
+def function_locals(node: FunctionNode, body_nodes: list[ast.AST] | None = None) -> frozenset[str]:
     """Parameters and every name bound in the body (not in nested functions)."""
     names = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
     if node.args.vararg:
         names.add(node.args.vararg.arg)
     if node.args.kwarg:
         names.add(node.args.kwarg.arg)
-    for child in walk_body(node.body):
+    for child in body_nodes if body_nodes is not None else walk_body(node.body):
+        if type(child) not in _BINDERS:
+            continue
         if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
             targets = child.targets if isinstance(child, ast.Assign) else [child.target]
             for target in targets:
@@ -101,19 +141,36 @@ def function_locals(node: FunctionNode) -> frozenset[str]:
     return frozenset(names)
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# Expression contexts and operators are AST singletons that no rule looks at.
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def walk_body(statements: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node of a body, without descending into nested functions, classes or lambdas."""
+    """Every node of a body in source order, without entering nested functions, classes or lambdas."""
     stack: list[ast.AST] = list(reversed(statements))
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        if isinstance(node, _SCOPES):
             continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        kind = type(node)
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _SKIPPED_FIELDS)
+        children: list[ast.AST] = []
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                children.append(value)
+            elif isinstance(value, list):
+                children.extend(item for item in value if isinstance(item, ast.AST))
+        stack.extend(reversed(children))
 
 
 def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast.expr, str]],
-              enclosing: list[tuple[str, frozenset[str]]]) -> Region:
+              enclosing: list[FunctionNode]) -> Region:
     pure = any(target == PURE for _, target in decorators)
     level, problems = DEFAULT_LEVEL, []
     for decorator, target in decorators:
@@ -142,10 +199,10 @@ def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast
     return Region(node.name, node, scope, pure, level, params, returns, returns_problem, problems, enclosing)
 
 
-def find_regions(module: ast.Module, scope: ModuleScope) -> list[Region]:
+def find_regions(module: ast.Module, scope: ModuleScope, lines: list[str] | None = None) -> list[Region]:
     regions: list[Region] = []
 
-    def visit(statements: list[ast.stmt], enclosing: list[tuple[str, frozenset[str]]]) -> None:
+    def visit(statements: list[ast.stmt], enclosing: list[FunctionNode]) -> None:
         for statement in statements:
             for child in _direct_definitions(statement):
                 if isinstance(child, ast.ClassDef):
@@ -153,8 +210,11 @@ def find_regions(module: ast.Module, scope: ModuleScope) -> list[Region]:
                     continue
                 decorators = [(d, t) for d in child.decorator_list if (t := decorator_target(d, scope))]
                 if decorators:
-                    regions.append(_describe(child, scope, decorators, enclosing))
-                visit(child.body, enclosing + [(child.name, function_locals(child))])
+                    region = _describe(child, scope, decorators, enclosing)
+                    if lines is not None and child.body:
+                        region.text = "\n".join(lines[child.body[0].lineno - 1: child.end_lineno])
+                    regions.append(region)
+                visit(child.body, enclosing + [child])
 
     visit(module.body, [])
     return regions

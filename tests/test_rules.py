@@ -27,3 +27,16 @@ def test_every_message_names_its_region() -> None:
     for path in fixture_files():
         for d in check_source(path.read_text(encoding="utf-8"), str(path)):
             assert f"`{d.region}`" in d.message, d
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_fast_path_agrees_with_full_walk(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regions of plain statements skip the full walk; forcing the walk must change nothing."""
+    import re
+
+    from ppy_check import region
+
+    text = path.read_text(encoding="utf-8")
+    fast = check_source(text, str(path))
+    monkeypatch.setattr(region, "_STRUCTURE", re.compile(r""))
+    assert check_source(text, str(path)) == fast

@@ -26,11 +26,12 @@ an op that takes it (`F.gelu(x, approximate=mode)`), or select with
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ppy_check import messages as m
 from ppy_check.analysis import RegionFacts
-from ppy_check.region import Region, walk_body
+from ppy_check.region import Region
 from ppy_check.rules import Finding
 
 CODE = m.BRANCH
@@ -42,22 +43,44 @@ def _short(node: ast.AST) -> str:
     return text if len(text) <= 50 else text[:47] + "..."
 
 
+def _if(name: str, node: ast.If) -> str:
+    return m.BRANCH_STATEMENT.format(region=name, keyword="if", test=_short(node.test))
+
+
+def _if_expression(name: str, node: ast.IfExp) -> str:
+    return m.BRANCH_EXPRESSION.format(region=name, test=_short(node.test))
+
+
+def _bool_op(name: str, node: ast.BoolOp) -> str:
+    op = "and" if isinstance(node.op, ast.And) else "or"
+    return m.BRANCH_BOOLOP.format(region=name, op=op, text=_short(node))
+
+
+def _match(name: str, node: ast.Match) -> str:
+    return m.BRANCH_MATCH.format(region=name, subject=_short(node.subject))
+
+
+def _try(name: str, node: ast.AST) -> str:
+    return m.BRANCH_TRY.format(region=name)
+
+
+def _assert(name: str, node: ast.Assert) -> str:
+    return m.BRANCH_ASSERT.format(region=name, test=_short(node.test))
+
+
+def _raise(name: str, node: ast.Raise) -> str:
+    text = f"raise {_short(node.exc)}" if node.exc is not None else "raise"
+    return m.BRANCH_RAISE.format(region=name, text=text)
+
+
+_MESSAGES: dict[type, Callable[[str, Any], str]] = {
+    ast.If: _if, ast.IfExp: _if_expression, ast.BoolOp: _bool_op, ast.Match: _match,
+    ast.Try: _try, ast.TryStar: _try, ast.Assert: _assert, ast.Raise: _raise,
+}
+
+
 def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
-    name = region.name
-    for node in walk_body(region.node.body):
-        if isinstance(node, ast.If):
-            yield Finding(CODE, node, m.BRANCH_STATEMENT.format(region=name, keyword="if", test=_short(node.test)))
-        elif isinstance(node, ast.IfExp):
-            yield Finding(CODE, node, m.BRANCH_EXPRESSION.format(region=name, test=_short(node.test)))
-        elif isinstance(node, ast.BoolOp):
-            op = "and" if isinstance(node.op, ast.And) else "or"
-            yield Finding(CODE, node, m.BRANCH_BOOLOP.format(region=name, op=op, text=_short(node)))
-        elif isinstance(node, ast.Match):
-            yield Finding(CODE, node, m.BRANCH_MATCH.format(region=name, subject=_short(node.subject)))
-        elif isinstance(node, (ast.Try, ast.TryStar)):
-            yield Finding(CODE, node, m.BRANCH_TRY.format(region=name))
-        elif isinstance(node, ast.Assert):
-            yield Finding(CODE, node, m.BRANCH_ASSERT.format(region=name, test=_short(node.test)))
-        elif isinstance(node, ast.Raise):
-            text = f"raise {_short(node.exc)}" if node.exc is not None else "raise"
-            yield Finding(CODE, node, m.BRANCH_RAISE.format(region=name, text=text))
+    for node in region.nodes:
+        message = _MESSAGES.get(type(node))
+        if message is not None:
+            yield Finding(CODE, node, message(region.name, node))

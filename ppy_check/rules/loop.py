@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 from ppy_check import messages as m
 from ppy_check.analysis import RegionFacts
-from ppy_check.region import Region, walk_body
+from ppy_check.region import Region
 from ppy_check.rules import Finding
 
 CODE = m.LOOP
@@ -40,7 +40,7 @@ _COMPREHENSIONS = {
 
 
 def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
-    for node in walk_body(region.node.body):
+    for node in region.nodes:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             yield Finding(CODE, node, m.LOOP_FOR.format(region=region.name, target=ast.unparse(node.target)))
         elif isinstance(node, ast.While):

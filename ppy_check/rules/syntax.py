@@ -26,7 +26,7 @@ from collections.abc import Iterator
 
 from ppy_check import messages as m
 from ppy_check.analysis import RegionFacts
-from ppy_check.region import Region, walk_body
+from ppy_check.region import Region
 from ppy_check.rules import Finding
 
 CODE = m.SYNTAX
@@ -56,7 +56,7 @@ def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
         yield Finding(CODE, node, m.SYNTAX_DECORATOR.format(region=region.name, what=problem))
     if isinstance(region.node, ast.AsyncFunctionDef):
         yield Finding(CODE, region.node, m.SYNTAX_CONSTRUCT.format(region=region.name, what="`async def`"))
-    for node in walk_body(region.node.body):
+    for node in region.nodes:
         template = _CONSTRUCTS.get(type(node))
         if template is None:
             continue
