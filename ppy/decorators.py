@@ -31,25 +31,44 @@ class Region:
         self.python = python
         self.level = level
         self.pure = pure
-        self._impl: Callable[..., Any] | None = None
-        self._runtime: Any = None
+        self._prepared = False
+        self._compiled: Callable[..., Any] | None = None
+        self._fast: Callable[..., Any] | None = None
+        self._arity = -1
+        self._signature: Any = None
+        self._cpp_source_path: Any = None
+        self._cpp_symbol: str | None = None
 
     @property
     def __ppy_region__(self) -> bool:
         """True once the compiled code is what a call runs."""
-        return self._runtime is not None and self._runtime.active(self)
+        return self._compiled is not None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if disabled():
-            return self.python(*args, **kwargs)
+        fast = self._fast
+        if fast is not None and not kwargs and len(args) == self._arity:
+            return fast(*args)
         return _runtime().call(self, args, kwargs)
+
+    def build(self) -> bool:
+        """Compile now rather than on the first call; True when the compiled code is in use."""
+        _runtime().prepare(self)
+        return self.__ppy_region__
+
+    @property
+    def cpp_source(self) -> str | None:
+        """The generated C++ of this region's file (built on demand), or None when it runs as Python."""
+        self.build()
+        path = self._cpp_source_path
+        return path.read_text(encoding="utf-8") if path is not None else None
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         return self if instance is None else functools.partial(self, instance)
 
     def __repr__(self) -> str:
         flags = ", pure" if self.pure else ""
-        return f"<ppy region {self.__qualname__} (opt {self.level}{flags})>"
+        state = "compiled" if self.__ppy_region__ else "python"
+        return f"<ppy region {self.__qualname__} (opt {self.level}{flags}, {state})>"
 
 
 def _runtime() -> Any:

@@ -1,15 +1,103 @@
-"""What a region call runs. Until a region is compiled, its Python body."""
+"""What a region call runs: the compiled function once built, its Python body otherwise.
+
+The first call of any region in a file builds (or loads from the cache) every
+region of that file at once. A region that cannot be built warns once, naming
+itself and the reason, and runs as Python; ``PPY_STRICT=1`` makes that an
+error. A region that breaks the rules raises ``RegionError``.
+"""
 
 from __future__ import annotations
 
+import inspect
+import os
+import threading
+import warnings
+from pathlib import Path
 from typing import Any
 
-from ppy.decorators import Region
+from ppy.decorators import Region, disabled
+from ppy.errors import BuildError, RegionError
+
+_modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
+_lock = threading.RLock()
 
 
-def active(region: Region) -> bool:
-    return False
+class RegionFallbackWarning(RuntimeWarning):
+    """A region runs its Python body because its compiled form could not be built."""
+
+
+def strict() -> bool:
+    return os.environ.get("PPY_STRICT", "") not in ("", "0")
+
+
+def _source(region: Region) -> tuple[str, str]:
+    python = inspect.unwrap(region.python)
+    path = inspect.getsourcefile(python)
+    if path is None or not os.path.exists(path):
+        raise BuildError("its source file cannot be found (regions must be defined in a .py file)")
+    return path, Path(path).read_text(encoding="utf-8")
+
+
+def _built(path: str, text: str) -> Any:
+    from ppy_compile.build import build_module
+
+    with _lock:
+        found = _modules.get(path)
+        if found is None:
+            try:
+                found = build_module(path, text)
+            except BuildError as error:
+                found = error
+            _modules[path] = found
+        return found
+
+
+def prepare(region: Region) -> None:
+    """Give the region its compiled implementation, or settle it on its Python body."""
+    from ppy_compile.build import region_id
+
+    if region._prepared:
+        return
+    region._prepared = True
+    if disabled():
+        return
+    try:
+        path, text = _source(region)
+    except (BuildError, OSError, TypeError, UnicodeDecodeError) as error:
+        _fallback(region, str(error))
+        return
+    built = _built(path, text)
+    if isinstance(built, BuildError):
+        _fallback(region, str(built))
+        return
+    rid = f"{region.python.__name__}:{inspect.unwrap(region.python).__code__.co_firstlineno}"
+    if rid in built.errors:
+        region._prepared = False  # the error repeats on every call, as the rules are still broken
+        raise RegionError(region.__qualname__, built.errors[rid])
+    function = built.functions.get(rid)
+    if function is None:
+        _fallback(region, "it was not found among the regions of its file")
+        return
+    region._compiled = function
+    region._cpp_source_path = built.cpp_source
+    region._cpp_symbol = built.symbols.get(rid)
+    region._signature = inspect.signature(region.python)
+    region._arity = len(region._signature.parameters)
+    region._fast = function
+
+
+def _fallback(region: Region, reason: str) -> None:
+    message = f"ppy: region `{region.__qualname__}` runs as Python: {reason}"
+    if strict():
+        raise BuildError(message)
+    warnings.warn(message, RegionFallbackWarning, stacklevel=4)
 
 
 def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    return region.python(*args, **kwargs)
+    prepare(region)
+    compiled = region._compiled
+    if compiled is None:
+        return region.python(*args, **kwargs)
+    bound = region._signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return compiled(*bound.args)

@@ -1,0 +1,229 @@
+"""Build, or find in the cache, the compiled regions of one Python source file.
+
+A warm start reads the file, hashes it with the versions that matter, finds
+the index entry and loads the shared object: no parsing, no torchgen. Only a
+miss lowers every region of the file into one translation unit and builds it.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ppy.errors import BuildError
+from ppy_check.diagnostic import Diagnostic
+from ppy_check.engine import check_region, parse_module
+from ppy_check.region import Region, find_regions
+from ppy_check.scope import build_scope
+from ppy_compile.cache import Cache
+from ppy_compile.emit import MODULE_NAME, translation_unit
+from ppy_compile.lower import LoweredRegion, LoweringError, lower_region
+from ppy_compile.progress import building
+from ppy_compile.runtime_cpp import BRIDGE_SOURCE
+
+BUILD_FORMAT = "1"  # bump when the generated code or the layout changes meaning
+
+
+def ppy_version() -> str:
+    from ppy import __version__
+
+    return __version__
+
+
+def region_id(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """A region's identity in its file: its name and first line (the first decorator's), as Python reports it."""
+    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return f"{node.name}:{first}"
+
+
+def light_identity() -> str:
+    """What changes a build and is cheap to read on every warm start (no compiler run, no cpp_extension)."""
+    import torch
+
+    cxx = os.environ.get("CXX") or "c++"
+    found = shutil.which(cxx) or cxx
+    try:
+        compiler = f"{os.path.realpath(found)}:{os.stat(found).st_mtime_ns}"
+    except OSError:
+        compiler = found
+    parts = [BUILD_FORMAT, ppy_version(), str(torch.__version__), str(torch.version.cuda), sys.version, compiler,
+             os.environ.get("CXXFLAGS", "")]
+    return "\n".join(parts)
+
+
+def _sha(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+@dataclass
+class BuiltModule:
+    functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    errors: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    cpp_source: Path | None = None
+    symbols: dict[str, str] = field(default_factory=dict)
+    built: bool = False  # False when it came from the cache
+
+
+def _module_tag(origin: str) -> str:
+    stem = re.sub(r"\W", "_", Path(origin).stem) or "module"
+    return stem[:40]
+
+
+def _load_bridge(cache: Cache, key: str) -> None:
+    manifest = cache.valid(key)
+    if manifest is None:
+        raise FileNotFoundError(key)
+    # Global symbols: the region modules resolve the bridge's functions against it.
+    ctypes.CDLL(str(cache.build_dir(key) / manifest["artifact"]), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+
+
+def _load_module(path: Path) -> Any:
+    loader = importlib.machinery.ExtensionFileLoader(MODULE_NAME, str(path))
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, str(path), loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _ensure_bridge(cache: Cache) -> str:
+    from ppy_compile.toolchain import run_ninja, toolchain, write_ninja
+
+    tool = toolchain()
+    key = _sha("bridge", BUILD_FORMAT, BRIDGE_SOURCE, tool.identity)
+    if cache.valid(key) is not None:
+        return key
+    with cache.locked(key):
+        if cache.valid(key) is not None:
+            return key
+        with building("ppy: building the bridge to torch (once per torch version)"), cache.staging(key) as folder:
+            (folder / "bridge.cpp").write_text(BRIDGE_SOURCE, encoding="utf-8")
+            write_ninja(folder, tool, "bridge.cpp", "ppy_bridge.so", 2, ["c10", "torch_cpu", "torch", "torch_python"])
+            run_ninja(folder, tool)
+            cache.publish(key, folder, "ppy_bridge.so", {"kind": "bridge", "torch": tool.torch_version})
+    return key
+
+
+def _diagnostics_json(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:
+    return [d.as_json() for d in diagnostics]
+
+
+def _lower_all(text: str, origin: str) -> tuple[list[LoweredRegion], dict[str, list[Diagnostic]], dict[str, int], dict[str, str]]:
+    from ppy_compile.schemas import catalog
+
+    module = parse_module(text, origin)
+    if isinstance(module, Diagnostic):
+        raise BuildError(f"{origin}: {module.message}")
+    lines = text.splitlines()
+    scope = build_scope(module)
+    tag = _module_tag(origin)
+    lowered: list[LoweredRegion] = []
+    errors: dict[str, list[Diagnostic]] = {}
+    levels: dict[str, int] = {}
+    symbols: dict[str, str] = {}
+    regions: list[Region] = find_regions(module, scope, lines)
+    names = [r.name for r in regions]
+    for region in regions:
+        rid = region_id(region.node)
+        levels[rid] = region.level
+        diagnostics = check_region(region, origin, lines)
+        if diagnostics:
+            errors[rid] = diagnostics
+            continue
+        # Two regions of one name (in different classes, say) need distinct C++ names.
+        suffix = f"_{region.node.lineno}" if names.count(region.name) > 1 else ""
+        try:
+            result = lower_region(region, catalog(), tag + suffix)
+        except LoweringError as error:
+            line = getattr(error.node, "lineno", region.node.lineno)
+            column = getattr(error.node, "col_offset", 0) + 1
+            errors[rid] = [Diagnostic(origin, line, column, "ppy-unsupported", error.message, region.name)]
+            continue
+        lowered.append(result)
+        symbols[rid] = result.name
+    return lowered, errors, levels, symbols
+
+
+def build_module(origin: str, text: str, cache: Cache | None = None) -> BuiltModule:
+    """The compiled regions of one file, from the cache when it has them."""
+    cache = cache or Cache.open()
+    source_key = _sha("source", light_identity(), origin, text)
+    index = cache.read_index(source_key)
+    if index is not None:
+        try:
+            return _from_index(cache, index)
+        except (FileNotFoundError, ImportError, OSError, KeyError):
+            pass  # a broken or missing entry: build again
+    return _build(cache, source_key, origin, text)
+
+
+def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
+    result = BuiltModule(
+        errors={rid: [Diagnostic(**d) for d in found] for rid, found in index["errors"].items()},
+        symbols=dict(index["symbols"]),
+    )
+    if index["build"] is None:
+        return result
+    _load_bridge(cache, index["bridge"])
+    manifest = cache.valid(index["build"])
+    if manifest is None:
+        raise FileNotFoundError(index["build"])
+    folder = cache.build_dir(index["build"])
+    module = _load_module(folder / manifest["artifact"])
+    result.functions = {rid: getattr(module, name) for rid, name in result.symbols.items()}
+    result.cpp_source = folder / "module.cpp"
+    return result
+
+
+def _build(cache: Cache, source_key: str, origin: str, text: str) -> BuiltModule:
+    from ppy_compile.toolchain import run_ninja, toolchain, write_ninja
+
+    started = time.perf_counter()
+    with building(f"ppy: lowering the regions of {Path(origin).name}"):
+        lowered, errors, levels, symbols = _lower_all(text, origin)
+    index: dict[str, Any] = {
+        "origin": origin, "build": None, "bridge": None, "symbols": symbols,
+        "errors": {rid: _diagnostics_json(found) for rid, found in errors.items()},
+    }
+    result = BuiltModule(errors=errors, symbols=symbols, built=True)
+    if lowered:
+        tool = toolchain()
+        source = translation_unit(lowered, origin)
+        level = max(levels[rid] for rid in symbols)
+        bridge_key = _ensure_bridge(cache)
+        build_key = _sha("module", source, tool.identity, str(level), bridge_key)
+        if cache.valid(build_key) is None:
+            with cache.locked(build_key):
+                if cache.valid(build_key) is None:
+                    description = f"ppy: building {len(lowered)} region{'s' if len(lowered) != 1 else ''} of {Path(origin).name} (-O{level})"
+                    with building(description), cache.staging(build_key) as folder:
+                        (folder / "module.cpp").write_text(source, encoding="utf-8")
+                        bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
+                        write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
+                                    extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"])
+                        run_ninja(folder, tool)
+                        cache.publish(build_key, folder, "module.so", {"kind": "module", "origin": origin,
+                                                                       "seconds": round(time.perf_counter() - started, 2)})
+        index["build"], index["bridge"] = build_key, bridge_key
+        cache.write_index(source_key, index)
+        loaded = _from_index(cache, index)
+        loaded.built = True
+        return loaded
+    cache.write_index(source_key, index)
+    return result
