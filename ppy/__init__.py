@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from ppy.decorators import Region, opt, pure
+from ppy.decorators import Call, Region, opt, pure
 from ppy.errors import BuildError, RegionError
 
 __version__ = "0.1.0"
-__all__ = ["BuildError", "Region", "RegionError", "opt", "pure", "__version__"]
+__all__ = ["BuildError", "Call", "Region", "RegionError", "opt", "pure", "__version__"]

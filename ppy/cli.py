@@ -1,24 +1,168 @@
-"""`ppy`: the command line. `ppy check` is `ppy-check`; the compiler adds `build`, `show` and `cache`."""
+"""`ppy`: check, build ahead of time, show the generated C++, manage the build cache."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
+from pathlib import Path
+
+
+def _parser() -> argparse.ArgumentParser:
+    from ppy import __version__
+
+    parser = argparse.ArgumentParser(prog="ppy", description="Straight-line PyTorch regions, checked and compiled to ATen C++.")
+    parser.add_argument("--version", action="version", version=f"ppy {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("check", help="the region rules over files or folders (same as ppy-check)", add_help=False)
+    build = commands.add_parser("build", help="compile every region found under PATHS into the cache, ahead of time")
+    build.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
+    show = commands.add_parser("show", help="print the C++ a file's regions compile to")
+    show.add_argument("file", type=Path, help="a Python file holding regions")
+    show.add_argument("region", nargs="?", help="only this region's function")
+    cache = commands.add_parser("cache", help="the build cache: `info` or `clear`")
+    cache.add_argument("action", choices=["info", "clear"])
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="ppy", description="Straight-line PyTorch regions, checked and compiled.")
-    parser.add_argument("command", choices=["check"], help="check: the region rules (same as ppy-check)")
-    if not args or args[0] in ("-h", "--help"):
-        parser.print_help()
-        return 0 if args else 2
-    if args[0] == "check":
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["check"]:
         from ppy_check.cli import main as check
 
-        return check(args[1:])
-    parser.parse_args(args[:1])
-    return 2
+        return check(args_list[1:])
+    parser = _parser()
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return {"build": _build, "show": _show, "cache": _cache}[args.command](args)
+    except KeyboardInterrupt:
+        print("ppy: interrupted", file=sys.stderr)
+        return 2
+    except Exception as error:  # one line, the traceback only on request
+        print(f"ppy: {type(error).__name__}: {error} (set PPY_DEBUG=1 for a traceback)", file=sys.stderr)
+        if os.environ.get("PPY_DEBUG"):
+            traceback.print_exc()
+        return 2
+
+
+def _region_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    from ppy_check.config import Config, iter_files
+    from ppy_check.engine import may_hold_region
+
+    files, problems = [], []
+    for item in iter_files(paths or [Path(".")], Config()):
+        if isinstance(item, str):
+            problems.append(item)
+            continue
+        try:
+            if may_hold_region(item.read_bytes()):
+                files.append(item)
+        except OSError as error:
+            problems.append(f"{item}: cannot read: {error.strerror or error}")
+    return files, problems
+
+
+def _build(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ppy.errors import BuildError
+    from ppy_compile.build import build_module
+
+    console = Console(stderr=True)
+    files, problems = _region_files(args.paths)
+    for problem in problems:
+        console.print(f"ppy: {problem}")
+    failed = bool(problems)
+    regions = compiled = 0
+    os.environ.setdefault("PPY_QUIET", "1")  # the bar below is the progress
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} files"),
+                  TimeElapsedColumn(), console=console, transient=not console.is_terminal) as progress:
+        task = progress.add_task("ppy build", total=len(files))
+        for path in files:
+            progress.update(task, description=f"ppy build {path}")
+            try:
+                built = build_module(str(path.resolve()), path.read_text(encoding="utf-8"))
+            except (BuildError, UnicodeDecodeError, OSError) as error:
+                console.print(f"{path}: [red]cannot build[/red]: {error}")
+                failed = True
+                progress.advance(task)
+                continue
+            regions += len(built.symbols) + len(built.errors)
+            compiled += len(built.functions)
+            for diagnostics in built.errors.values():
+                failed = True
+                for d in diagnostics:
+                    console.print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}", highlight=False)
+            for rid, reason in built.fallbacks.items():
+                failed = True
+                console.print(f"{path}: region `{rid.split(':')[0]}` runs as Python: {reason}", highlight=False)
+            progress.advance(task)
+    print(f"ppy build: {compiled} of {regions} regions compiled, in {len(files)} files", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from ppy_compile.build import build_module
+
+    path: Path = args.file
+    if not path.is_file():
+        print(f"ppy show: {path}: no such file", file=sys.stderr)
+        return 2
+    built = build_module(str(path.resolve()), path.read_text(encoding="utf-8"))
+    if built.cpp_source is None:
+        print(f"ppy show: {path}: no region of this file compiled", file=sys.stderr)
+        for diagnostics in built.errors.values():
+            for d in diagnostics:
+                print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
+        return 1
+    source = built.cpp_source.read_text(encoding="utf-8")
+    if args.region is None:
+        sys.stdout.write(source)
+        return 0
+    from ppy_compile.build import module_tag
+
+    function = extract_function(source, module_tag(str(path)), args.region)
+    if function is None:
+        names = sorted(built.symbols.values())
+        print(f"ppy show: no compiled region `{args.region}` in {path} (compiled: {', '.join(names) or 'none'})", file=sys.stderr)
+        return 1
+    sys.stdout.write(function)
+    return 0
+
+
+def extract_function(source: str, tag: str, region: str) -> str | None:
+    """One region's C++ function from a generated translation unit."""
+    import re
+
+    pattern = re.compile(rf"\bppy_region_{re.escape(tag)}(?:_\d+)?_{re.escape(region)}\(")
+    lines = source.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if not line.startswith(" ") and line.rstrip().endswith("{") and pattern.search(line):
+            end = index
+            while end < len(lines) and not lines[end].startswith("}"):
+                end += 1
+            return "".join(lines[index:end + 1])
+    return None
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from ppy_compile.cache import Cache
+
+    cache = Cache.open()
+    if args.action == "info":
+        info = cache.info()
+        print(f"cache: {info['root']}")
+        print(f"builds: {info['builds']} ({info['bytes'] / 1e6:.1f} MB)")
+        print(f"indexed source files: {info['index']}")
+        return 0
+    removed = cache.clear()
+    print(f"removed {removed} builds from {cache.root}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,17 @@ def disabled() -> bool:
     return os.environ.get("PPY_DISABLE", "") not in ("", "0")
 
 
+class Call:
+    """One call's arguments: a sample for a region."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        self.args = args
+        self.kwargs = kwargs
+
+    def __repr__(self) -> str:
+        return f"Call({len(self.args)} args, {sorted(self.kwargs)})"
+
+
 class Region:
     """A function marked as a region. Call it like the function."""
 
@@ -38,6 +49,7 @@ class Region:
         self._signature: Any = None
         self._cpp_source_path: Any = None
         self._cpp_symbol: str | None = None
+        self._samples: Callable[..., Any] | None = None
 
     @property
     def __ppy_region__(self) -> bool:
@@ -61,6 +73,29 @@ class Region:
         self.build()
         path = self._cpp_source_path
         return path.read_text(encoding="utf-8") if path is not None else None
+
+    def samples(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register sample arguments for verification (``pytest --ppy-verify``).
+
+        ``fn`` takes the device name (``"cpu"``, ``"cuda"``) if it has a
+        parameter, and yields argument tuples (or ``ppy.Call(*args, **kwargs)``)::
+
+            @block.samples
+            def _(device):
+                yield torch.randn(2, 8, device=device), torch.randn(8, 8, device=device)
+        """
+        self._samples = fn
+        return fn
+
+    def sample_calls(self, device: str) -> list[Call]:
+        """The registered samples for ``device``, as calls; empty when there are none."""
+        if self._samples is None:
+            return []
+        import inspect
+
+        produced = self._samples(device) if inspect.signature(self._samples).parameters else self._samples()
+        return [item if isinstance(item, Call) else Call(*(item if isinstance(item, tuple) else (item,)))
+                for item in produced]
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         return self if instance is None else functools.partial(self, instance)

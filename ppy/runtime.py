@@ -74,6 +74,9 @@ def prepare(region: Region) -> None:
     if rid in built.errors:
         region._prepared = False  # the error repeats on every call, as the rules are still broken
         raise RegionError(region.__qualname__, built.errors[rid])
+    if rid in built.fallbacks:
+        _fallback(region, built.fallbacks[rid])
+        return
     function = built.functions.get(rid)
     if function is None:
         _fallback(region, "it was not found among the regions of its file")
@@ -100,4 +103,5 @@ def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return region.python(*args, **kwargs)
     bound = region._signature.bind(*args, **kwargs)
     bound.apply_defaults()
-    return compiled(*bound.args)
+    # The compiled function takes every parameter positionally, keyword-only ones included.
+    return compiled(*bound.arguments.values())

@@ -50,7 +50,7 @@ MODULE_ROOTS = ("torch", "math")
 class Value:
     """What an expression holds: a kind and the tensor parameters it may alias.
 
-    Kinds: tensor, tensors (a list), tuple, shape, int, float, bool, number,
+    Kinds: tensor, tensors (a list), tuple, record (the named tuple a multi-output op returns), shape, int, float, bool, number,
     str, dtype, device, none, slice, module, unknown.
     """
 
@@ -211,7 +211,7 @@ class Analyzer:
         if isinstance(target, ast.Name):
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
-            if value.items is not None and len(value.items) == len(target.elts):
+            if value.items is not None and len(value.items) == len(target.elts) and value.kind in ("tuple", "record"):
                 for item, item_value in zip(target.elts, value.items):
                     self.assign(item, item_value, statement)
             else:
@@ -402,7 +402,7 @@ class Analyzer:
         if base.kind == "unknown" and isinstance(node.value, ast.Name) and self._is_untyped_param(node.value.id):
             self.facts.captures.append(Capture(node, node.value.id, "attribute", node.attr))
             return UNKNOWN
-        if base.kind in ("unknown", "tuple") and isinstance(node.value, ast.Call):
+        if base.kind == "record" or (base.kind == "unknown" and isinstance(node.value, ast.Call)):
             return Value("unknown", base.aliases)  # a named field of a multi-output op: .values, .indices
         if base.kind == "unknown":
             return UNKNOWN
@@ -418,11 +418,11 @@ class Analyzer:
         index = self.eval(node.slice)
         if base.kind == "shape":
             return Value("shape" if index.kind == "slice" else "int")
-        if base.kind == "tuple" and base.items is not None and isinstance(node.slice, ast.Constant):
+        if base.kind in ("tuple", "record") and base.items is not None and isinstance(node.slice, ast.Constant):
             position = node.slice.value
             if isinstance(position, int) and -len(base.items) <= position < len(base.items):
                 return base.items[position]
-        if base.kind in ("tuple", "tensors"):
+        if base.kind in ("tuple", "record", "tensors"):
             return Value(_element_kind(base), base.aliases)
         if base.kind in ("tensor", "unknown"):
             return Value(base.kind, base.aliases)
@@ -616,7 +616,7 @@ def _result(returns: str, viewed: frozenset[str]) -> Value:
         kind = _RESULT_KINDS[returns]
         return Value(kind, viewed if kind in ("tensor", "tensors", "unknown") else frozenset())
     items = tuple(_result(letter, viewed) for letter in returns)
-    return Value("tuple", viewed, items)
+    return Value("record", viewed, items)
 
 
 def analyse(region: Region) -> RegionFacts:

@@ -141,6 +141,10 @@ _TORCH = {
     "split": ("tensor, split_size_or_sections, dim=0", "tensor.split(split_size_or_sections, dim)"),
     "einsum": ("equation, *operands", "aten.einsum(equation, operands)"),
     "broadcast_tensors": ("*tensors", "aten.broadcast_tensors(tensors)"),
+    "cdist": (
+        "x1, x2, p=2.0, compute_mode=None",
+        'unsupported("only the default `compute_mode`") if compute_mode is not None else aten.cdist(x1, x2, p, None)',
+    ),
     "atleast_1d": ("tensor", "aten.atleast_1d(tensor)"),
     "atleast_2d": ("tensor", "aten.atleast_2d(tensor)"),
     "atleast_3d": ("tensor", "aten.atleast_3d(tensor)"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import ctypes
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ppy.errors import BuildError
 from ppy_check.diagnostic import Diagnostic
@@ -28,18 +29,34 @@ from ppy_check.engine import check_region, parse_module
 from ppy_check.region import Region, find_regions
 from ppy_check.scope import build_scope
 from ppy_compile.cache import Cache
-from ppy_compile.emit import MODULE_NAME, translation_unit
-from ppy_compile.lower import LoweredRegion, LoweringError, lower_region
 from ppy_compile.progress import building
 from ppy_compile.runtime_cpp import BRIDGE_SOURCE
+
+if TYPE_CHECKING:
+    from ppy_compile.lower import LoweredRegion
+
+# The extension module name every generated unit initialises (see emit.py).
+MODULE_NAME = "ppy_region_module"
 
 BUILD_FORMAT = "1"  # bump when the generated code or the layout changes meaning
 
 
+@functools.lru_cache(maxsize=1)
 def ppy_version() -> str:
+    """The release, and a digest of the code that decides what a region compiles to.
+
+    A development checkout changes the lowering without changing the release
+    number; the digest keeps its old builds from being reused.
+    """
     from ppy import __version__
 
-    return __version__
+    digest = hashlib.sha256()
+    for package in ("ppy_compile", "ppy_check"):
+        folder = Path(__file__).resolve().parent.parent / package
+        for path in sorted(folder.glob("*.py")) + [folder / "opdata.json"]:
+            if path.exists():
+                digest.update(path.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:16]}"
 
 
 def region_id(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -77,10 +94,11 @@ class BuiltModule:
     errors: dict[str, list[Diagnostic]] = field(default_factory=dict)
     cpp_source: Path | None = None
     symbols: dict[str, str] = field(default_factory=dict)
+    fallbacks: dict[str, str] = field(default_factory=dict)  # region id -> why it runs as Python
     built: bool = False  # False when it came from the cache
 
 
-def _module_tag(origin: str) -> str:
+def module_tag(origin: str) -> str:
     stem = re.sub(r"\W", "_", Path(origin).stem) or "module"
     return stem[:40]
 
@@ -125,6 +143,8 @@ def _diagnostics_json(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:
 
 
 def _lower_all(text: str, origin: str) -> tuple[list[LoweredRegion], dict[str, list[Diagnostic]], dict[str, int], dict[str, str]]:
+    # Lowering needs torchgen's tables (a second to load): only a cache miss gets here.
+    from ppy_compile.lower import LoweringError, lower_region
     from ppy_compile.schemas import catalog
 
     module = parse_module(text, origin)
@@ -132,7 +152,7 @@ def _lower_all(text: str, origin: str) -> tuple[list[LoweredRegion], dict[str, l
         raise BuildError(f"{origin}: {module.message}")
     lines = text.splitlines()
     scope = build_scope(module)
-    tag = _module_tag(origin)
+    tag = module_tag(origin)
     lowered: list[LoweredRegion] = []
     errors: dict[str, list[Diagnostic]] = {}
     levels: dict[str, int] = {}
@@ -155,6 +175,7 @@ def _lower_all(text: str, origin: str) -> tuple[list[LoweredRegion], dict[str, l
             column = getattr(error.node, "col_offset", 0) + 1
             errors[rid] = [Diagnostic(origin, line, column, "ppy-unsupported", error.message, region.name)]
             continue
+        result.name = region.name + suffix
         lowered.append(result)
         symbols[rid] = result.name
     return lowered, errors, levels, symbols
@@ -177,6 +198,7 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     result = BuiltModule(
         errors={rid: [Diagnostic(**d) for d in found] for rid, found in index["errors"].items()},
         symbols=dict(index["symbols"]),
+        fallbacks=dict(index.get("fallbacks", {})),
     )
     if index["build"] is None:
         return result
@@ -192,38 +214,71 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
 
 
 def _build(cache: Cache, source_key: str, origin: str, text: str) -> BuiltModule:
-    from ppy_compile.toolchain import run_ninja, toolchain, write_ninja
+    from ppy_compile.toolchain import toolchain
 
     started = time.perf_counter()
     with building(f"ppy: lowering the regions of {Path(origin).name}"):
         lowered, errors, levels, symbols = _lower_all(text, origin)
     index: dict[str, Any] = {
-        "origin": origin, "build": None, "bridge": None, "symbols": symbols,
+        "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": {},
         "errors": {rid: _diagnostics_json(found) for rid, found in errors.items()},
     }
-    result = BuiltModule(errors=errors, symbols=symbols, built=True)
+    result = BuiltModule(errors=errors, symbols=symbols, built=True, fallbacks=index["fallbacks"])
     if lowered:
         tool = toolchain()
-        source = translation_unit(lowered, origin)
-        level = max(levels[rid] for rid in symbols)
         bridge_key = _ensure_bridge(cache)
-        build_key = _sha("module", source, tool.identity, str(level), bridge_key)
-        if cache.valid(build_key) is None:
-            with cache.locked(build_key):
-                if cache.valid(build_key) is None:
-                    description = f"ppy: building {len(lowered)} region{'s' if len(lowered) != 1 else ''} of {Path(origin).name} (-O{level})"
-                    with building(description), cache.staging(build_key) as folder:
-                        (folder / "module.cpp").write_text(source, encoding="utf-8")
-                        bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
-                        write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
-                                    extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"])
-                        run_ninja(folder, tool)
-                        cache.publish(build_key, folder, "module.so", {"kind": "module", "origin": origin,
-                                                                       "seconds": round(time.perf_counter() - started, 2)})
-        index["build"], index["bridge"] = build_key, bridge_key
-        cache.write_index(source_key, index)
-        loaded = _from_index(cache, index)
-        loaded.built = True
-        return loaded
+        build_key = _build_unit(cache, tool, bridge_key, lowered, index["fallbacks"], symbols, levels, origin, started)
+        if build_key is not None:
+            index["build"], index["bridge"] = build_key, bridge_key
+            cache.write_index(source_key, index)
+            loaded = _from_index(cache, index)
+            loaded.built = True
+            return loaded
     cache.write_index(source_key, index)
     return result
+
+
+def _build_unit(cache: Cache, tool: Any, bridge_key: str, lowered: list[LoweredRegion], fallbacks: dict[str, str],
+                symbols: dict[str, str], levels: dict[str, int], origin: str, started: float) -> str | None:
+    """Build the unit; a region whose generated C++ does not compile is set aside (a ppy bug) and the rest rebuilt."""
+    from ppy_compile.emit import translation_unit
+    from ppy_compile.toolchain import CompileError, run_ninja, write_ninja
+
+    by_name = {name: rid for rid, name in symbols.items()}
+    while lowered:
+        source, spans = translation_unit(lowered, origin)
+        level = max(levels[by_name[r.name]] for r in lowered)
+        build_key = _sha("module", source, tool.identity, str(level), bridge_key)
+        try:
+            if cache.valid(build_key) is None:
+                with cache.locked(build_key):
+                    if cache.valid(build_key) is None:
+                        count = len(lowered)
+                        description = f"ppy: building {count} region{'s' if count != 1 else ''} of {Path(origin).name} (-O{level})"
+                        with building(description), cache.staging(build_key) as folder:
+                            (folder / "module.cpp").write_text(source, encoding="utf-8")
+                            bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
+                            write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
+                                        extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"])
+                            run_ninja(folder, tool)
+                            cache.publish(build_key, folder, "module.so", {
+                                "kind": "module", "origin": origin, "seconds": round(time.perf_counter() - started, 2)})
+            return build_key
+        except CompileError as error:
+            culprits = {
+                region.name: message
+                for line, message in error.errors
+                for region in lowered
+                if any(first <= line <= last for first, last in spans[region.name])
+            }
+            if not culprits:
+                raise
+            for region in list(lowered):
+                if region.name in culprits:
+                    lowered.remove(region)
+                    rid = by_name[region.name]
+                    del symbols[rid]
+                    first_line = int(rid.rsplit(":", 1)[1])
+                    fallbacks[rid] = (f"the C++ ppy generated for it (line {first_line}) does not compile, "
+                                      f"a ppy bug worth reporting: {culprits[region.name]}")
+    return None

@@ -183,6 +183,11 @@ def convert(value: CExpr, schema_type: str, *, numbers_as_tensors: bool, what: s
     if optional and value.kind.startswith("opt_") and _accepts_scalar(value.kind[4:], base, False):
         return value.code
     value = unwrap(value, what)
+    if optional:
+        # Spelled out: `int?` next to an `int[]` overload is otherwise ambiguous in C++
+        # (a tensor converts to `std::optional<Tensor>` unambiguously and stays as written).
+        inner = convert(value, base, numbers_as_tensors=numbers_as_tensors, what=what)
+        return f"::std::optional<{_OPTIONAL_TYPES[base]}>({inner})" if base in _OPTIONAL_TYPES else inner
     kind = value.kind
     if base == "Tensor":
         if kind == "tensor":
@@ -198,7 +203,15 @@ def convert(value: CExpr, schema_type: str, *, numbers_as_tensors: bool, what: s
         return f"c10::Device({value.code})"
     if base == "float" and kind == "int":
         return f"static_cast<double>({value.code})"
+    if base in ("int", "SymInt") and value.literal is not None:
+        return f"int64_t{{{value.code}}}"
     return value.code
+
+
+_OPTIONAL_TYPES = {
+    "int": "int64_t", "SymInt": "int64_t", "float": "double", "bool": "bool",
+    "Scalar": "at::Scalar", "ScalarType": "at::ScalarType", "str": "c10::string_view", "Device": "at::Device",
+}
 
 
 def _scalar(value: CExpr) -> str:

@@ -63,6 +63,8 @@ class LoweredRegion:
     returns: RegionType
     # For each body line, the region's source line it came from.
     line_map: list[int] = field(default_factory=list)
+    # Every native overload the region calls ("add.Tensor", "layer_norm").
+    overloads: set[str] = field(default_factory=set)
 
     def source(self) -> str:
         return self.signature + " {\n" + "".join(f"    {line}\n" for line in self.body) + "}\n"
@@ -83,6 +85,7 @@ class Lowerer:
         self.line_map: list[int] = []
         self.headers: set[str] = set()
         self.temps = 0
+        self.overloads: set[str] = set()
         self.one_call_per_line = False
         self.effectful_seen = False
         self.calls_in_statement = 0
@@ -108,7 +111,7 @@ class Lowerer:
         if not isinstance(returns, NoneType) and not (self.region.node.body and isinstance(self.region.node.body[-1], ast.Return)):
             raise LoweringError(self.region.node, f"region `{self.region.name}` must end with a `return`")
         return LoweredRegion(self.region.name, self.cpp_name, signature, self.lines, self.headers, params, returns,
-                             self.line_map)
+                             self.line_map, self.overloads)
 
     # --- statements --------------------------------------------------------
 
@@ -700,11 +703,15 @@ class Lowerer:
         native = overload.outplace if out is not None else overload.base
         cpp_signature = _cpp_signature(native, receiver is not None)
         rendered: list[str] = []
+        # Trailing arguments left at their defaults are omitted where C++ has the same
+        # default: spelling them out can make an overloaded C++ call ambiguous.
+        omittable: list[bool] = []
         schema_arguments = {a.name: a for a in native.func.arguments.flat_all}
         try:
-            for name in cpp_signature.argument_names:
+            for name, cpp_default in zip(cpp_signature.argument_names, cpp_signature.has_cpp_default):
                 if receiver is not None and name == "self":
                     continue
+                omittable.append(cpp_default and name not in bound and not (out is not None and name == "out"))
                 schema_arg = schema_arguments.get(name)
                 if schema_arg is None:
                     return None
@@ -729,10 +736,14 @@ class Lowerer:
             return None
         if bound:
             return None  # a Python-only argument the C++ signature does not take
+        while rendered and omittable and omittable[-1]:
+            rendered.pop()
+            omittable.pop()
         effectful = native.func.is_out_fn() or any(a.is_write for a in native.func.arguments.flat_all) or any(
             "nondeterministic_seeded" in str(tag) for tag in native.tags
         )
         self.calls_in_statement += 1
+        self.overloads.add(str(native.func.name))
         if effectful:
             self.effectful_seen = True
         call_args = ", ".join(rendered)
@@ -810,15 +821,19 @@ def _render_signature(native: Any, method: bool) -> Any:
         group = CppSignatureGroup.from_native_function(native, method=method)
         signature = group.faithful_signature or group.signature
         # Render now, inside the manager: torchgen's settings are per native function.
-        return _RenderedSignature(signature.name(), tuple(
-            (getattr(b.argument, "name", b.name)) for b in signature.arguments()
-        ))
+        arguments = list(signature.arguments())
+        return _RenderedSignature(
+            signature.name(),
+            tuple(getattr(b.argument, "name", b.name) for b in arguments),
+            tuple(b.default is not None for b in arguments),
+        )
 
 
 @dataclass(frozen=True)
 class _RenderedSignature:
     cpp_name: str
     argument_names: tuple[str, ...]
+    has_cpp_default: tuple[bool, ...]
 
     def name(self) -> str:
         return self.cpp_name

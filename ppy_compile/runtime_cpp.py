@@ -168,6 +168,27 @@ inline c10::List<std::optional<at::Tensor>> optional_list(const std::vector<at::
     return out;
 }
 
+// Every overload is declared before any is defined: a tuple of vectors of
+// tuples must find them all from inside the templates.
+inline bool parse(PyObject* o, at::Tensor& out, const char* where);
+inline bool parse(PyObject* o, int64_t& out, const char* where);
+inline bool parse(PyObject* o, double& out, const char* where);
+inline bool parse(PyObject* o, bool& out, const char* where);
+inline bool parse(PyObject* o, std::string& out, const char* where);
+inline bool parse(PyObject* o, at::ScalarType& out, const char* where);
+template <class T> inline bool parse(PyObject* o, std::optional<T>& out, const char* where);
+template <class T> inline bool parse(PyObject* o, std::vector<T>& out, const char* where);
+template <class... T> inline bool parse(PyObject* o, std::tuple<T...>& out, const char* where);
+inline PyObject* to_python(const at::Tensor& t);
+inline PyObject* to_python(int64_t v);
+inline PyObject* to_python(double v);
+inline PyObject* to_python(bool v);
+inline PyObject* to_python(const std::string& v);
+inline PyObject* to_python(at::ScalarType v);
+template <class T> inline PyObject* to_python(const std::optional<T>& v);
+template <class T> inline PyObject* to_python(const std::vector<T>& values);
+template <class... T> inline PyObject* to_python(const std::tuple<T...>& values);
+
 // --- Python objects in ------------------------------------------------------
 
 inline bool fail(const char* where, const char* expected, PyObject* object) {

@@ -16,21 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# Python module of a native function (its `python_module:` in the yaml) by the
-# namespace a region calls it through.
-PYTHON_MODULES = {
-    "torch": None,
-    "torch._C._VariableFunctions": None,
-    "torch.nn.functional": "nn",
-    "torch._C._nn": "nn",
-    "torch.special": "special",
-    "torch.linalg": "linalg",
-    "torch.fft": "fft",
-}
-# Prefix a namespace's Python names carry on the native function.
-NATIVE_PREFIX = {"special": "special_", "linalg": "linalg_", "fft": "fft_"}
-
-
 @dataclass(frozen=True)
 class Overload:
     """One Python-visible overload: its Python signature and the native functions behind it."""
@@ -49,24 +34,24 @@ class Catalog:
     functions: dict[tuple[str | None, str], tuple[Overload, ...]]
     methods: dict[str, tuple[Overload, ...]]
     natives: dict[str, Any]  # native name (e.g. "add.Tensor") -> NativeFunction
+    by_native: dict[str, tuple[Overload, ...]]  # native function name (no overload) -> overloads
 
     def function(self, namespace: str, name: str) -> tuple[Overload, ...]:
-        """Overloads of ``namespace.name`` (``torch.add``, ``F.gelu``), in the order torch tries them."""
-        module = PYTHON_MODULES.get(namespace, "__none__")
-        if module == "__none__":
+        """Overloads of ``namespace.name`` (``torch.add``, ``F.gelu``), in the order torch tries them.
+
+        Which native function a Python name is bound to comes from the same
+        data the checker uses (``F.logsigmoid`` is ``log_sigmoid``).
+        """
+        from ppy_check import ops
+
+        facts = ops.function(namespace, name)
+        if facts is None:
             return ()
-        found = self.functions.get((module, NATIVE_PREFIX.get(module or "", "") + name))
-        if found is None and module == "nn":
-            # Some functional builtins are bound from the torch namespace (F.conv2d is torch.conv2d).
-            found = self.functions.get((None, name))
-        return found or ()
+        return self.native(facts.native)
 
     def native(self, name: str) -> tuple[Overload, ...]:
         """Overloads of a native function by its own name, whatever Python module it sits in."""
-        for (module, python_name), overloads in self.functions.items():
-            if python_name == name:
-                return overloads
-        return ()
+        return self.by_native.get(name, ())
 
     def method(self, name: str) -> tuple[Overload, ...]:
         return self.methods.get(name, ())
@@ -92,6 +77,21 @@ def _groups(pairs: Sequence[Any]) -> dict[Any, tuple[Overload, ...]]:
     return result
 
 
+def _pairs(functions: list[Any], method: bool) -> list[Any]:
+    """Python signatures for schemas torch binds by hand; a schema no Python signature can express is left out."""
+    from torchgen.api.python import PythonSignatureNativeFunctionPair, signature
+    from torchgen.context import native_function_manager
+
+    pairs = []
+    for function in functions:
+        try:
+            with native_function_manager(function):
+                pairs.append(PythonSignatureNativeFunctionPair(signature(function, method=method, pyi=False), function))
+        except (ValueError, AssertionError):
+            continue
+    return pairs
+
+
 @functools.lru_cache(maxsize=1)
 def catalog() -> Catalog:
     import torchgen
@@ -104,18 +104,24 @@ def catalog() -> Catalog:
     parsed = parse_native_yaml(os.path.join(native, "native_functions.yaml"), os.path.join(native, "tags.yaml"))
     bound = [f for f in parsed.native_functions if should_generate_py_binding(f)]
     deprecated = os.path.join(root, "packaged", "autograd", "deprecated.yaml")
+    # Where torch binds a name by hand (`to`, `contiguous`, `copy_`), every overload of its schema.
+    generated = {str(f.func.name.name) for f in bound}
+    by_hand = [
+        f for f in parsed.native_functions
+        if str(f.func.name.name) not in generated and not str(f.func.name.name).startswith("_")
+        and not f.func.is_out_fn() and f.python_module is None
+    ]
     function_pairs = [
-        p for p in load_signatures(bound, deprecated, method=False, skip_deprecated=True)
-        if Variant.function in p.function.variants
-    ]
+        p for p in load_signatures(bound, deprecated, method=False, skip_deprecated=True) if Variant.function in p.function.variants
+    ] + _pairs([f for f in by_hand if Variant.function in f.variants], method=False)
     method_pairs = [
-        p for p in load_signatures(bound, deprecated, method=True, skip_deprecated=True)
-        if Variant.method in p.function.variants
-    ]
+        p for p in load_signatures(bound, deprecated, method=True, skip_deprecated=True) if Variant.method in p.function.variants
+    ] + _pairs([f for f in by_hand if Variant.method in f.variants], method=True)
     functions = _groups(function_pairs)
     methods = {name: overloads for (_, name), overloads in _groups(method_pairs).items()}
     natives = {str(f.func.name): f for f in parsed.native_functions}
-    return Catalog(functions, methods, natives)
+    by_native = {python_name: overloads for (_, python_name), overloads in functions.items()}
+    return Catalog(functions, methods, natives, by_native)
 
 
 def torch_version() -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -112,6 +113,17 @@ def write_ninja(folder: Path, tool: Toolchain, source: str, output: str, level: 
     )
 
 
+class CompileError(BuildError):
+    """The compiler rejected a source; ``errors`` holds (line, message) for each error in it."""
+
+    def __init__(self, message: str, errors: list[tuple[int, str]]):
+        super().__init__(message)
+        self.errors = errors
+
+
+_ERROR_LINE = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: error: (.*)$")
+
+
 def run_ninja(folder: Path, tool: Toolchain) -> None:
     result = subprocess.run([tool.ninja, "-C", str(folder)], capture_output=True, text=True)
     if result.returncode == 0:
@@ -125,4 +137,5 @@ def run_ninja(folder: Path, tool: Toolchain) -> None:
     errors = [line for line in output.splitlines() if "error" in line.lower() and "ninja" not in line.lower()]
     summary = errors[0].strip() if errors else (output.splitlines()[-1] if output else "unknown error")
     where = f" (full log: {log})" if log else ""
-    raise BuildError(f"the C++ compiler failed: {summary}{where}")
+    located = [(int(m.group(1)), m.group(2)) for line in output.splitlines() if (m := _ERROR_LINE.match(line.strip()))]
+    raise CompileError(f"the C++ compiler failed: {summary}{where}", located)

@@ -1,4 +1,43 @@
+"""Shared set-up: one build cache for the whole test session, so nothing is built twice."""
+
+from __future__ import annotations
+
+import os
+import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "regions"))
+
+# Every test, and every process a test starts, shares this cache: a module is
+# built once per session (and kept between local runs; CI starts empty).
+SESSION_CACHE = ROOT / ".ppy-cache" / "tests"
+SESSION_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
+os.chmod(SESSION_CACHE.parent, 0o700)
+os.environ["PPY_CACHE_DIR"] = str(SESSION_CACHE)
+os.environ.setdefault("PPY_QUIET", "1")
+
+
+@pytest.fixture(scope="session")
+def bridge_key() -> str:
+    """The bridge to torch, built (or found) once in the session cache."""
+    from ppy_compile.build import _ensure_bridge
+    from ppy_compile.cache import Cache
+
+    return _ensure_bridge(Cache.open(SESSION_CACHE))
+
+
+@pytest.fixture
+def fresh_cache(tmp_path: Path, bridge_key: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cache of this test's own, holding only a copy of the session's bridge."""
+    from ppy_compile.cache import Cache
+
+    root = tmp_path / "cache"
+    cache = Cache.open(root)
+    shutil.copytree(SESSION_CACHE / "builds" / bridge_key, cache.build_dir(bridge_key))
+    monkeypatch.setenv("PPY_CACHE_DIR", str(root))
+    return root

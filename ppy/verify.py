@@ -1,0 +1,246 @@
+"""Check a compiled region against its own Python body, on one call.
+
+Both run on their own clones of the inputs. Compared: every output (shape,
+dtype, device, values within a dtype-aware tolerance; integers and bools
+exactly), every tensor parameter afterwards (so an in-place write the compiled
+code misses is caught), and, where the call writes nothing, the gradients of
+the floating inputs through a backward pass with one random cotangent.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ppy.decorators import Call, Region
+
+# (rtol, atol) as torch.testing.assert_close uses them by default.
+TOLERANCES = {
+    "float64": (1e-7, 1e-7), "float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
+    "complex128": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5),
+}
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    what: str  # "output 0", "parameter `k_cache`", "gradient of `x`"
+    detail: str  # a sentence a person can act on
+    max_abs: float = math.nan
+    max_rel: float = math.nan
+    tolerance: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    mismatches: tuple[Mismatch, ...]
+    max_abs: float
+    tolerance: tuple[float, float] | None
+
+
+def tolerance_for(dtype: Any, scale: float = 1.0) -> tuple[float, float] | None:
+    name = str(dtype).replace("torch.", "")
+    found = TOLERANCES.get(name)
+    return None if found is None else (found[0] * scale, found[1] * scale)
+
+
+def _clone(value: Any, requires_grad: bool = False) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        copy = value.detach().clone()
+        if requires_grad and copy.is_floating_point():
+            copy.requires_grad_(True)
+        return copy
+    if isinstance(value, tuple):
+        return tuple(_clone(v, requires_grad) for v in value)
+    if isinstance(value, list):
+        return [_clone(v, requires_grad) for v in value]
+    return value
+
+
+def _to(value: Any, device: str) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to(v, device) for v in value)
+    return value
+
+
+def _flatten(value: Any, prefix: str) -> list[tuple[str, Any]]:
+    if isinstance(value, (tuple, list)):
+        out = []
+        for index, item in enumerate(value):
+            out.extend(_flatten(item, f"{prefix}[{index}]" if prefix != "output" else f"output {index}"))
+        return out
+    return [(prefix if prefix != "output" else "output", value)]
+
+
+def compare_values(what: str, expected: Any, actual: Any, scale: float = 1.0) -> tuple[Mismatch | None, float, tuple[float, float] | None]:
+    """One value against its reference: a mismatch (or None), the largest absolute error, the tolerance used."""
+    import torch
+
+    if not isinstance(expected, torch.Tensor):
+        if isinstance(expected, float) and isinstance(actual, float):
+            if math.isclose(expected, actual, rel_tol=1e-12, abs_tol=0.0) or (math.isnan(expected) and math.isnan(actual)):
+                return None, abs(expected - actual) if not math.isnan(expected) else 0.0, None
+        elif expected == actual and type(expected) is type(actual):
+            return None, 0.0, None
+        return Mismatch(what, f"expected {expected!r}, got {actual!r}"), math.nan, None
+    if not isinstance(actual, torch.Tensor):
+        return Mismatch(what, f"expected a tensor, got {type(actual).__name__}"), math.nan, None
+    for attribute in ("shape", "dtype", "device"):
+        if getattr(expected, attribute) != getattr(actual, attribute):
+            return Mismatch(what, f"{attribute} differs: expected {getattr(expected, attribute)}, got {getattr(actual, attribute)}"), math.nan, None
+    tolerance = tolerance_for(expected.dtype, scale)
+    if expected.numel() == 0:
+        return None, 0.0, tolerance
+    if tolerance is None:
+        equal = torch.equal(expected, actual)
+        if equal:
+            return None, 0.0, None
+        differs = (expected != actual).nonzero()
+        where = tuple(differs[0].tolist())
+        return Mismatch(what, f"values differ exactly-compared at {where}: expected {expected[where].item()}, got {actual[where].item()}"), math.nan, None
+    rtol, atol = tolerance
+    e, a = expected.detach().to(torch.complex128 if expected.is_complex() else torch.float64), actual.detach().to(
+        torch.complex128 if actual.is_complex() else torch.float64)
+    difference = (e - a).abs()
+    both_nan = torch.isnan(e) & torch.isnan(a) if not e.is_complex() else torch.zeros_like(difference, dtype=torch.bool)
+    same_inf = (e == a)
+    difference = torch.where(both_nan | same_inf, torch.zeros_like(difference), difference)
+    difference = torch.nan_to_num(difference, nan=math.inf)
+    allowed = atol + rtol * e.abs()
+    bad = difference > allowed
+    max_abs = float(difference.max())
+    relative = difference / e.abs().clamp_min(1e-30)
+    max_rel = float(relative.max())
+    if not bool(bad.any()):
+        return None, max_abs, tolerance
+    index = int(torch.argmax(torch.where(bad, difference, torch.zeros_like(difference))))
+    where = tuple(int(i) for i in torch.unravel_index(torch.tensor(index), e.shape)) if e.dim() else ()
+    detail = (
+        f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g} (at {where}: expected "
+        f"{complex(e[where]) if e.is_complex() else float(e[where]):.6g}, got "
+        f"{complex(a[where]) if a.is_complex() else float(a[where]):.6g}); tolerance rtol={rtol:g}, atol={atol:g}"
+    )
+    return Mismatch(what, detail, max_abs, max_rel, tolerance), max_abs, tolerance
+
+
+def _region_params(region: Region) -> list[str]:
+    import inspect
+
+    return list(inspect.signature(region.python).parameters)
+
+
+def compare_call(region: Region, call: Call, device: str = "cpu", gradients: bool = True,
+                 scale: float = 1.0) -> Outcome:
+    """Run ``call`` through the Python body and the compiled region and compare everything."""
+    import inspect
+
+    import torch
+
+    compiled = region._compiled
+    if compiled is None:
+        raise RuntimeError(f"region `{region.__qualname__}` is not compiled")
+    args = _to(call.args, device)
+    kwargs = {k: _to(v, device) for k, v in call.kwargs.items()}
+    signature = inspect.signature(region.python)
+    mismatches: list[Mismatch] = []
+    worst = 0.0
+    worst_tolerance: tuple[float, float] | None = None
+
+    def note(found: tuple[Mismatch | None, float, tuple[float, float] | None]) -> None:
+        nonlocal worst, worst_tolerance
+        mismatch, error, tolerance = found
+        if mismatch is not None:
+            mismatches.append(mismatch)
+        if not math.isnan(error) and error >= worst:
+            worst = error
+            worst_tolerance = tolerance or worst_tolerance
+
+    def run(function: Any, with_grad: bool) -> tuple[Any, inspect.BoundArguments, Exception | None]:
+        bound = signature.bind(*_clone(args, with_grad), **{k: _clone(v, with_grad) for k, v in kwargs.items()})
+        bound.apply_defaults()
+        state = torch.random.get_rng_state()
+        try:
+            if device == "cuda":
+                cuda_state = torch.cuda.get_rng_state()
+            torch.manual_seed(1234)
+            if device == "cuda":
+                torch.cuda.manual_seed(1234)
+            if function is compiled:
+                return function(*bound.arguments.values()), bound, None
+            return function(*bound.args, **bound.kwargs), bound, None
+        except Exception as error:  # compared below: both must fail alike
+            return None, bound, error
+        finally:
+            torch.random.set_rng_state(state)
+            if device == "cuda":
+                torch.cuda.set_rng_state(cuda_state)
+
+    expected, expected_args, expected_error = run(region.python, False)
+    actual, actual_args, actual_error = run(compiled, False)
+    if expected_error is not None or actual_error is not None:
+        if type(expected_error) is not type(actual_error):
+            mismatches.append(Mismatch("call", f"Python raised {expected_error!r}; compiled raised {actual_error!r}"))
+        return Outcome(tuple(mismatches), worst, worst_tolerance)
+    for (what, e), (_, a) in zip(_flatten(expected, "output"), _flatten(actual, "output")):
+        note(compare_values(what, e, a, scale))
+    if len(_flatten(expected, "output")) != len(_flatten(actual, "output")):
+        mismatches.append(Mismatch("output", "a different number of outputs"))
+    original = signature.bind(*args, **kwargs)
+    original.apply_defaults()
+    written = False
+    for name in signature.parameters:
+        before, e, a = original.arguments[name], expected_args.arguments[name], actual_args.arguments[name]
+        if isinstance(e, torch.Tensor):
+            if isinstance(before, torch.Tensor) and not torch.equal(e, before):
+                written = True
+            note(compare_values(f"parameter `{name}`", e, a, scale))
+    if gradients and not written and not mismatches:
+        for found in _gradients(region, compiled, signature, args, kwargs, scale):
+            note(found)
+    return Outcome(tuple(mismatches), worst, worst_tolerance)
+
+
+def _gradients(region: Region, compiled: Any, signature: Any, args: Any, kwargs: dict[str, Any], scale: float) -> list[Any]:
+    import torch
+
+    def forward(function: Any) -> tuple[list[Any], dict[str, Any]]:
+        bound = signature.bind(*_clone(args, True), **{k: _clone(v, True) for k, v in kwargs.items()})
+        bound.apply_defaults()
+        torch.manual_seed(1234)
+        result = function(*bound.arguments.values()) if function is compiled else function(*bound.args, **bound.kwargs)
+        outputs = [v for _, v in _flatten(result, "output") if isinstance(v, torch.Tensor) and v.requires_grad]
+        return outputs, {n: v for n, v in bound.arguments.items() if isinstance(v, torch.Tensor) and v.requires_grad}
+
+    try:
+        expected_outputs, expected_inputs = forward(region.python)
+    except RuntimeError:
+        return []  # the Python body itself does not differentiate (an in-place op on a leaf, say)
+    if not expected_outputs or not expected_inputs:
+        return []
+    actual_outputs, actual_inputs = forward(compiled)
+    generator = torch.Generator(device="cpu").manual_seed(99)
+    cotangents = [torch.randn(o.shape, generator=generator, dtype=o.dtype if o.is_floating_point() else torch.float32).to(o.device)
+                  for o in expected_outputs]
+    found = []
+    try:
+        expected_grads = torch.autograd.grad(expected_outputs, list(expected_inputs.values()), cotangents, allow_unused=True)
+    except RuntimeError:
+        return []  # no derivative for some op of the Python body: nothing to compare against
+    try:
+        actual_grads = torch.autograd.grad(actual_outputs, list(actual_inputs.values()), cotangents, allow_unused=True)
+    except RuntimeError as error:
+        return [(Mismatch("gradient", f"the compiled region does not differentiate: {error}"), math.nan, None)]
+    for name, e, a in zip(expected_inputs, expected_grads, actual_grads):
+        if e is None and a is None:
+            continue
+        if e is None or a is None:
+            found.append((Mismatch(f"gradient of `{name}`", "one side has no gradient"), math.nan, None))
+            continue
+        found.append(compare_values(f"gradient of `{name}`", e, a, scale * 4))
+    return found

@@ -1,0 +1,129 @@
+"""Regions at run time: compiled calls, argument binding, errors, fallbacks, the warm start."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+import ppy
+from ppy.cli import main as ppy_main
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+MIXED = HERE / "fixtures" / "runtime" / "mixed.py"
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    spec = importlib.util.spec_from_file_location("ppy_mixed_fixture", MIXED)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_valid_region_compiles_beside_an_invalid_one(mixed) -> None:
+    x = torch.randn(3)
+    assert torch.equal(mixed.double(x), x * 2.0)
+    assert mixed.double.__ppy_region__
+    assert mixed.double.python(x, 3.0).equal(x * 3.0)
+
+
+def test_invalid_region_raises_region_error_naming_the_problem(mixed) -> None:
+    with pytest.raises(ppy.RegionError) as caught:
+        mixed.looping(torch.randn(2), 2)
+    assert caught.value.region == "looping"
+    assert [d.code for d in caught.value.diagnostics] == ["ppy-loop", "ppy-unsupported"]
+    assert "ppy-loop" in str(caught.value) and "`_`" in str(caught.value)
+    with pytest.raises(ppy.RegionError):  # every call, not just the first
+        mixed.looping(torch.randn(2), 2)
+
+
+def test_keywords_and_defaults_bind_as_python_would(mixed) -> None:
+    x = torch.randn(4)
+    assert torch.equal(mixed.double(x, shift=1), x * 2.0 + 1)
+    assert torch.equal(mixed.double(x, factor=0.5), x * 0.5)
+    with pytest.raises(TypeError):
+        mixed.double(x, nope=1)
+
+
+def test_wrong_argument_type_names_region_and_parameter(mixed) -> None:
+    mixed.double(torch.randn(1))
+    with pytest.raises(TypeError, match=r"region `double`: parameter `x` must be a Tensor, not str"):
+        mixed.double("text", 1.0, 0)
+
+
+def test_aten_errors_surface_as_python_errors() -> None:
+    import ops_regions
+
+    with pytest.raises(RuntimeError, match="shape"):
+        ops_regions.operators(torch.randn(3, 4), torch.randn(3, 4), torch.randn(7, 5))
+
+
+def test_autograd_flows_through(mixed) -> None:
+    x = torch.randn(5, requires_grad=True)
+    mixed.double(x, 3.0).sum().backward()
+    assert torch.equal(x.grad, torch.full((5,), 3.0))
+
+
+def test_cpp_source_and_ppy_show(mixed, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "ppy_region_mixed_double(at::Tensor x, double factor, int64_t shift)" in mixed.double.cpp_source
+    assert ppy_main(["show", str(MIXED), "double"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("at::Tensor ppy_region_mixed_double(") and out.rstrip().endswith("}")
+    assert ppy_main(["show", str(MIXED), "missing"]) == 1
+
+
+def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": f"{ROOT}:{HERE / 'regions'}", **env})
+
+
+WARM = """
+    import sys, json, time, torch
+    start = time.perf_counter()
+    import tiny
+    y = tiny.scale_shift(torch.ones(2), 2.0, 1)
+    print(json.dumps({"active": tiny.scale_shift.__ppy_region__, "value": y.tolist(),
+                      "lowering": "ppy_compile.lower" in sys.modules or "ppy_compile.schemas" in sys.modules,
+                      "cpp_extension": "torch.utils.cpp_extension" in sys.modules}))
+"""
+
+
+def test_warm_start_needs_no_lowering() -> None:
+    first = _run(WARM)
+    assert first.returncode == 0, first.stderr
+    second = _run(WARM)
+    result = json.loads(second.stdout)
+    assert result == {"active": True, "value": [3.0, 3.0], "lowering": False, "cpp_extension": False}
+
+
+def test_disable_runs_python() -> None:
+    result = _run(WARM, PPY_DISABLE="1")
+    assert json.loads(result.stdout)["active"] is False
+    assert json.loads(result.stdout)["value"] == [3.0, 3.0]
+
+
+def test_no_compiler_warns_once_and_runs_python(fresh_cache: Path) -> None:
+    code = """
+        import warnings, torch, tiny
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            a = tiny.scale_shift(torch.ones(1), 2.0, 0)
+            b = tiny.scale_shift(torch.ones(1), 2.0, 0)
+        print(len(seen), a.item(), tiny.scale_shift.__ppy_region__)
+        print(seen[0].message)
+    """
+    result = _run(code, CXX="/nonexistent/c++")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "1 2.0 False", result.stderr
+    assert "region `scale_shift` runs as Python" in lines[1] and "no C++ compiler" in lines[1]
+    strict = _run(code, CXX="/nonexistent/c++", PPY_STRICT="1")
+    assert strict.returncode != 0 and "BuildError" in strict.stderr and "no C++ compiler" in strict.stderr
