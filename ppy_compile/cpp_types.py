@@ -117,6 +117,14 @@ def cpp_type(kind: RegionType) -> str:
     raise TypeMismatch(f"no C++ type for {kind}")
 
 
+def param_type(kind: RegionType) -> str:
+    """How a region's C++ function takes a parameter: small values by value, the rest by const reference."""
+    declared = cpp_type(kind)
+    if isinstance(kind, Scalar) and kind.name in ("int", "float", "bool", "dtype"):
+        return declared
+    return f"const {declared}&"
+
+
 def value_kind(kind: RegionType) -> str:
     """The CExpr kind of a region parameter of this type."""
     if isinstance(kind, Scalar):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ppy_compile.cpp_types import cpp_type, string_literal
 from ppy_compile.lower import LoweredRegion
 from ppy_compile.runtime_cpp import PREAMBLE
-from ppy_check.types import NoneType
+from ppy_check.types import TENSOR, NoneType
 
 from ppy_compile.build import MODULE_NAME
 
@@ -23,9 +23,14 @@ def _entry_point(region: LoweredRegion) -> str:
     names = []
     for index, (name, kind) in enumerate(region.params):
         where = string_literal(f"region `{region.name}`: parameter `{name}`")
+        if kind == TENSOR:
+            lines.append(f"    const at::Tensor* a{index} = ppy::tensor_arg(args[{index}], {where});")
+            lines.append(f"    if (a{index} == nullptr) return nullptr;")
+            names.append(f"*a{index}")
+            continue
         lines.append(f"    {cpp_type(kind)} a{index}{{}};")
         lines.append(f"    if (!ppy::parse(args[{index}], a{index}, {where})) return nullptr;")
-        names.append(f"std::move(a{index})")
+        names.append(f"a{index}")
     call = f"{region.cpp_name}({', '.join(names)})"
     lines.append("    try {")
     if isinstance(region.returns, NoneType):
@@ -38,6 +43,32 @@ def _entry_point(region: LoweredRegion) -> str:
     lines.append("        return ppy_bridge::raise_current();")
     lines.append("    }")
     lines.append("}")
+    return "\n".join(lines)
+
+
+def _repeat_point(region: LoweredRegion) -> str:
+    """`__ppy_repeat_NAME(n, *args)`: the region called n times from C++, for the benchmark's floor."""
+    lines = [
+        f"static PyObject* py_repeat_{region.name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
+        f"    if (nargs != {len(region.params) + 1}) return ppy::wrong_count({string_literal(region.name)}, {len(region.params) + 1}, nargs);",
+        "    int64_t count = 0;",
+        '    if (!ppy::parse(args[0], count, "count")) return nullptr;',
+    ]
+    names = []
+    for index, (name, kind) in enumerate(region.params):
+        lines.append(f"    {cpp_type(kind)} a{index}{{}};")
+        lines.append(f"    if (!ppy::parse(args[{index + 1}], a{index}, {string_literal(name)})) return nullptr;")
+        names.append(f"a{index}")
+    call = f"{region.cpp_name}({', '.join(names)})"
+    lines.append("    try {")
+    if isinstance(region.returns, NoneType):
+        lines.append(f"        {{ ppy::WithoutGil released; for (int64_t i = 0; i < count; ++i) {call}; }}")
+        lines.append("        Py_RETURN_NONE;")
+    else:
+        lines.append(f"        auto result = [&] {{ ppy::WithoutGil released; auto r = {call}; "
+                     f"for (int64_t i = 1; i < count; ++i) r = {call}; return r; }}();")
+        lines.append("        return ppy::to_python(result);")
+    lines += ["    } catch (...) {", "        return ppy_bridge::raise_current();", "    }", "}"]
     return "\n".join(lines)
 
 
@@ -59,8 +90,12 @@ def translation_unit(regions: list[LoweredRegion], origin: str) -> tuple[str, di
         add(region, region.source())
     for region in regions:
         add(region, _entry_point(region) + "\n")
+        add(region, _repeat_point(region) + "\n")
     table = ",\n".join(
         f'    {{"{r.name}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(py_{r.name})), METH_FASTCALL, nullptr}}'
+        for r in regions
+    ) + "".join(
+        f',\n    {{"__ppy_repeat_{r.name}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(py_repeat_{r.name})), METH_FASTCALL, nullptr}}'
         for r in regions
     )
     parts.append(f"static PyMethodDef ppy_methods[] = {{\n{table},\n    {{nullptr, nullptr, 0, nullptr}}\n}};")

@@ -22,7 +22,7 @@ from ppy_check.scope import is_literal
 from ppy_check.types import NoneType, Optional, RegionType, Scalar, Tuple
 from ppy_check.wrappers import lookup
 from ppy_compile.cpp_types import (
-    DTYPE_NAMES, CExpr, TypeMismatch, convert, cpp_type, dtype_code, float_literal, literal, param_value,
+    DTYPE_NAMES, CExpr, TypeMismatch, convert, cpp_type, dtype_code, float_literal, literal, param_type, param_value,
     result_value, unwrap,
 )
 from ppy_compile.schemas import Catalog, Overload
@@ -85,6 +85,7 @@ class Lowerer:
         self.line_map: list[int] = []
         self.headers: set[str] = set()
         self.temps = 0
+        self.param_names: set[str] = set()
         self.overloads: set[str] = set()
         self.one_call_per_line = False
         self.effectful_seen = False
@@ -102,7 +103,8 @@ class Lowerer:
             self.versions[param.name] = 0
             self.env[param.name] = param_value(cname, param.type)
             params.append((param.name, param.type))
-            declared.append(f"{cpp_type(param.type)} {cname}")
+            declared.append(f"{param_type(param.type)} {cname}")
+            self.param_names.add(cname)
         returns = self.region.returns
         assert returns is not None
         signature = f"{cpp_type(returns)} {self.cpp_name}({', '.join(declared)})"
@@ -762,8 +764,12 @@ class Lowerer:
         return value
 
     def lvalue(self, value: CExpr) -> str:
-        """A tensor an op writes through a non-const reference must be a named variable."""
-        if _is_identifier(value.code):
+        """A tensor an op writes through a non-const reference must be a named, non-const variable.
+
+        A copy of an at::Tensor is a second handle on the same storage, so the
+        write still reaches the caller's tensor.
+        """
+        if _is_identifier(value.code) and value.code not in self.param_names:
             if value.code in {v.code for v in self.env.values() if v.kind == "tensor"}:
                 return value.code
         self.temps += 1

@@ -26,6 +26,11 @@ bool unpack_tensor(PyObject* object, at::Tensor& out) {
     return true;
 }
 
+// The tensor a Python object holds, without a reference count: valid while the object lives.
+const at::Tensor* borrow_tensor(PyObject* object) {
+    return THPVariable_Check(object) ? &THPVariable_Unpack(object) : nullptr;
+}
+
 PyObject* wrap_tensor(const at::Tensor& tensor) {
     return THPVariable_Wrap(tensor);
 }
@@ -77,6 +82,7 @@ PREAMBLE = r"""
 
 namespace ppy_bridge {
 bool unpack_tensor(PyObject* object, at::Tensor& out);
+const at::Tensor* borrow_tensor(PyObject* object);
 PyObject* wrap_tensor(const at::Tensor& tensor);
 bool unpack_dtype(PyObject* object, at::ScalarType& out);
 PyObject* wrap_dtype(at::ScalarType dtype);
@@ -194,6 +200,12 @@ template <class... T> inline PyObject* to_python(const std::tuple<T...>& values)
 inline bool fail(const char* where, const char* expected, PyObject* object) {
     PyErr_Format(PyExc_TypeError, "%s must be %s, not %s", where, expected, Py_TYPE(object)->tp_name);
     return false;
+}
+// A tensor argument: borrowed from its Python object for the length of the call.
+inline const at::Tensor* tensor_arg(PyObject* o, const char* where) {
+    const at::Tensor* tensor = ppy_bridge::borrow_tensor(o);
+    if (tensor == nullptr) fail(where, "a Tensor", o);
+    return tensor;
 }
 inline bool parse(PyObject* o, at::Tensor& out, const char* where) {
     return ppy_bridge::unpack_tensor(o, out) || fail(where, "a Tensor", o);
