@@ -212,13 +212,14 @@ class Lowerer:
             if base.kind != "tensor":
                 raise LoweringError(target, f"region `{self.region.name}`: only tensors take item assignment")
             indices = self.indices(target.slice)
+            handle = self.lvalue(base)  # Tensor::index_put_ with Python-style indices is not const
             if value.kind == "tensor":
-                self.emit(f"{_paren(base.code)}.index_put_({indices}, {value.code});")
+                self.emit(f"{handle}.index_put_({indices}, {value.code});")
             else:
                 value = unwrap(value, "value")
                 if value.kind not in ("int", "float", "bool"):
                     raise LoweringError(target, f"region `{self.region.name}`: cannot store a {value.kind} into a tensor")
-                self.emit(f"{_paren(base.code)}.index_put_({indices}, at::Scalar({value.code}));")
+                self.emit(f"{handle}.index_put_({indices}, at::Scalar({value.code}));")
             self.headers.add("ATen/TensorIndexing.h")
         else:
             raise LoweringError(target, f"region `{self.region.name}`: cannot assign to `{ast.unparse(target)}`")

@@ -74,7 +74,7 @@ def test_autograd_flows_through(mixed) -> None:
 
 
 def test_cpp_source_and_ppy_show(mixed, capsys: pytest.CaptureFixture[str]) -> None:
-    assert "ppy_region_mixed_double(at::Tensor x, double factor, int64_t shift)" in mixed.double.cpp_source
+    assert "ppy_region_mixed_double(const at::Tensor& x, double factor, int64_t shift)" in mixed.double.cpp_source
     assert ppy_main(["show", str(MIXED), "double"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("at::Tensor ppy_region_mixed_double(") and out.rstrip().endswith("}")
