@@ -15,13 +15,14 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest --ppy-verify
 
 check: $(STAMP)
 	$(VENV)/bin/ppy-check .
 
 demo: $(STAMP)
-	$(PY) examples/demo.py
+	$(VENV)/bin/ppy-check examples
+	$(PY) examples/gpt2/gpt2.py
 
 bench: $(STAMP)
 	$(PY) bench/check_speed.py

@@ -13,13 +13,24 @@ import os
 import threading
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ppy.decorators import Region, disabled
 from ppy.errors import BuildError, RegionError
 
 _modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
 _lock = threading.RLock()
+_prepared: list[Region] = []
+# `pytest --ppy-verify` watches every call: it runs the Python body beside the compiled one.
+_observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None = None
+
+
+def set_observer(observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None) -> None:
+    """Route every compiled call through ``observer`` first (None: back to the fast path)."""
+    global _observer
+    _observer = observer
+    for region in _prepared:
+        region._fast = None if observer is not None else region._compiled
 
 
 class RegionFallbackWarning(RuntimeWarning):
@@ -85,8 +96,13 @@ def prepare(region: Region) -> None:
     region._cpp_source_path = built.cpp_source
     region._cpp_symbol = built.symbols.get(rid)
     region._signature = inspect.signature(region.python)
-    region._arity = len(region._signature.parameters)
-    region._fast = function
+    # The fast path passes positional arguments straight through: only sound when
+    # every parameter can be given positionally.
+    kinds = {p.kind for p in region._signature.parameters.values()}
+    positional = kinds <= {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    region._arity = len(region._signature.parameters) if positional else -1
+    region._fast = function if _observer is None else None
+    _prepared.append(region)
 
 
 def _fallback(region: Region, reason: str) -> None:
@@ -101,6 +117,8 @@ def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     compiled = region._compiled
     if compiled is None:
         return region.python(*args, **kwargs)
+    if _observer is not None:
+        _observer(region, args, kwargs)
     bound = region._signature.bind(*args, **kwargs)
     bound.apply_defaults()
     # The compiled function takes every parameter positionally, keyword-only ones included.

@@ -135,9 +135,12 @@ def _region_params(region: Region) -> list[str]:
     return list(inspect.signature(region.python).parameters)
 
 
-def compare_call(region: Region, call: Call, device: str = "cpu", gradients: bool = True,
+def compare_call(region: Region, call: Call, device: str | None = "cpu", gradients: bool = True,
                  scale: float = 1.0) -> Outcome:
-    """Run ``call`` through the Python body and the compiled region and compare everything."""
+    """Run ``call`` through the Python body and the compiled region and compare everything.
+
+    ``device`` moves the inputs there first; None leaves them where they are.
+    """
     import inspect
 
     import torch
@@ -145,8 +148,13 @@ def compare_call(region: Region, call: Call, device: str = "cpu", gradients: boo
     compiled = region._compiled
     if compiled is None:
         raise RuntimeError(f"region `{region.__qualname__}` is not compiled")
-    args = _to(call.args, device)
-    kwargs = {k: _to(v, device) for k, v in call.kwargs.items()}
+    if device is None:
+        args, kwargs = call.args, dict(call.kwargs)
+        tensors = [v for v in list(args) + list(kwargs.values()) if isinstance(v, torch.Tensor)]
+        device = tensors[0].device.type if tensors else "cpu"
+    else:
+        args = _to(call.args, device)
+        kwargs = {k: _to(v, device) for k, v in call.kwargs.items()}
     signature = inspect.signature(region.python)
     mismatches: list[Mismatch] = []
     worst = 0.0

@@ -76,7 +76,7 @@ def light_identity() -> str:
     except OSError:
         compiler = found
     parts = [BUILD_FORMAT, ppy_version(), str(torch.__version__), str(torch.version.cuda), sys.version, compiler,
-             os.environ.get("CXXFLAGS", "")]
+             os.environ.get("CXXFLAGS", ""), os.environ.get("PPY_TESTING_MUTATION", "")]
     return "\n".join(parts)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,16 @@ MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "n
 INT_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
                  ast.LShift: "<<", ast.RShift: ">>"}
 C_COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+def testing_mutation() -> tuple[str, ...]:
+    """A deliberate miscompilation, for ppy's own tests of the verifier: never set it otherwise.
+
+    ``swap:A:B`` emits op B where the region calls A; ``drop-writes`` leaves
+    out every in-place write; ``detach`` cuts the returned tensors from autograd.
+    """
+    value = os.environ.get("PPY_TESTING_MUTATION", "")
+    return tuple(value.split(":")) if value else ()
 
 
 class LoweringError(Exception):
@@ -85,6 +96,7 @@ class Lowerer:
         self.line_map: list[int] = []
         self.headers: set[str] = set()
         self.temps = 0
+        self.mutation = testing_mutation()
         self.param_names: set[str] = set()
         self.overloads: set[str] = set()
         self.one_call_per_line = False
@@ -303,6 +315,8 @@ class Lowerer:
             raise LoweringError(node, f"region `{self.region.name}` returns a {value.kind} where `{kind}` was declared")
         if kind.name == "str":
             return f"::std::string({value.code})"
+        if kind.name == "Tensor" and self.mutation == ("detach",):
+            return f"{_paren(value.code)}.detach()"
         return value.code
 
     # --- expressions -------------------------------------------------------
@@ -610,9 +624,13 @@ class Lowerer:
         args, kwargs = self.arguments(node)
         return self.invoke_function(namespace, name, args, kwargs, node, shown)
 
+    def _mutated(self, name: str) -> str:
+        mutation = self.mutation
+        return mutation[2] if len(mutation) == 3 and mutation[0] == "swap" and mutation[1] == name else name
+
     def invoke_function(self, namespace: str, name: str, args: list[CExpr], kwargs: dict[str, CExpr],
                         node: ast.AST, shown: str | None = None) -> CExpr:
-        overloads = self.catalog.function(namespace, name)
+        overloads = self.catalog.function(namespace, self._mutated(name))
         return self.invoke(overloads, None, args, kwargs, node, shown or f"{namespace}.{name}")
 
     def method_call(self, name: str, receiver: CExpr, node: ast.Call) -> CExpr:
@@ -641,7 +659,7 @@ class Lowerer:
 
     def invoke_method(self, name: str, receiver: CExpr, args: list[CExpr], kwargs: dict[str, CExpr],
                       node: ast.AST, shown: str) -> CExpr:
-        return self.invoke(self.catalog.method(name), receiver, args, kwargs, node, shown)
+        return self.invoke(self.catalog.method(self._mutated(name)), receiver, args, kwargs, node, shown)
 
     def conversion(self, target: str, node: ast.Call) -> CExpr:
         if len(node.args) != 1 or node.keywords:
@@ -742,7 +760,10 @@ class Lowerer:
         while rendered and omittable and omittable[-1]:
             rendered.pop()
             omittable.pop()
-        effectful = native.func.is_out_fn() or any(a.is_write for a in native.func.arguments.flat_all) or any(
+        writes = any(a.is_write for a in native.func.arguments.flat_all)
+        if writes and self.mutation == ("drop-writes",) and not native.func.is_out_fn():
+            return receiver if receiver is not None else args[0]
+        effectful = native.func.is_out_fn() or writes or any(
             "nondeterministic_seeded" in str(tag) for tag in native.tags
         )
         self.calls_in_statement += 1

@@ -57,7 +57,9 @@ def test_keywords_and_defaults_bind_as_python_would(mixed) -> None:
 def test_wrong_argument_type_names_region_and_parameter(mixed) -> None:
     mixed.double(torch.randn(1))
     with pytest.raises(TypeError, match=r"region `double`: parameter `x` must be a Tensor, not str"):
-        mixed.double("text", 1.0, 0)
+        mixed.double("text", 1.0)
+    with pytest.raises(TypeError):
+        mixed.double(torch.randn(1), 1.0, 0)  # `shift` is keyword-only, as in Python
 
 
 def test_aten_errors_surface_as_python_errors() -> None:

@@ -7,3 +7,8 @@ import torch
 @ppy.opt(0)
 def scale_shift(x: torch.Tensor, scale: float, shift: int) -> torch.Tensor:
     return x * scale + shift
+
+
+@scale_shift.samples
+def _(device: str):
+    yield torch.randn(3, 4, device=device), 0.5, 2
