@@ -11,7 +11,8 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	# editable_mode=compat: a plain path in a .pth file, which mypy (and so the plugin's tests) can follow.
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt --config-settings editable_mode=compat -e '.[dev]'
 	@touch $(STAMP)
 
 test: $(STAMP)

@@ -9,4 +9,11 @@ from ppy.decorators import Call, Region, opt, pure
 from ppy.errors import BuildError, RegionError
 
 __version__ = "0.1.0"
-__all__ = ["BuildError", "Call", "Region", "RegionError", "opt", "pure", "__version__"]
+
+
+def plugin(version: str) -> type:
+    """The mypy plugin (`[tool.mypy] plugins = ["ppy"]`); mypy is imported only here."""
+    from mypy_plugin import plugin as mypy_plugin
+
+    return mypy_plugin(version)
+__all__ = ["BuildError", "Call", "Region", "RegionError", "opt", "plugin", "pure", "__version__"]

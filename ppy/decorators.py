@@ -128,8 +128,24 @@ def _as_region(fn: Callable[..., Any]) -> Region:
     return Region(fn)
 
 
+class Optimize:
+    """What ``ppy.opt(level)`` returns: applied to a function, it makes the function a region.
+
+    A class rather than a closure so that type checkers see one call site for
+    the decoration (the mypy plugin hooks ``Optimize.__call__``).
+    """
+
+    def __init__(self, level: int):
+        self.level = level
+
+    def __call__(self, fn: F) -> F:
+        region = _as_region(fn)
+        region.level = self.level
+        return region  # type: ignore[return-value]
+
+
 @overload
-def opt(level: int = DEFAULT_LEVEL) -> Callable[[F], F]: ...
+def opt(level: int = DEFAULT_LEVEL) -> Optimize: ...
 @overload
 def opt(level: F) -> F: ...
 def opt(level: Any = DEFAULT_LEVEL) -> Any:
@@ -141,14 +157,7 @@ def opt(level: Any = DEFAULT_LEVEL) -> Any:
         region = _as_region(level)
         region.level = DEFAULT_LEVEL
         return region
-    checked = _check_level(level)
-
-    def decorate(fn: F) -> F:
-        region = _as_region(fn)
-        region.level = checked
-        return region  # type: ignore[return-value]
-
-    return decorate
+    return Optimize(_check_level(level))
 
 
 def pure(fn: F) -> F:

@@ -393,6 +393,11 @@ class Analyzer:
                 return special
             if _normalise(dotted) in _MODULE_PATHS:
                 return Value("module")
+            oracle = self.region.oracle
+            if oracle is not None and oracle.module_variable(dotted):
+                module, _, name = dotted.rpartition(".")
+                self.facts.captures.append(Capture(node, display(node), "imported", module))
+                return UNKNOWN
             self.facts.unlowerable.append(Unlowerable(node, display(node), "not a value a region can read", attribute=True))
             return UNKNOWN
         base = self.eval(node.value)

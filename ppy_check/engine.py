@@ -25,8 +25,17 @@ def may_hold_region(data: bytes) -> bool:
     return _MAY_HOLD_REGION.search(data) is not None
 
 
-def _suppressed(line_text: str, code: str) -> bool:
-    for match in _SUPPRESSION.finditer(line_text):
+_PPY_ONLY = re.compile(r"#\s*ppy\s*:\s*ignore\b(?:\[([^\]]*)\])?")
+
+
+def suppressed(line_text: str, code: str, type_comments: bool = True) -> bool:
+    """Whether a comment on the line silences ``code``.
+
+    ``type_comments=False`` honours only ``# ppy: ignore``: under mypy, mypy
+    itself applies ``# type: ignore`` (and reports the unused ones).
+    """
+    pattern = _SUPPRESSION if type_comments else _PPY_ONLY
+    for match in pattern.finditer(line_text):
         codes = match.group(1)
         if codes is None or code in {c.strip() for c in codes.split(",")}:
             return True
@@ -79,6 +88,6 @@ def check_source(text: str, path: str = "<string>", codes: Iterable[str] | None 
     for region in find_regions(module, scope, lines):
         for diagnostic in check_region(region, path, lines, codes):
             line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
-            if not _suppressed(line_text, diagnostic.code):
+            if not suppressed(line_text, diagnostic.code):
                 results.append(diagnostic)
     return sorted(results)

@@ -12,6 +12,7 @@ import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ppy_check.scope import ModuleScope, target_names
 from ppy_check.types import AnnotationError, RegionType, parse_annotation
@@ -56,6 +57,8 @@ class Region:
 
     # The region's source lines; empty when the caller has none to give.
     text: str = ""
+    # What a type checker knows beyond the syntax (see oracle.py); None in ppy-check.
+    oracle: Any = None
 
     @functools.cached_property
     def nodes(self) -> list[ast.AST]:

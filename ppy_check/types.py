@@ -156,6 +156,7 @@ def _union(members: list[ast.expr], resolve: Resolver, node: ast.expr) -> Region
 
 
 def _plain(kind: RegionType) -> RegionType:
-    if isinstance(kind, (Optional, NoneType)):
-        raise AnnotationError("an optional cannot nest")
-    return kind
+    """The inside of an optional: `Optional[Optional[X]]` is `Optional[X]`, as typing says."""
+    if isinstance(kind, NoneType):
+        raise AnnotationError("`None | None` is not a value")
+    return kind.inner if isinstance(kind, Optional) else kind

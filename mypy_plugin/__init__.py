@@ -1,0 +1,211 @@
+"""The mypy front-end of ppy's rules: the same findings as ``ppy-check``, in the editor.
+
+Enable with ``[tool.mypy] plugins = ["ppy"]`` (or ``"mypy_plugin"``). mypy has
+no decorator hook, so the plugin watches the decorations themselves: applying
+``ppy.opt(level)`` is a call of ``Optimize.__call__`` and applying
+``ppy.pure`` a call of ``pure``; the decorated ``FuncDef`` is ``ctx.context``.
+
+At that point mypy has not checked the function's body yet, so the plugin runs
+ppy's own rule engine over the region's source, exactly as ``ppy-check`` does,
+and adds what only mypy knows through an oracle (``ppy_check/oracle.py``):
+annotations that are aliases of ``torch.Tensor``, and attributes of other
+modules that are variables. Findings keep their codes (registered mypy error
+codes, so ``# type: ignore[ppy-loop]`` and ``disable_error_code`` work), their
+message text, line and column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from mypy.errorcodes import ErrorCode
+from mypy.nodes import Context, Decorator, FuncDef, MemberExpr, NameExpr, RefExpr, Var, CallExpr
+from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigContext
+from mypy.types import AnyType, Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
+
+from ppy_check import messages
+from ppy_check.engine import check_region, parse_module, suppressed
+from ppy_check.oracle import informed
+from ppy_check.region import Region, find_regions
+from ppy_check.scope import build_scope
+from ppy_check.types import Optional as OptionalType
+from ppy_check.types import RegionType, Scalar
+from ppy_check.types import Tuple as TupleKind
+
+OPT_CALL = "ppy.decorators.Optimize.__call__"
+PURE = "ppy.decorators.pure"
+OPT = "ppy.decorators.opt"
+
+ERROR_CODES = {code: ErrorCode(code, f"ppy region rule {code}", "ppy") for code in messages.ALL_CODES}
+_TENSOR_NAMES = {"torch._tensor.Tensor", "torch.Tensor"}
+_SCALARS = {"builtins.int": "int", "builtins.float": "float", "builtins.bool": "bool", "builtins.str": "str",
+            "torch.dtype": "dtype", "torch._C.dtype": "dtype"}
+
+
+def rules_version() -> str:
+    """Changes whenever the rules could report differently: cached mypy results are then rechecked."""
+    from ppy import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    folder = Path(__file__).resolve().parent.parent / "ppy_check"
+    for path in sorted(folder.rglob("*.py")) + [folder / "opdata.json"]:
+        digest.update(path.read_bytes())
+    digest.update(os.environ.get("PPY_MYPY_DISABLE", "").encode())
+    return digest.hexdigest()[:16]
+
+
+def region_type(kind: Type | None) -> RegionType | None:
+    """A mypy type as a region type, or None when it is none of them."""
+    if kind is None:
+        return None
+    proper: ProperType = get_proper_type(kind)
+    if isinstance(proper, Instance):
+        name = proper.type.fullname
+        if name in _TENSOR_NAMES or any(base.fullname in _TENSOR_NAMES for base in proper.type.mro):
+            return Scalar("Tensor")
+        if name in _SCALARS:
+            return Scalar(_SCALARS[name])
+        if name == "builtins.tuple" and len(proper.args) == 1:
+            inner = region_type(proper.args[0])
+            return TupleKind((inner,), variadic=True) if inner is not None else None
+        return None
+    if isinstance(proper, TupleType):
+        items = [region_type(item) for item in proper.items]
+        return TupleKind(tuple(items)) if all(i is not None for i in items) else None  # type: ignore[arg-type]
+    if isinstance(proper, UnionType):
+        others = [get_proper_type(i) for i in proper.items if not isinstance(get_proper_type(i), NoneType)]
+        if len(others) == 1 and len(others) < len(proper.items):
+            inner = region_type(others[0])
+            return OptionalType(inner) if inner is not None and not isinstance(inner, OptionalType) else None
+    return None
+
+
+class MypyOracle:
+    """What mypy knows about one decorated function and the modules it can see."""
+
+    def __init__(self, func: FuncDef, api: Any):
+        self.func = func
+        self.api = api
+        self.dependencies: set[str] = set()
+
+    def param_type(self, name: str) -> RegionType | None:
+        signature = self.func.type
+        if signature is None or not hasattr(signature, "arg_names"):
+            return None
+        for arg_name, arg_type in zip(signature.arg_names, signature.arg_types):  # type: ignore[union-attr]
+            if arg_name == name:
+                return region_type(arg_type)
+        return None
+
+    def return_type(self) -> RegionType | None:
+        signature = self.func.type
+        returned = getattr(signature, "ret_type", None)
+        if returned is not None and isinstance(get_proper_type(returned), NoneType):
+            from ppy_check.types import NoneType as RegionNone
+
+            return RegionNone()
+        return region_type(returned)
+
+    def module_variable(self, dotted: str) -> bool:
+        module, _, name = dotted.rpartition(".")
+        tree = self.api.modules.get(module) if hasattr(self.api, "modules") else None
+        if tree is None:
+            return False
+        symbol = tree.names.get(name)
+        if symbol is None or not isinstance(symbol.node, Var):
+            return False
+        # A change to that variable (say, from a constant to a tensor) must recheck this region.
+        self.dependencies.add(f"<{dotted}>")
+        return True
+
+
+class PpyPlugin(Plugin):
+    def __init__(self, options: Any):
+        super().__init__(options)
+        self._parsed: dict[str, tuple[tuple[int, int], list[Region], list[str]]] = {}
+
+    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        return self._on_decoration if fullname == PURE else None
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        return self._on_decoration if fullname == OPT_CALL else None
+
+    def report_config_data(self, ctx: ReportConfigContext) -> Any:
+        if "site-packages" in ctx.path or ctx.path.endswith(".pyi"):
+            return None
+        return {"ppy-rules": rules_version()}
+
+    # ------------------------------------------------------------------------
+
+    def _regions(self, path: str) -> tuple[list[Region], list[str]]:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return [], []
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        cached = self._parsed.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1], cached[2]
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return [], []
+        module = parse_module(text, path)
+        if not hasattr(module, "body"):
+            return [], []
+        lines = text.splitlines()
+        regions = find_regions(module, build_scope(module), lines)  # type: ignore[arg-type]
+        self._parsed[path] = (stamp, regions, lines)
+        return regions, lines
+
+    def _on_decoration(self, ctx: FunctionContext | MethodContext) -> Type:
+        decorator = ctx.context
+        if isinstance(decorator, Decorator) and self._reports_here(decorator, ctx):
+            try:
+                self._check(decorator.func, ctx)
+            except Exception as error:  # never take mypy down with us
+                ctx.api.fail(f"ppy: internal error while checking `{decorator.func.name}`: {error}", decorator.func)
+        return ctx.default_return_type
+
+    @staticmethod
+    def _reports_here(decorator: Decorator, ctx: FunctionContext | MethodContext) -> bool:
+        """Both decorators of a region trigger a hook: only `ppy.opt`'s reports when both are there."""
+        if isinstance(ctx, MethodContext):
+            return True
+        for expression in decorator.original_decorators:
+            callee = expression.callee if isinstance(expression, CallExpr) else expression
+            if isinstance(callee, RefExpr) and callee.fullname == OPT:
+                return False
+        return True
+
+    def _check(self, func: FuncDef, ctx: FunctionContext | MethodContext) -> None:
+        api = ctx.api
+        path = getattr(api, "path", None)
+        if not path:
+            return
+        regions, lines = self._regions(path)
+        region = next((r for r in regions if r.node.lineno == func.line and r.name == func.name), None)
+        if region is None:
+            return
+        oracle = MypyOracle(func, api)
+        disabled = set(filter(None, os.environ.get("PPY_MYPY_DISABLE", "").split(",")))
+        codes = [code for code in messages.ALL_CODES if code not in disabled]
+        for diagnostic in check_region(informed(region, oracle), path, lines, codes):
+            line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
+            if suppressed(line_text, diagnostic.code, type_comments=False):
+                continue
+            context = Context(line=diagnostic.line, column=diagnostic.column - 1)
+            api.fail(diagnostic.message, context, code=ERROR_CODES[diagnostic.code])
+        tree = getattr(api, "tree", None)
+        if tree is not None:
+            # The decoration is checked as part of the module's top level: that is the
+            # target a change to the captured variable must recheck.
+            for trigger in oracle.dependencies:
+                tree.plugin_deps.setdefault(trigger, set()).update({func.fullname, tree.fullname})
+
+
+def plugin(version: str) -> type[Plugin]:
+    return PpyPlugin

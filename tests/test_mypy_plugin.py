@@ -1,0 +1,151 @@
+"""The mypy front-end: the shared rule fixtures agree with ppy-check, and mypy's own machinery works."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ppy_check.engine import check_source
+from fixtures_support import FIXTURES, fixture_files
+
+MYPY_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<column>\d+): error: (?P<message>.*)  \[(?P<code>ppy-[a-z]+)\]$")
+BIN = Path(sys.executable).parent
+# torch's own modules take mypy most of a run: one cache for the session keeps that to the first run.
+SHARED_CACHE = Path(__file__).resolve().parents[1] / ".ppy-cache" / "mypy"
+
+
+def mypy(args: list[str], cwd: Path, config: str = "", env: dict[str, str] | None = None,
+         command: str = "mypy") -> subprocess.CompletedProcess[str]:
+    (cwd / "mypy.ini").write_text("[mypy]\nplugins = ppy\nshow_column_numbers = True\nignore_missing_imports = True\n" + config)
+    if command == "mypy" and "--cache-dir" not in args:
+        args = ["--cache-dir", str(SHARED_CACHE), *args]
+    return subprocess.run([str(BIN / command), *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=600)
+
+
+def findings(output: str) -> list[tuple[str, int, int, str, str]]:
+    found = []
+    for line in output.splitlines():
+        match = MYPY_LINE.match(line.strip())
+        if match:
+            found.append((Path(match["path"]).name, int(match["line"]), int(match["column"]), match["code"], match["message"]))
+    return sorted(found)
+
+
+def test_fixtures_agree_with_ppy_check(tmp_path: Path) -> None:
+    for path in fixture_files():
+        shutil.copy(path, tmp_path / path.name)
+    result = mypy(sorted(p.name for p in fixture_files()), tmp_path)
+    through_mypy = findings(result.stdout)
+    through_check = sorted(
+        (path.name, d.line, d.column, d.code, d.message)
+        for path in fixture_files() for d in check_source(path.read_text(encoding="utf-8"), str(path))
+    )
+    assert through_mypy == through_check, result.stdout[-3000:]
+    assert len(through_check) > 50
+
+
+PROJECT = {
+    "config.py": "import torch\n\nscale = torch.ones(3)\n",
+    "main.py": textwrap.dedent(
+        """\
+        import config
+        import ppy
+        import torch
+
+        Tensor = torch.Tensor
+
+
+        @ppy.opt(3)
+        def aliased(x: Tensor, n: int) -> Tensor:
+            return x * n
+
+
+        @ppy.opt(3)
+        def uses_global(x: torch.Tensor) -> torch.Tensor:
+            return x * config.scale
+
+
+        @ppy.opt(3)
+        def loops(x: torch.Tensor, n: int) -> torch.Tensor:
+            for i in range(n):  # type: ignore[ppy-unsupported]
+                x = x * 2
+            return x
+
+
+        @ppy.opt(3)
+        def clean(x: torch.Tensor) -> torch.Tensor:
+            return x + 1  # type: ignore[ppy-loop]
+        """
+    ),
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name, text in PROJECT.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_mypy_knows_more_than_the_syntax(project: Path) -> None:
+    codes = [(f[1], f[3]) for f in findings(mypy(["main.py"], project).stdout)]
+    # The alias of torch.Tensor is a tensor; config.scale is a tensor of another module.
+    assert (9, "ppy-untyped") not in codes
+    assert (15, "ppy-captured") in codes
+    assert codes.count((20, "ppy-loop")) == 1
+    from ppy_check.engine import check_source as syntax_only
+
+    plain = {(d.line, d.code) for d in syntax_only((project / "main.py").read_text(), "main.py")}
+    assert (9, "ppy-untyped") in plain and (15, "ppy-unsupported") in plain
+
+
+def test_codes_are_mypy_error_codes(project: Path) -> None:
+    # One run (each change of options costs mypy a re-analysis of torch): a code disabled in the
+    # config, another on the command line, and unused ignores reported.
+    result = mypy(["--disable-error-code", "ppy-captured", "main.py"], project,
+                  config="warn_unused_ignores = True\ndisable_error_code = ppy-loop\n")
+    codes = {f[3] for f in findings(result.stdout)}
+    assert not codes & {"ppy-loop", "ppy-captured"}, result.stdout
+    assert 'main.py:27: error: Unused "type: ignore" comment' in result.stdout
+    assert "main.py:20:" not in result.stdout  # `# type: ignore[ppy-unsupported]` silenced `range`
+
+
+def test_cached_run_notices_a_rules_upgrade(project: Path) -> None:
+    cache = ["--cache-dir", str(project / ".cache")]
+    first = findings(mypy([*cache, "main.py"], project).stdout)
+    again = findings(mypy([*cache, "main.py"], project).stdout)
+    assert first == again and any(f[3] == "ppy-loop" for f in first)
+    # Different rules (standing in for a ppy upgrade): the cached errors must not be replayed.
+    upgraded = findings(mypy([*cache, "main.py"], project, env={"PPY_MYPY_DISABLE": "ppy-loop"}).stdout)
+    assert not any(f[3] == "ppy-loop" for f in upgraded)
+
+
+def test_dmypy_follows_edits(project: Path) -> None:
+    env = {"PPY_QUIET": "1"}
+    status = project / ".dmypy.json"
+    run = ["--status-file", str(status), "run", "--", "main.py"]
+    try:
+        start = findings(mypy(run, project, env=env, command="dmypy").stdout)
+        assert (15, "ppy-captured") in [(f[1], f[3]) for f in start]
+        # An edit to the region: its loop goes away.
+        text = (project / "main.py").read_text().replace(
+            "    for i in range(n):  # type: ignore[ppy-unsupported]\n        x = x * 2\n", "    x = x * n\n")
+        (project / "main.py").write_text(text)
+        edited = findings(mypy(run, project, env=env, command="dmypy").stdout)
+        assert not any(f[3] == "ppy-loop" for f in edited)
+        # An edit to the module defining the captured global: a function is no variable to capture.
+        (project / "config.py").write_text("def scale() -> float:\n    return 2.0\n")
+        changed = findings(mypy(run, project, env=env, command="dmypy").stdout)
+        assert (15, "ppy-captured") not in [(f[1], f[3]) for f in changed]
+        assert (15, "ppy-unsupported") in [(f[1], f[3]) for f in changed]
+    finally:
+        mypy(["--status-file", str(status), "stop"], project, command="dmypy")
