@@ -1,0 +1,161 @@
+"""The seed document's comparison: GPT-2 with one ppy region per block, against eager and torch.compile.
+
+    python bench/gpt2_compare.py [--paths eager,compile,ppy] [--rounds 3] [--update-readme]
+
+Each path runs in a process of its own (bench/gpt2_worker.py), all in this one
+invocation: first a process that only times its first forward from empty
+caches (cold: ppy builds its module, torch.compile compiles its graph), then
+a process with the caches warm that times its first forward again (warm start)
+and then every row. On CUDA: GPT-2 XL in bfloat16, the seed's rows, and
+reduce-overhead too. On CPU: the six-layer GPT-2-small stack in float32, with
+smaller rows where the seed's would take minutes here.
+
+Every path must print the same three aggregates (mean, absmean, meansq) to
+three decimals on every row; the bench says so, and exits 1 if they differ.
+Writes bench/results/gpt2_compare-<device>.json and .md (the README embeds the
+.md; --update-readme refreshes it there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+WORKER = ROOT / "bench" / "gpt2_worker.py"
+
+CPU = {"device": "cpu", "dtype": "float32", "layers": 6, "heads": 12, "vocab": 8192,
+       "forward": [[1, 32], [1, 128], [1, 512], [4, 256]], "decode": [128, 32], "train": [2, 128], "rounds": 3}
+CUDA = {"device": "cuda", "dtype": "bfloat16", "layers": 48, "heads": 25, "vocab": 50257,
+        "forward": [[1, 32], [1, 128], [1, 512], [8, 512]], "decode": [128, 128], "train": [4, 512], "rounds": 10}
+
+
+def worker(path: str, spec: dict[str, Any], env: dict[str, str], first_call_only: bool = False) -> dict[str, Any]:
+    command = [sys.executable, str(WORKER), path, json.dumps(spec)] + (["--first-call-only"] if first_call_only else [])
+    result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env, "PPY_QUIET": "1"}, cwd=ROOT)
+    if result.returncode != 0:
+        raise SystemExit(f"gpt2_compare: the {path} path failed:\n{result.stderr[-4000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def machine(spec: dict[str, Any]) -> str:
+    import torch
+
+    if spec["device"] == "cuda":
+        return f"{torch.cuda.get_device_name()} (CUDA {torch.version.cuda})"
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model or platform.processor()} ({os.cpu_count()} cores)"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    paths = report["paths"]
+    spec = report["spec"]
+    lines = [
+        f"Milliseconds per pass of the whole model (best of {spec['rounds']}), {spec['layers']} layers, "
+        f"{spec['heads']} heads, width {spec['heads'] * 64}, {spec['dtype']}, on {report['machine']}; "
+        f"torch {report['torch']}, Python {report['python']}, {report['date']}.",
+        "",
+        "| | " + " | ".join(paths) + " |",
+        "| --- | " + " | ".join("---:" for _ in paths) + " |",
+    ]
+    for row in report["rows"]:
+        lines.append(f"| {row} | " + " | ".join(f"{report['results'][p]['rows'][row]:.2f}" for p in paths) + " |")
+    lines.append("| cold first forward (s) | " + " | ".join(f"{report['results'][p]['cold_s']:.1f}" for p in paths) + " |")
+    lines.append("| warm first forward (s) | " + " | ".join(f"{report['results'][p]['warm_s']:.2f}" for p in paths) + " |")
+    lines.append("")
+    lines.append("All paths print the same aggregates on every row: " + ("yes." if report["agree"] else "**NO**."))
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--paths", default=None, help="comma-separated subset of eager,compile,reduce-overhead,ppy")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--update-readme", action="store_true", help="refresh the table in README.md")
+    args = parser.parse_args()
+
+    import torch
+    from rich.console import Console
+    from rich.table import Table
+
+    spec = dict(CUDA if torch.cuda.is_available() else CPU)
+    if args.rounds:
+        spec["rounds"] = args.rounds
+    default_paths = ["eager", "compile"] + (["reduce-overhead"] if spec["device"] == "cuda" else []) + ["ppy"]
+    paths = args.paths.split(",") if args.paths else default_paths
+    console = Console(stderr=True)
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for path in paths:
+            caches = Path(scratch) / path
+            env = {"PPY_CACHE_DIR": str(caches / "ppy"), "TORCHINDUCTOR_CACHE_DIR": str(caches / "inductor"),
+                   "TRITON_CACHE_DIR": str(caches / "triton")}
+            with console.status(f"{path}: cold first call"):
+                cold = worker(path, spec, env, first_call_only=True)
+            with console.status(f"{path}: warm start and every row"):
+                warm = worker(path, spec, env)
+            results[path] = {"rows": warm["rows"], "answers": warm["answers"], "cold_s": cold["first_call_s"],
+                             "warm_s": warm["first_call_s"]}
+            console.print(f"{path}: done")
+            shutil.rmtree(caches, ignore_errors=True)
+    rows = list(results[paths[0]]["rows"])
+    disagreements = [
+        f"{row}: " + ", ".join(f"{p} {results[p]['answers'][row]}" for p in paths)
+        for row in results[paths[0]]["answers"]
+        if len({results[p]["answers"][row] for p in paths}) > 1
+    ]
+    report = {
+        "spec": spec, "paths": paths, "rows": rows, "results": results, "agree": not disagreements,
+        "machine": machine(spec), "torch": torch.__version__, "python": platform.python_version(),
+        "date": datetime.date.today().isoformat(),
+    }
+    table = Table(title=f"GPT-2 on {report['machine']} ({spec['dtype']}), ms per pass")
+    table.add_column("row")
+    for path in paths:
+        table.add_column(path, justify="right")
+    for row in rows:
+        table.add_row(row, *[f"{results[p]['rows'][row]:.2f}" for p in paths])
+    table.add_row("cold first forward (s)", *[f"{results[p]['cold_s']:.1f}" for p in paths])
+    table.add_row("warm first forward (s)", *[f"{results[p]['warm_s']:.2f}" for p in paths])
+    Console().print(table)
+    for row in results[paths[0]]["answers"]:
+        print(f"{row}: " + " | ".join(f"{p}: {results[p]['answers'][row]}" for p in paths))
+
+    RESULTS.mkdir(exist_ok=True)
+    stem = RESULTS / f"gpt2_compare-{spec['device']}"
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    text = markdown(report)
+    stem.with_suffix(".md").write_text(text)
+    if args.update_readme:
+        readme = ROOT / "README.md"
+        start, end = f"<!-- gpt2-{spec['device']}:start -->", f"<!-- gpt2-{spec['device']}:end -->"
+        content = readme.read_text()
+        if start in content and end in content:
+            before, rest = content.split(start, 1)
+            _, after = rest.split(end, 1)
+            readme.write_text(before + start + "\n" + text + end + after)
+    if disagreements:
+        print("gpt2_compare: THE PATHS DISAGREE:\n  " + "\n  ".join(disagreements), file=sys.stderr)
+        raise SystemExit(1)
+    print("All paths print the same aggregates on every row.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""One path of bench/gpt2_compare.py, in a process of its own: prints one JSON line.
+
+    python bench/gpt2_worker.py PATH ROWS_JSON [--first-call-only]
+
+PATH is eager, compile, reduce-overhead or ppy. The model is the example's
+(examples/gpt2/gpt2.py) on the same seed, so every path computes the same
+numbers; eager and torch.compile run the regions' Python bodies.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_model_module(path: str) -> Any:
+    spec = importlib.util.spec_from_file_location("gpt2_example", ROOT / "examples" / "gpt2" / "gpt2.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpt2_example"] = module
+    spec.loader.exec_module(module)
+    if path != "ppy":
+        # Plain PyTorch: the Model calls the module globals, so it calls the Python bodies.
+        module.block, module.step = module.block.python, module.step.python
+    return module
+
+
+def sync(device: str) -> None:
+    import torch
+
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def best_ms(work: Callable[[], Any], rounds: int, device: str) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        sync(device)
+        start = time.perf_counter()
+        work()
+        sync(device)
+        best = min(best, (time.perf_counter() - start) * 1000.0)
+    return best
+
+
+def main() -> None:
+    import torch
+
+    path, spec = sys.argv[1], json.loads(sys.argv[2])
+    first_call_only = "--first-call-only" in sys.argv
+    device = spec["device"]
+    dtype = getattr(torch, spec["dtype"])
+    gpt2 = load_model_module(path)
+    torch.manual_seed(0)
+    model = gpt2.Model(spec["layers"], spec["heads"], 64, spec["vocab"], device)
+    if dtype != torch.float32:
+        for name, value in list(vars(model).items()):
+            if isinstance(value, torch.Tensor):
+                setattr(model, name, value.to(dtype))
+        for layer in model.blocks:
+            for name, value in list(vars(layer).items()):
+                setattr(layer, name, value.to(dtype))
+
+    forward, runner = model.forward, model.run
+    mark: Callable[[], None] | None = None
+    if path == "compile":
+        forward, runner = torch.compile(model.forward), torch.compile(model.run)
+    elif path == "reduce-overhead":
+        forward = torch.compile(model.forward, mode="reduce-overhead")
+        runner = torch.compile(model.run, mode="reduce-overhead")
+        mark = torch.compiler.cudagraph_mark_step_begin
+        # The two switches reduce-overhead's own error message asks for with a KV cache.
+        torch._inductor.config.triton.cudagraph_trees_generation_cloning = "user_visible"
+
+    def advance(*arguments: Any) -> Any:
+        if mark is not None:
+            mark()
+        return runner(*arguments)
+
+    def ids_for(batch: int, length: int) -> torch.Tensor:
+        return torch.remainder(torch.arange(batch * length).reshape((batch, length)), spec["vocab"]).to(device)
+
+    result: dict[str, Any] = {"path": path, "rows": {}, "answers": {}}
+    first = spec["forward"][0]
+    ids = ids_for(*first)
+    sync(device)
+    start = time.perf_counter()
+    with torch.no_grad():
+        forward(ids, *first)
+    sync(device)
+    result["first_call_s"] = time.perf_counter() - start
+    if first_call_only:
+        print(json.dumps(result))
+        return
+
+    rounds = spec["rounds"]
+    with torch.no_grad():
+        for batch, length in spec["forward"]:
+            ids = ids_for(batch, length)
+            for _ in range(2):
+                forward(ids, batch, length)
+            label = f"forward b{batch} s{length}"
+            result["answers"][label] = gpt2.answer(forward(ids, batch, length))
+            result["rows"][label] = best_ms(lambda: forward(ids, batch, length), rounds, device)
+
+        prompt, steps = spec["decode"]
+        ids = ids_for(1, prompt + steps)
+
+        def decode() -> Any:
+            model.reset(1, device)
+            if dtype != torch.float32:
+                model.ks = [k.to(dtype) for k in model.ks]
+                model.vs = [v.to(dtype) for v in model.vs]
+            advance(ids[:, 0:prompt], 1, prompt, True)
+            sync(device)
+            started = time.perf_counter()
+            last = None
+            for offset in range(steps):
+                at = prompt + offset
+                last = advance(ids[:, at:at + 1], 1, 1, False)
+            sync(device)
+            return (time.perf_counter() - started) * 1000.0, last
+
+        decode()
+        timings = [decode() for _ in range(max(1, rounds // 2))]
+        label = f"decode {steps} tokens"
+        result["rows"][label] = min(t for t, _ in timings)
+        result["answers"][label] = gpt2.answer(timings[-1][1])
+
+    batch, length = spec["train"]
+    ids = ids_for(batch, length)
+    for layer in model.blocks:
+        layer.fc_w.requires_grad_(True)
+        layer.proj_w.requires_grad_(True)
+
+    def training_step() -> None:
+        for layer in model.blocks:
+            layer.fc_w.grad = None
+            layer.proj_w.grad = None
+        forward(ids, batch, length).sum().backward()
+
+    training_step()
+    label = f"training step b{batch} s{length}"
+    result["rows"][label] = best_ms(training_step, rounds, device)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
