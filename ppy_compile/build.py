@@ -30,7 +30,7 @@ from ppy_check.region import Region, find_regions
 from ppy_check.scope import build_scope
 from ppy_compile.cache import Cache
 from ppy_compile.progress import building
-from ppy_compile.runtime_cpp import BRIDGE_SOURCE
+from ppy_compile.runtime_cpp import BRIDGE_SOURCE, PCH_HEADER
 
 if TYPE_CHECKING:
     from ppy_compile.lower import LoweredRegion
@@ -76,7 +76,7 @@ def light_identity() -> str:
     except OSError:
         compiler = found
     parts = [BUILD_FORMAT, ppy_version(), str(torch.__version__), str(torch.version.cuda), sys.version, compiler,
-             os.environ.get("CXXFLAGS", ""), os.environ.get("PPY_TESTING_MUTATION", "")]
+             os.environ.get("CXXFLAGS", ""), os.environ.get("PPY_TESTING_MUTATION", ""), str(use_pch())]
     return "\n".join(parts)
 
 
@@ -135,6 +135,41 @@ def _ensure_bridge(cache: Cache) -> str:
             write_ninja(folder, tool, "bridge.cpp", "ppy_bridge.so", 2, ["c10", "torch_cpu", "torch", "torch_python"])
             run_ninja(folder, tool)
             cache.publish(key, folder, "ppy_bridge.so", {"kind": "bridge", "torch": tool.torch_version})
+    return key
+
+
+def use_pch() -> bool:
+    return os.environ.get("PPY_PCH", "1") not in ("0", "")
+
+
+# GCC uses a header precompiled at one -O level for any other level above
+# -O0 (it checks `__OPTIMIZE__`), so one artifact serves -O1 to -O3; -O0
+# modules, a debugging aid, parse the headers themselves.
+PCH_LEVEL = 2
+
+
+def pch_for(level: int) -> bool:
+    return use_pch() and level > 0
+
+
+def _ensure_pch(cache: Cache) -> str:
+    """The precompiled header for optimised module builds."""
+    from ppy_compile.toolchain import run_ninja, toolchain, write_ninja
+
+    tool = toolchain()
+    level = PCH_LEVEL
+    key = _sha("pch", BUILD_FORMAT, PCH_HEADER, tool.identity, str(level))
+    if cache.valid(key) is not None:
+        return key
+    with cache.locked(key):
+        if cache.valid(key) is not None:
+            return key
+        with building("ppy: precompiling torch's headers (once per torch version)"), cache.staging(key) as folder:
+            (folder / "ppy_pch.h").write_text(PCH_HEADER, encoding="utf-8")
+            write_ninja(folder, tool, "ppy_pch.h", "ppy_pch.h.gch", level, [])
+            run_ninja(folder, tool)
+            cache.publish(key, folder, "ppy_pch.h.gch", {"kind": "pch", "torch": tool.torch_version, "level": level},
+                          hashed=False)
     return key
 
 
@@ -246,9 +281,10 @@ def _build_unit(cache: Cache, tool: Any, bridge_key: str, lowered: list[LoweredR
 
     by_name = {name: rid for rid, name in symbols.items()}
     while lowered:
-        source, spans = translation_unit(lowered, origin)
         level = max(levels[by_name[r.name]] for r in lowered)
-        build_key = _sha("module", source, tool.identity, str(level), bridge_key)
+        pch_key = _ensure_pch(cache) if pch_for(level) else None
+        source, spans = translation_unit(lowered, origin, precompiled=pch_key is not None)
+        build_key = _sha("module", source, tool.identity, str(level), bridge_key, pch_key or "")
         try:
             if cache.valid(build_key) is None:
                 with cache.locked(build_key):
@@ -259,7 +295,8 @@ def _build_unit(cache: Cache, tool: Any, bridge_key: str, lowered: list[LoweredR
                             (folder / "module.cpp").write_text(source, encoding="utf-8")
                             bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
                             write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
-                                        extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"])
+                                        extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"],
+                                        extra_compile=[f"-I{cache.build_dir(pch_key)}"] if pch_key else [])
                             run_ninja(folder, tool)
                             cache.publish(build_key, folder, "module.so", {
                                 "kind": "module", "origin": origin, "seconds": round(time.perf_counter() - started, 2)})

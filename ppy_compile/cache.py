@@ -109,7 +109,12 @@ class Cache:
         try:
             manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
             artifact = folder / manifest["artifact"]
-            if sha256_file(artifact) == manifest["sha256"]:
+            if manifest.get("sha256") is None:
+                # Too big to hash on every use (a precompiled header, which GCC validates itself):
+                # the size still catches a truncated copy.
+                if artifact.stat().st_size == manifest["size"]:
+                    return manifest
+            elif sha256_file(artifact) == manifest["sha256"]:
                 return manifest
         except FileNotFoundError:
             if not folder.exists():
@@ -138,8 +143,9 @@ class Cache:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def publish(self, key: str, folder: Path, artifact: str, extra: dict[str, Any]) -> dict[str, Any]:
-        manifest = {"artifact": artifact, "sha256": sha256_file(folder / artifact), **extra}
+    def publish(self, key: str, folder: Path, artifact: str, extra: dict[str, Any], hashed: bool = True) -> dict[str, Any]:
+        path = folder / artifact
+        manifest = {"artifact": artifact, "sha256": sha256_file(path) if hashed else None, "size": path.stat().st_size, **extra}
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         target = self.build_dir(key)
         try:

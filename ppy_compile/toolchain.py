@@ -92,10 +92,11 @@ def _quote(text: str) -> str:
 
 
 def write_ninja(folder: Path, tool: Toolchain, source: str, output: str, level: int, libraries: list[str],
-                extra_link: list[str] | None = None) -> None:
-    compile_flags = " ".join(tool.compile_flags(level) + os.environ.get("CXXFLAGS", "").split())
+                extra_link: list[str] | None = None, extra_compile: list[str] | None = None) -> None:
+    """A build of ``source`` into ``output``: a shared object, or a precompiled header when it ends in .gch."""
+    compile_flags = " ".join(tool.compile_flags(level) + (extra_compile or []) + os.environ.get("CXXFLAGS", "").split())
     link_flags = " ".join(tool.link_flags(libraries) + (extra_link or []))
-    (folder / "build.ninja").write_text(
+    rules = (
         "ninja_required_version = 1.3\n"
         f"cxx = {tool.cxx}\n"
         f"cflags = {compile_flags}\n"
@@ -103,14 +104,18 @@ def write_ninja(folder: Path, tool: Toolchain, source: str, output: str, level: 
         "rule compile\n"
         "  command = $cxx $cflags -c $in -o $out\n"
         "  description = compile $in\n"
+        "rule header\n"
+        "  command = $cxx $cflags -x c++-header $in -o $out\n"
+        "  description = precompile $in\n"
         "rule link\n"
         "  command = $cxx $in $ldflags -o $out\n"
         "  description = link $out\n"
-        f"build {_quote(output)}.o: compile {_quote(source)}\n"
-        f"build {_quote(output)}: link {_quote(output)}.o\n"
-        f"default {_quote(output)}\n",
-        encoding="utf-8",
     )
+    if output.endswith(".gch"):
+        steps = f"build {_quote(output)}: header {_quote(source)}\n"
+    else:
+        steps = f"build {_quote(output)}.o: compile {_quote(source)}\nbuild {_quote(output)}: link {_quote(output)}.o\n"
+    (folder / "build.ninja").write_text(rules + steps + f"default {_quote(output)}\n", encoding="utf-8")
 
 
 class CompileError(BuildError):

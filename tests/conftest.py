@@ -23,21 +23,26 @@ os.environ.setdefault("PPY_QUIET", "1")
 
 
 @pytest.fixture(scope="session")
-def bridge_key() -> str:
-    """The bridge to torch, built (or found) once in the session cache."""
-    from ppy_compile.build import _ensure_bridge
+def toolchain_entries() -> list[str]:
+    """The once-per-torch builds (bridge, precompiled header), built or found once in the session cache."""
+    from ppy_compile.build import _ensure_bridge, _ensure_pch, use_pch
     from ppy_compile.cache import Cache
 
-    return _ensure_bridge(Cache.open(SESSION_CACHE))
+    cache = Cache.open(SESSION_CACHE)
+    keys = [_ensure_bridge(cache)]
+    if use_pch():
+        keys.append(_ensure_pch(cache))
+    return keys
 
 
 @pytest.fixture
-def fresh_cache(tmp_path: Path, bridge_key: str, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty cache of this test's own, holding only a copy of the session's bridge."""
+def fresh_cache(tmp_path: Path, toolchain_entries: list[str], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cache of this test's own, holding only the session's once-per-torch builds (hard links)."""
     from ppy_compile.cache import Cache
 
     root = tmp_path / "cache"
     cache = Cache.open(root)
-    shutil.copytree(SESSION_CACHE / "builds" / bridge_key, cache.build_dir(bridge_key))
+    for key in toolchain_entries:
+        shutil.copytree(SESSION_CACHE / "builds" / key, cache.build_dir(key), copy_function=os.link)
     monkeypatch.setenv("PPY_CACHE_DIR", str(root))
     return root

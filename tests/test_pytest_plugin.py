@@ -15,7 +15,7 @@ REGIONS = textwrap.dedent(
     import torch
 
 
-    @ppy.opt(0)
+    @ppy.opt(1)
     def combine(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return x.add(y) * 2
 
@@ -25,7 +25,7 @@ REGIONS = textwrap.dedent(
         yield torch.randn(3, device=device), torch.randn(3, device=device)
 
 
-    @ppy.opt(0)
+    @ppy.opt(1)
     def fill(cache: torch.Tensor, k: torch.Tensor, position: int) -> torch.Tensor:
         torch.narrow(cache, 0, position, 1).copy_(k)
         return cache.sum(0)
@@ -36,7 +36,7 @@ REGIONS = textwrap.dedent(
         yield torch.zeros(4, 2, device=device), torch.ones(1, 2, device=device), 1
 
 
-    @ppy.opt(0)
+    @ppy.opt(1)
     def squash(x: torch.Tensor) -> torch.Tensor:
         return torch.tanh(x) * 3
 
@@ -46,12 +46,12 @@ REGIONS = textwrap.dedent(
         yield (torch.randn(5, device=device),)
 
 
-    @ppy.opt(0)
+    @ppy.opt(1)
     def called(x: torch.Tensor) -> torch.Tensor:
         return x - 1
 
 
-    @ppy.opt(0)
+    @ppy.opt(1)
     def lonely(x: torch.Tensor) -> torch.Tensor:
         return x + 1
     '''

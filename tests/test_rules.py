@@ -40,3 +40,11 @@ def test_fast_path_agrees_with_full_walk(path: Path, monkeypatch: pytest.MonkeyP
     fast = check_source(text, str(path))
     monkeypatch.setattr(region, "_STRUCTURE", re.compile(r""))
     assert check_source(text, str(path)) == fast
+
+
+def test_readme_rules_match_the_docstrings() -> None:
+    from ppy_check import docs
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split(docs.START, 1)[1].split(docs.END, 1)[0]
+    assert section.strip() == docs.render().strip(), "run: python -m ppy_check.docs --write"

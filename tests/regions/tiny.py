@@ -4,7 +4,7 @@ import ppy
 import torch
 
 
-@ppy.opt(0)
+@ppy.opt(1)
 def scale_shift(x: torch.Tensor, scale: float, shift: int) -> torch.Tensor:
     return x * scale + shift
 
