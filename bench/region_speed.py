@@ -22,7 +22,6 @@ import argparse
 import importlib.util
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -84,44 +83,50 @@ def per_call_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     for region in (gpt2.block, gpt2.step):
         if not region.build():
             raise SystemExit(f"region {region.__name__} did not compile; see the warnings above")
-    rows = []
-    for name, region, call in cases(gpt2):
-        python = region.python
-        compiled = region._compiled
-        module = compiled.__self__
-        repeat = getattr(module, f"__ppy_repeat_{region._cpp_symbol}")
-        paths: dict[str, Callable[[], Any]] = {
-            "eager": lambda: python(*call),
-            "ppy region": lambda: region(*call),
-        }
-        try:
-            scripted = torch.jit.script(python)
-            paths["torch.jit.script"] = lambda: scripted(*call)
-        except Exception as error:  # scripting is not guaranteed for every op
-            print(f"# torch.jit.script failed on {region.__name__}: {type(error).__name__}", file=sys.stderr)
-        if not args.skip_compile:
-            compiled_fn = torch.compile(python)
-            paths["torch.compile"] = lambda: compiled_fn(*call)
-        with torch.no_grad():
-            heavy = "GPT-2" in name
-            inner = 3 if heavy else 200
-            rounds = max(5, args.rounds // (3 if heavy else 1))
-            for path in paths.values():  # warm up every path (compiles torch.compile's graph)
+    measured: dict[tuple[str, str], tuple[float, float]] = {}
+    plan = cases(gpt2)
+
+    def settings(name: str) -> tuple[int, int]:
+        heavy = "GPT-2" in name
+        return (3 if heavy else 200), max(5, args.rounds // (3 if heavy else 1))
+
+    with torch.no_grad():
+        for name, region, call in plan:
+            python, compiled = region.python, region._compiled
+            repeat = getattr(compiled.__self__, f"__ppy_repeat_{region._cpp_symbol}")
+            paths: dict[str, Callable[[], Any]] = {"eager": lambda: python(*call), "ppy region": lambda: region(*call)}
+            try:
+                scripted = torch.jit.script(python)
+                paths["torch.jit.script"] = lambda: scripted(*call)
+            except Exception as error:  # scripting is not guaranteed for every op
+                print(f"# torch.jit.script failed on {region.__name__}: {type(error).__name__}", file=sys.stderr)
+            inner, rounds = settings(name)
+            for label, path in paths.items():
                 for _ in range(3):
                     path()
-            floor_count = inner
-            measured: dict[str, tuple[float, float]] = {}
-            for label, path in paths.items():
-                measured[label] = timed(path, rounds, inner)
-            floor_samples = []
+                measured[(name, label)] = timed(path, rounds, inner)
+            floor = []
             for _ in range(rounds):
                 start = time.perf_counter()
-                repeat(floor_count, *call)
-                floor_samples.append((time.perf_counter() - start) / floor_count * 1e6)
-            measured["C++ floor"] = (statistics.median(floor_samples), min(floor_samples))
-        eager = measured["eager"][0]
-        for label, (median, best) in measured.items():
-            rows.append({"case": name, "path": label, "median_us": median, "min_us": best, "ratio": median / eager})
+                repeat(inner, *call)
+                floor.append((time.perf_counter() - start) / inner * 1e6)
+            measured[(name, "C++ floor")] = (statistics.median(floor), min(floor))
+        # torch.compile last: its machinery, once loaded, slows everything else in the process.
+        if not args.skip_compile:
+            for name, region, call in plan:
+                compiled_fn = torch.compile(region.python)
+                inner, rounds = settings(name)
+                for _ in range(3):
+                    compiled_fn(*call)
+                measured[(name, "torch.compile")] = timed(lambda: compiled_fn(*call), rounds, inner)
+    rows = []
+    order = ["eager", "ppy region", "C++ floor", "torch.jit.script", "torch.compile"]
+    for name, _, _ in plan:
+        eager = measured[(name, "eager")][0]
+        for label in order:
+            if (name, label) in measured:
+                median, best = measured[(name, label)]
+                rows.append({"case": name, "path": label, "median_us": median, "min_us": best, "ratio": median / eager})
     return rows
 
 
@@ -142,11 +147,13 @@ BUILD = """
     print(time.perf_counter() - start)
 """
 
-BRIDGE = """
+TOOLCHAIN = """
     import time
-    from ppy_compile.build import _ensure_bridge
+    from ppy_compile.build import _ensure_bridge, _ensure_pch
     from ppy_compile.cache import Cache
-    start = time.perf_counter(); _ensure_bridge(Cache.open()); print(time.perf_counter() - start)
+    cache = Cache.open()
+    start = time.perf_counter(); _ensure_bridge(cache); bridge = time.perf_counter() - start
+    start = time.perf_counter(); _ensure_pch(cache); print(bridge, time.perf_counter() - start)
 """
 
 FIRST_RESULT = """
@@ -167,11 +174,12 @@ FIRST_RESULT = """
 def startup_rows(args: argparse.Namespace) -> list[tuple[str, float]]:
     rows = []
     with tempfile.TemporaryDirectory() as empty:
-        bridge = float(_python(BRIDGE, {"PPY_CACHE_DIR": empty, "PPY_QUIET": "1"}))
-        # The module alone: a cache that holds only the bridge, as after any first use of ppy.
+        bridge, header = (float(v) for v in _python(TOOLCHAIN, {"PPY_CACHE_DIR": empty, "PPY_QUIET": "1"}).split())
+        # The module alone: a cache that holds only what every module shares, as after any first use of ppy.
         cold = float(_python(BUILD.format(path=str(EXAMPLE)), {"PPY_CACHE_DIR": empty, "PPY_QUIET": "1"}))
-        rows.append(("ppy: cold build of the GPT-2 module (3 regions; bridge already built)", cold))
-        rows.append(("ppy: one-time bridge build (once per torch version and compiler)", bridge))
+        rows.append(("ppy: cold build of the GPT-2 module (3 regions, -O3)", cold))
+        rows.append(("ppy: one-time bridge build (per torch version and compiler)", bridge))
+        rows.append(("ppy: one-time precompiled header (per torch version and compiler)", header))
         warm = [float(_python(FIRST_RESULT.format(path=str(EXAMPLE), target="gpt2.block"), {"PPY_CACHE_DIR": empty}))
                 for _ in range(3)]
         rows.append(("ppy: warm start, new process (after import torch, to first result)", min(warm)))
@@ -185,6 +193,8 @@ def startup_rows(args: argparse.Namespace) -> list[tuple[str, float]]:
 
 
 def main() -> None:
+    # Inductor compiles in this process rather than a pool of workers that stay behind.
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1: less noise)")

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mypy.errorcodes import ErrorCode
-from mypy.nodes import Context, Decorator, FuncDef, MemberExpr, NameExpr, RefExpr, Var, CallExpr
+from mypy.nodes import CallExpr, Context, Decorator, FuncDef, RefExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigContext
-from mypy.types import AnyType, Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
+from mypy.types import Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
 
 from ppy_check import messages
 from ppy_check.engine import check_region, parse_module, suppressed

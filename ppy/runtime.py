@@ -65,7 +65,6 @@ def _built(path: str, text: str) -> Any:
 
 def prepare(region: Region) -> None:
     """Give the region its compiled implementation, or settle it on its Python body."""
-    from ppy_compile.build import region_id
 
     if region._prepared:
         return

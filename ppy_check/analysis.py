@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ppy_check import ops
 from ppy_check.expand import ATEN, TORCH, Unsupported, expand
@@ -46,12 +47,13 @@ CONVERSIONS = {"builtins.float": "float", "builtins.int": "int", "builtins.bool"
 MODULE_ROOTS = ("torch", "math")
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
     """What an expression holds: a kind and the tensor parameters it may alias.
 
-    Kinds: tensor, tensors (a list), tuple, record (the named tuple a multi-output op returns), shape, int, float, bool, number,
-    str, dtype, device, none, slice, module, unknown.
+    Kinds: tensor, tensors (a list), tuple, record (the named tuple a multi-output
+    op returns), shape, int, float, bool, number, str, dtype, device, none, slice,
+    module, unknown. A named tuple rather than a dataclass: one is made for every
+    expression, and making them is a good part of a check's cost.
     """
 
     kind: str
@@ -62,8 +64,7 @@ class Value:
 UNKNOWN = Value("unknown")
 
 
-@dataclass(frozen=True)
-class Callee:
+class Callee(NamedTuple):
     """What a call reaches. ``kind``: function, method, wrapper, convert, intrinsic or unsupported."""
 
     kind: str
@@ -99,8 +100,6 @@ class Unlowerable:
 
 @dataclass
 class RegionFacts:
-    values: dict[int, Value] = field(default_factory=dict)
-    callees: dict[int, Callee] = field(default_factory=dict)
     writes: list[Write] = field(default_factory=list)
     captures: list[Capture] = field(default_factory=list)
     unlowerable: list[Unlowerable] = field(default_factory=list)
@@ -157,6 +156,7 @@ class Analyzer:
         self.locals = region.locals
         self.env: dict[str, Value] = {p.name: value_of(p.type, p.name) for p in region.params}
         self.facts = RegionFacts()
+        self.receiver: Value | None = None
 
     # statements -------------------------------------------------------
 
@@ -246,11 +246,6 @@ class Analyzer:
     # expressions ------------------------------------------------------
 
     def eval(self, node: ast.expr) -> Value:
-        value = self._eval(node)
-        self.facts.values[id(node)] = value
-        return value
-
-    def _eval(self, node: ast.expr) -> Value:
         if isinstance(node, ast.Constant):
             return Value(_literal_kind(node.value))
         if isinstance(node, ast.Name):
@@ -374,16 +369,24 @@ class Analyzer:
 
     def dotted(self, node: ast.expr) -> str | None:
         """The dotted name of a module attribute chain (``F.linear``), or None for a local chain."""
+        parts = []
         root = node
         while isinstance(root, ast.Attribute):
+            parts.append(root.attr)
             root = root.value
         if not isinstance(root, ast.Name):
             return None
-        if root.id in (ATEN, TORCH):
-            return ast.unparse(node)
-        if root.id in self.env or root.id in self.locals or root.id not in self.scope.imports:
+        name = root.id
+        if name in (ATEN, TORCH):
+            head = name
+        elif name in self.env or name in self.locals:
             return None
-        return self.scope.resolve(node)
+        else:
+            head = self.scope.imports.get(name)  # type: ignore[assignment]
+            if head is None:
+                return None
+        parts.append(head)
+        return ".".join(reversed(parts))
 
     def attribute(self, node: ast.Attribute) -> Value:
         dotted = self.dotted(node)
@@ -436,12 +439,12 @@ class Analyzer:
     # calls ------------------------------------------------------------
 
     def call(self, node: ast.Call) -> Value:
+        self.receiver = None
         callee = self.resolve_call(node)
-        self.facts.callees[id(node)] = callee
+        receiver = self.receiver  # set by resolve_call when the call is a method call
         if callee.kind == "wrapper":
             assert callee.expansion is not None
             return self.eval(callee.expansion)
-        receiver = self.facts.values.get(id(node.func.value)) if isinstance(node.func, ast.Attribute) else None
         args = [self.eval(a) for a in node.args]
         keywords = {k.arg: self.eval(k.value) for k in node.keywords}
         if callee.kind == "unsupported":
@@ -493,6 +496,7 @@ class Analyzer:
             if dotted is not None:
                 return self.resolve_dotted(dotted, node)
             receiver = self.eval(func.value)
+            self.receiver = receiver
             return self.resolve_method(func, receiver, node)
         if isinstance(func, ast.Name):
             if func.id in self.env or func.id in self.locals:
@@ -512,7 +516,13 @@ class Analyzer:
         return Callee("unsupported", display(func), why="only torch functions and tensor methods can be called")
 
     def resolve_dotted(self, dotted: str, node: ast.Call, shown: str | None = None) -> Callee:
-        shown = shown or chain_text(node.func)
+        callee = self._resolve_dotted(dotted, node)
+        if callee.kind in ("unsupported", "wrapper"):  # only these show the call's source text
+            return callee._replace(display=shown or chain_text(node.func))
+        return callee
+
+    def _resolve_dotted(self, dotted: str, node: ast.Call) -> Callee:
+        shown = "?"
         if dotted.startswith(ATEN + "."):
             native = dotted[len(ATEN) + 1:]
             facts = ops.native_function(native)

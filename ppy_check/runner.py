@@ -50,11 +50,8 @@ def check_text_of(path: str, data: bytes, codes: list[str]) -> FileResult:
     return FileResult(path, diagnostics, text.splitlines() if diagnostics else [])
 
 
-def _check_file(path: str, codes: list[str]) -> FileResult:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        return FileResult(path, error=f"{path}: cannot read: {error.strerror or error}")
+def _check_file(item: tuple[str, bytes], codes: list[str]) -> FileResult:
+    path, data = item
     return check_text_of(path, data, codes)
 
 
@@ -70,7 +67,7 @@ def _display(path: Path) -> str:
 
 def run(files: list[Path], codes: list[str], jobs: int | None = None) -> RunResult:
     result = RunResult(files=len(files))
-    candidates: list[str] = []
+    candidates: list[tuple[str, bytes]] = []
     for path in files:
         shown = _display(path)
         try:
@@ -80,7 +77,7 @@ def run(files: list[Path], codes: list[str], jobs: int | None = None) -> RunResu
             continue
         result.lines += data.count(b"\n")
         if may_hold_region(data):
-            candidates.append(shown)
+            candidates.append((shown, data))  # read once: the workers get the bytes
     result.candidates = len(candidates)
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(candidates) >= PARALLEL_THRESHOLD:

@@ -72,8 +72,6 @@ class LoweredRegion:
     headers: set[str]
     params: list[tuple[str, RegionType]]
     returns: RegionType
-    # For each body line, the region's source line it came from.
-    line_map: list[int] = field(default_factory=list)
     # Every native overload the region calls ("add.Tensor", "layer_norm").
     overloads: set[str] = field(default_factory=set)
 
@@ -93,7 +91,6 @@ class Lowerer:
         self.env: dict[str, CExpr] = {}
         self.versions: dict[str, int] = {}
         self.lines: list[str] = []
-        self.line_map: list[int] = []
         self.headers: set[str] = set()
         self.temps = 0
         self.mutation = testing_mutation()
@@ -102,7 +99,6 @@ class Lowerer:
         self.one_call_per_line = False
         self.effectful_seen = False
         self.calls_in_statement = 0
-        self.current_line = region.node.lineno
 
     # --- entry -----------------------------------------------------------
 
@@ -125,17 +121,15 @@ class Lowerer:
         if not isinstance(returns, NoneType) and not (self.region.node.body and isinstance(self.region.node.body[-1], ast.Return)):
             raise LoweringError(self.region.node, f"region `{self.region.name}` must end with a `return`")
         return LoweredRegion(self.region.name, self.cpp_name, signature, self.lines, self.headers, params, returns,
-                             self.line_map, self.overloads)
+                             self.overloads)
 
     # --- statements --------------------------------------------------------
 
     def emit(self, line: str) -> None:
         self.lines.append(line)
-        self.line_map.append(self.current_line)
 
     def statement(self, node: ast.stmt) -> None:
-        self.current_line = node.lineno
-        mark = (len(self.lines), len(self.line_map), dict(self.env), dict(self.versions), self.temps, set(self.headers))
+        mark = (len(self.lines), dict(self.env), dict(self.versions), self.temps, set(self.headers))
         self.one_call_per_line = False
         self.effectful_seen = False
         self.calls_in_statement = 0
@@ -145,8 +139,7 @@ class Lowerer:
                 raise _Restart
         except _Restart:
             del self.lines[mark[0]:]
-            del self.line_map[mark[1]:]
-            self.env, self.versions, self.temps, self.headers = mark[2], mark[3], mark[4], mark[5]
+            self.env, self.versions, self.temps, self.headers = mark[1], mark[2], mark[3], mark[4]
             self.one_call_per_line = True
             self._statement(node)
         self.one_call_per_line = False

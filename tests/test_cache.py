@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import warnings
 from pathlib import Path
 
 import pytest

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ppy_check.engine import check_source
-from fixtures_support import FIXTURES, fixture_files
+from fixtures_support import fixture_files
 
 MYPY_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<column>\d+): error: (?P<message>.*)  \[(?P<code>ppy-[a-z]+)\]$")
 BIN = Path(sys.executable).parent

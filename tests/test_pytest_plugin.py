@@ -110,6 +110,11 @@ def test_plugin_end_to_end(project: pytest.Pytester) -> None:
     assert "ppy verify" in out and "regions.py::combine" in out
     assert "regions.py::called" in out
 
+    # Under pytest-xdist: the workers share the cache, so nothing is rebuilt, and every item still runs.
+    spread = run(project, "--ppy-verify", "--ppy-devices", "cpu", "-n", "2")
+    outcomes = spread.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes["passed"] >= 2 + 3, outcomes
+
     selected = run(project, "--ppy-verify", "-k", "combine and cpu")
     selected.assert_outcomes(passed=1, deselected=11)
 
