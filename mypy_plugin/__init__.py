@@ -16,6 +16,7 @@ message text, line and column.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -47,13 +48,18 @@ _SCALARS = {"builtins.int": "int", "builtins.float": "float", "builtins.bool": "
 
 def rules_version() -> str:
     """Changes whenever the rules could report differently: cached mypy results are then rechecked."""
+    return _rules_version(os.environ.get("PPY_MYPY_DISABLE", ""))
+
+
+@functools.lru_cache(maxsize=None)
+def _rules_version(disabled: str) -> str:
     from ppy import __version__
 
     digest = hashlib.sha256(__version__.encode())
     folder = Path(__file__).resolve().parent.parent / "ppy_check"
     for path in sorted(folder.rglob("*.py")) + [folder / "opdata.json"]:
         digest.update(path.read_bytes())
-    digest.update(os.environ.get("PPY_MYPY_DISABLE", "").encode())
+    digest.update(disabled.encode())
     return digest.hexdigest()[:16]
 
 

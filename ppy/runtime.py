@@ -59,13 +59,15 @@ def _built(path: str, text: str) -> Any:
                 found = build_module(path, text)
             except BuildError as error:
                 found = error
+            except Exception as error:  # a ppy bug must not take the user's program down
+                found = BuildError(f"ppy failed while compiling {Path(path).name} ({type(error).__name__}: {error}); "
+                                   "this is a ppy bug worth reporting")
             _modules[path] = found
         return found
 
 
 def prepare(region: Region) -> None:
     """Give the region its compiled implementation, or settle it on its Python body."""
-
     if region._prepared:
         return
     region._prepared = True

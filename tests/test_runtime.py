@@ -129,3 +129,21 @@ def test_no_compiler_warns_once_and_runs_python(fresh_cache: Path) -> None:
     assert "region `scale_shift` runs as Python" in lines[1] and "no C++ compiler" in lines[1]
     strict = _run(code, CXX="/nonexistent/c++", PPY_STRICT="1")
     assert strict.returncode != 0 and "BuildError" in strict.stderr and "no C++ compiler" in strict.stderr
+
+
+def test_a_ppy_bug_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ppy_compile.build
+
+    source = tmp_path / "buggy_regions.py"
+    source.write_text("import ppy, torch\n\n@ppy.opt(2)\ndef twice(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n")
+    spec = importlib.util.spec_from_file_location("buggy_regions", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(ppy_compile.build, "build_module", broken)
+    with pytest.warns(RuntimeWarning, match=r"region `twice` runs as Python: ppy failed .* ValueError: boom.* a ppy bug"):
+        result = module.twice(torch.ones(2))
+    assert result.tolist() == [2.0, 2.0] and not module.twice.__ppy_region__
