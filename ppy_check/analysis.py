@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ppy_check import ops
-from ppy_check.expand import ATEN, TORCH, Unsupported, expand
+from ppy_check.expand import ATEN, TORCH, Unsupported, dotted_name, expand, normalise_dotted
 from ppy_check.region import Region
 from ppy_check.scope import BUILTIN_NAMES, is_literal
 from ppy_check.types import Optional, RegionType, Scalar, Tuple
@@ -360,7 +360,7 @@ class Analyzer:
 
     def _dotted_value(self, dotted: str) -> Value | None:
         """The value of a module attribute a region may read: a dtype or a float constant."""
-        dotted = _normalise(dotted)
+        dotted = normalise_dotted(dotted)
         if dotted.startswith("torch.") and dotted[len("torch."):] in DTYPES:
             return Value("dtype")
         if dotted in FLOAT_CONSTANTS:
@@ -369,24 +369,7 @@ class Analyzer:
 
     def dotted(self, node: ast.expr) -> str | None:
         """The dotted name of a module attribute chain (``F.linear``), or None for a local chain."""
-        parts = []
-        root = node
-        while isinstance(root, ast.Attribute):
-            parts.append(root.attr)
-            root = root.value
-        if not isinstance(root, ast.Name):
-            return None
-        name = root.id
-        if name in (ATEN, TORCH):
-            head = name
-        elif name in self.env or name in self.locals:
-            return None
-        else:
-            head = self.scope.imports.get(name)  # type: ignore[assignment]
-            if head is None:
-                return None
-        parts.append(head)
-        return ".".join(reversed(parts))
+        return dotted_name(node, self.scope.imports, lambda name: name in self.env or name in self.locals)
 
     def attribute(self, node: ast.Attribute) -> Value:
         dotted = self.dotted(node)
@@ -394,7 +377,7 @@ class Analyzer:
             special = self._dotted_value(dotted)
             if special is not None:
                 return special
-            if _normalise(dotted) in _MODULE_PATHS:
+            if normalise_dotted(dotted) in _MODULE_PATHS:
                 return Value("module")
             oracle = self.region.oracle
             if oracle is not None and oracle.module_variable(dotted):
@@ -529,7 +512,7 @@ class Analyzer:
             if facts is None:
                 return Callee("unsupported", shown, why=f"torch {ops.torch_version()} has no native `{native}`")
             return Callee("function", shown, facts)
-        dotted = _normalise(dotted)
+        dotted = normalise_dotted(dotted)
         if dotted in CONVERSIONS:
             return Callee("convert", CONVERSIONS[dotted])
         if dotted.startswith("builtins."):
@@ -583,14 +566,6 @@ class Analyzer:
 
 
 _MODULE_PATHS = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft", "math"})
-
-
-def _normalise(dotted: str) -> str:
-    if dotted.startswith(TORCH + "."):
-        dotted = "torch." + dotted[len(TORCH) + 1:]
-    if dotted.startswith("torch.functional."):
-        dotted = "torch." + dotted[len("torch.functional."):]
-    return dotted
 
 
 def _element_kind(value: Value) -> str:

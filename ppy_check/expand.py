@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ppy_check.wrappers import REDUCTIONS, Wrapper
@@ -17,6 +18,41 @@ from ppy_check.wrappers import REDUCTIONS, Wrapper
 # no user code spells them, so they can never be shadowed.
 ATEN = "__aten__"
 TORCH = "__torch__"
+
+
+def dotted_name(node: ast.expr, imports: dict[str, str], is_local: Callable[[str], bool]) -> str | None:
+    """The dotted name a module attribute chain refers to (``F.linear`` is ``torch.nn.functional.linear``).
+
+    None when the chain starts from a local name or anything but an import.
+    An expansion's own ``aten.X``/``torch.X`` come back as ``__aten__.X``/``__torch__.X``.
+    """
+    parts = []
+    root = node
+    while isinstance(root, ast.Attribute):
+        parts.append(root.attr)
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None
+    name = root.id
+    if name in (ATEN, TORCH):
+        head: str | None = name
+    elif is_local(name):
+        return None
+    else:
+        head = imports.get(name)
+        if head is None:
+            return None
+    parts.append(head)
+    return ".".join(reversed(parts))
+
+
+def normalise_dotted(dotted: str) -> str:
+    """One spelling per function: ``__torch__.X`` and ``torch.functional.X`` are ``torch.X``."""
+    if dotted.startswith(TORCH + "."):
+        dotted = "torch." + dotted[len(TORCH) + 1:]
+    if dotted.startswith("torch.functional."):
+        dotted = "torch." + dotted[len("torch.functional."):]
+    return dotted
 
 
 @dataclass(frozen=True)

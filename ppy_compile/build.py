@@ -120,22 +120,30 @@ def _load_module(path: Path) -> Any:
     return module
 
 
-def _ensure_bridge(cache: Cache) -> str:
+def _ensure_shared(cache: Cache, kind: str, source_name: str, source: str, output: str, level: int,
+                   libraries: list[str], description: str, hashed: bool = True) -> str:
+    """A build every module shares (the bridge, the precompiled header), made once under a lock."""
     from ppy_compile.toolchain import run_ninja, toolchain, write_ninja
 
     tool = toolchain()
-    key = _sha("bridge", BUILD_FORMAT, BRIDGE_SOURCE, tool.identity)
+    key = _sha(kind, BUILD_FORMAT, source, tool.identity, str(level))
     if cache.valid(key) is not None:
         return key
     with cache.locked(key):
         if cache.valid(key) is not None:
             return key
-        with building("ppy: building the bridge to torch (once per torch version)"), cache.staging(key) as folder:
-            (folder / "bridge.cpp").write_text(BRIDGE_SOURCE, encoding="utf-8")
-            write_ninja(folder, tool, "bridge.cpp", "ppy_bridge.so", 2, ["c10", "torch_cpu", "torch", "torch_python"])
+        with building(description), cache.staging(key) as folder:
+            (folder / source_name).write_text(source, encoding="utf-8")
+            write_ninja(folder, tool, source_name, output, level, libraries)
             run_ninja(folder, tool)
-            cache.publish(key, folder, "ppy_bridge.so", {"kind": "bridge", "torch": tool.torch_version})
+            cache.publish(key, folder, output, {"kind": kind, "torch": tool.torch_version, "level": level}, hashed=hashed)
     return key
+
+
+def _ensure_bridge(cache: Cache) -> str:
+    return _ensure_shared(cache, "bridge", "bridge.cpp", BRIDGE_SOURCE, "ppy_bridge.so", 2,
+                          ["c10", "torch_cpu", "torch", "torch_python"],
+                          "ppy: building the bridge to torch (once per torch version)")
 
 
 def use_pch() -> bool:
@@ -153,24 +161,9 @@ def pch_for(level: int) -> bool:
 
 
 def _ensure_pch(cache: Cache) -> str:
-    """The precompiled header for optimised module builds."""
-    from ppy_compile.toolchain import run_ninja, toolchain, write_ninja
-
-    tool = toolchain()
-    level = PCH_LEVEL
-    key = _sha("pch", BUILD_FORMAT, PCH_HEADER, tool.identity, str(level))
-    if cache.valid(key) is not None:
-        return key
-    with cache.locked(key):
-        if cache.valid(key) is not None:
-            return key
-        with building("ppy: precompiling torch's headers (once per torch version)"), cache.staging(key) as folder:
-            (folder / "ppy_pch.h").write_text(PCH_HEADER, encoding="utf-8")
-            write_ninja(folder, tool, "ppy_pch.h", "ppy_pch.h.gch", level, [])
-            run_ninja(folder, tool)
-            cache.publish(key, folder, "ppy_pch.h.gch", {"kind": "pch", "torch": tool.torch_version, "level": level},
-                          hashed=False)
-    return key
+    """The precompiled header for optimised module builds (too big to hash on every use)."""
+    return _ensure_shared(cache, "pch", "ppy_pch.h", PCH_HEADER, "ppy_pch.h.gch", PCH_LEVEL, [],
+                          "ppy: precompiling torch's headers (once per torch version)", hashed=False)
 
 
 def _diagnostics_json(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:

@@ -15,61 +15,53 @@ from ppy_check.types import TENSOR, NoneType
 from ppy_compile.build import MODULE_NAME
 
 
-def _entry_point(region: LoweredRegion) -> str:
+def _function(region: LoweredRegion, name: str, first: int, prologue: list[str], void_run: str, value_run: str) -> str:
+    """A CPython fast-call function: check the count, convert each argument, run the region, convert back.
+
+    ``first`` leading arguments are the function's own (``prologue`` reads
+    them); ``void_run``/``value_run`` run the region (``{call}``) without the
+    GIL, the second returning the value handed back to Python.
+    """
+    count = len(region.params) + first
     lines = [
-        f"static PyObject* py_{region.name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
-        f"    if (nargs != {len(region.params)}) return ppy::wrong_count({string_literal(region.name)}, {len(region.params)}, nargs);",
+        f"static PyObject* {name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
+        f"    if (nargs != {count}) return ppy::wrong_count({string_literal(region.name)}, {count}, nargs);",
+        *prologue,
     ]
     names = []
-    for index, (name, kind) in enumerate(region.params):
-        where = string_literal(f"region `{region.name}`: parameter `{name}`")
+    for index, (parameter, kind) in enumerate(region.params):
+        where = string_literal(f"region `{region.name}`: parameter `{parameter}`")
         if kind == TENSOR:
-            lines.append(f"    const at::Tensor* a{index} = ppy::tensor_arg(args[{index}], {where});")
+            # Borrowed from its Python object, which lives as long as the call.
+            lines.append(f"    const at::Tensor* a{index} = ppy::tensor_arg(args[{index + first}], {where});")
             lines.append(f"    if (a{index} == nullptr) return nullptr;")
             names.append(f"*a{index}")
             continue
         lines.append(f"    {cpp_type(kind)} a{index}{{}};")
-        lines.append(f"    if (!ppy::parse(args[{index}], a{index}, {where})) return nullptr;")
+        lines.append(f"    if (!ppy::parse(args[{index + first}], a{index}, {where})) return nullptr;")
         names.append(f"a{index}")
     call = f"{region.cpp_name}({', '.join(names)})"
     lines.append("    try {")
     if isinstance(region.returns, NoneType):
-        lines.append(f"        {{ ppy::WithoutGil released; {call}; }}")
+        lines.append(f"        {{ ppy::WithoutGil released; {void_run.replace('{call}', call)}; }}")
         lines.append("        Py_RETURN_NONE;")
     else:
-        lines.append(f"        auto result = [&] {{ ppy::WithoutGil released; return {call}; }}();")
+        lines.append(f"        auto result = [&] {{ ppy::WithoutGil released; {value_run.replace('{call}', call)} }}();")
         lines.append("        return ppy::to_python(result);")
-    lines.append("    } catch (...) {")
-    lines.append("        return ppy_bridge::raise_current();")
-    lines.append("    }")
-    lines.append("}")
+    lines += ["    } catch (...) {", "        return ppy_bridge::raise_current();", "    }", "}"]
     return "\n".join(lines)
+
+
+def _entry_point(region: LoweredRegion) -> str:
+    return _function(region, f"py_{region.name}", 0, [], "{call}", "return {call};")
 
 
 def _repeat_point(region: LoweredRegion) -> str:
     """`__ppy_repeat_NAME(n, *args)`: the region called n times from C++, for the benchmark's floor."""
-    lines = [
-        f"static PyObject* py_repeat_{region.name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
-        f"    if (nargs != {len(region.params) + 1}) return ppy::wrong_count({string_literal(region.name)}, {len(region.params) + 1}, nargs);",
-        "    int64_t count = 0;",
-        '    if (!ppy::parse(args[0], count, "count")) return nullptr;',
-    ]
-    names = []
-    for index, (name, kind) in enumerate(region.params):
-        lines.append(f"    {cpp_type(kind)} a{index}{{}};")
-        lines.append(f"    if (!ppy::parse(args[{index + 1}], a{index}, {string_literal(name)})) return nullptr;")
-        names.append(f"a{index}")
-    call = f"{region.cpp_name}({', '.join(names)})"
-    lines.append("    try {")
-    if isinstance(region.returns, NoneType):
-        lines.append(f"        {{ ppy::WithoutGil released; for (int64_t i = 0; i < count; ++i) {call}; }}")
-        lines.append("        Py_RETURN_NONE;")
-    else:
-        lines.append(f"        auto result = [&] {{ ppy::WithoutGil released; auto r = {call}; "
-                     f"for (int64_t i = 1; i < count; ++i) r = {call}; return r; }}();")
-        lines.append("        return ppy::to_python(result);")
-    lines += ["    } catch (...) {", "        return ppy_bridge::raise_current();", "    }", "}"]
-    return "\n".join(lines)
+    count = ["    int64_t count = 0;", '    if (!ppy::parse(args[0], count, "count")) return nullptr;']
+    return _function(region, f"py_repeat_{region.name}", 1, count,
+                     "for (int64_t i = 0; i < count; ++i) {call}",
+                     "auto r = {call}; for (int64_t i = 1; i < count; ++i) r = {call}; return r;")
 
 
 def translation_unit(regions: list[LoweredRegion], origin: str, precompiled: bool = False

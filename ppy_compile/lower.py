@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ppy_check.expand import ATEN, TORCH, Unsupported, expand
+from ppy_check.expand import ATEN, TORCH, Unsupported, dotted_name, expand, normalise_dotted
 from ppy_check.region import Region
 from ppy_check.scope import is_literal
 from ppy_check.types import NoneType, Optional, RegionType, Scalar, Tuple
@@ -355,7 +355,7 @@ class Lowerer:
         raise LoweringError(node, f"region `{self.region.name}`: `{name}` is not a parameter, a local or a constant")
 
     def module_constant(self, dotted: str) -> CExpr | None:
-        dotted = _normalise(dotted)
+        dotted = normalise_dotted(dotted)
         module, _, attr = dotted.rpartition(".")
         if module == "torch" and attr in DTYPE_NAMES:
             return CExpr(dtype_code(attr), "dtype")
@@ -364,16 +364,7 @@ class Lowerer:
         return None
 
     def dotted(self, node: ast.expr) -> str | None:
-        root = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name):
-            return None
-        if root.id in (ATEN, TORCH):
-            return ast.unparse(node)
-        if root.id in self.env or root.id not in self.region.scope.imports:
-            return None
-        return self.region.scope.resolve(node)
+        return dotted_name(node, self.region.scope.imports, lambda name: name in self.env)
 
     def attribute(self, node: ast.Attribute) -> CExpr:
         dotted = self.dotted(node)
@@ -604,7 +595,7 @@ class Lowerer:
         if dotted.startswith(ATEN + "."):
             args, kwargs = self.arguments(node)
             return self.invoke(self.catalog.native(dotted[len(ATEN) + 1:]), None, args, kwargs, node, shown)
-        dotted = _normalise(dotted)
+        dotted = normalise_dotted(dotted)
         if dotted in ("builtins.float", "builtins.int", "builtins.bool"):
             return self.conversion(dotted.split(".")[1], node)
         namespace, _, name = dotted.rpartition(".")
@@ -813,14 +804,6 @@ def _safe(text: str) -> str:
 
 def _paren(code: str) -> str:
     return code if _is_identifier(code) or (code.endswith(")") and code.count("(") == 1 and code.startswith(("at::", "ppy::"))) else f"({code})"
-
-
-def _normalise(dotted: str) -> str:
-    if dotted.startswith(TORCH + "."):
-        dotted = "torch." + dotted[len(TORCH) + 1:]
-    if dotted.startswith("torch.functional."):
-        dotted = "torch." + dotted[len("torch.functional."):]
-    return dotted
 
 
 _SIGNATURES: dict[tuple[str, bool], Any] = {}
