@@ -18,7 +18,7 @@ from ppy_check.scope import build_scope
 # `type:` so that one comment also silences the mypy plugin.
 _SUPPRESSION = re.compile(r"#\s*(?:ppy|type)\s*:\s*ignore\b(?:\[([^\]]*)\])?")
 # A file that never imports ppy cannot hold a region; most files stop here.
-_MAY_HOLD_REGION = re.compile(rb"^[ \t]*(?:import|from)[ \t]+ppy\b", re.MULTILINE)
+_MAY_HOLD_REGION = re.compile(rb"^[ \t]*(?:from[ \t]+ppy\b|import[ \t]+[^\n#]*\bppy\b)", re.MULTILINE)
 
 
 def may_hold_region(data: bytes) -> bool:

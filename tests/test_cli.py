@@ -169,3 +169,18 @@ def test_repository_checks_clean() -> None:
 def test_pre_commit_hook_definition() -> None:
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert "id: ppy-check" in text and "entry: ppy-check" in text and "types: [python]" in text
+
+
+@pytest.mark.parametrize("header", ["import ppy", "import torch, ppy", "import numpy as np, ppy as p", "from ppy import opt",
+                                    "    import ppy"])
+def test_prefilter_sees_every_import_of_ppy(header: str) -> None:
+    from ppy_check.engine import may_hold_region
+
+    assert may_hold_region(f"x = 1\n{header}\n".encode())
+
+
+@pytest.mark.parametrize("text", ["import happy", "import numpy  # ppy later", "x = 'import ppy'", "from ppyx import y"])
+def test_prefilter_skips_what_cannot_hold_a_region(text: str) -> None:
+    from ppy_check.engine import may_hold_region
+
+    assert not may_hold_region(f"{text}\n".encode())
