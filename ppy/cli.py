@@ -49,21 +49,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _region_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
+def _region_files(paths: list[Path]) -> tuple[list[tuple[Path, bytes]], list[str]]:
     from ppy_check.config import Config, iter_files
-    from ppy_check.engine import may_hold_region
+    from ppy_check.runner import region_candidates
 
     files, problems = [], []
     for item in iter_files(paths or [Path(".")], Config()):
-        if isinstance(item, str):
-            problems.append(item)
-            continue
-        try:
-            if may_hold_region(item.read_bytes()):
-                files.append(item)
-        except OSError as error:
-            problems.append(f"{item}: cannot read: {error.strerror or error}")
-    return files, problems
+        (problems if isinstance(item, str) else files).append(item)
+    candidates, unreadable = region_candidates(files)
+    return candidates, problems + unreadable
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -71,6 +65,7 @@ def _build(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ppy.errors import BuildError
+    from ppy_check.runner import decode
     from ppy_compile.build import build_module
 
     console = Console(stderr=True)
@@ -83,11 +78,11 @@ def _build(args: argparse.Namespace) -> int:
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} files"),
                   TimeElapsedColumn(), console=console, transient=not console.is_terminal) as progress:
         task = progress.add_task("ppy build", total=len(files))
-        for path in files:
+        for path, data in files:
             progress.update(task, description=f"ppy build {path}")
             try:
-                built = build_module(str(path.resolve()), path.read_text(encoding="utf-8"))
-            except (BuildError, UnicodeDecodeError, OSError) as error:
+                built = build_module(str(path.resolve()), decode(data))
+            except (BuildError, UnicodeDecodeError, SyntaxError, LookupError, OSError) as error:
                 console.print(f"{path}: [red]cannot build[/red]: {error}")
                 failed = True
                 progress.advance(task)

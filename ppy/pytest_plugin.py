@@ -191,17 +191,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 VERIFIER = pytest.StashKey[Verifier]()
 
 
-def _region_files(config: pytest.Config) -> list[Path]:
+def _region_sources(config: pytest.Config) -> list[tuple[Path, str]]:
+    """Every file under ``ppy_paths`` that may hold a region, with its text (unreadable files are skipped)."""
     from ppy_check.config import find_pyproject, iter_files, load_config
-    from ppy_check.engine import may_hold_region
+    from ppy_check.runner import decode, region_candidates
 
     roots = [Path(p) for p in config.getini("ppy_paths")] or [Path(config.rootpath)]
     ppy_config = load_config(find_pyproject(Path(config.rootpath)))
-    found = []
-    for item in iter_files(roots, ppy_config):
-        if isinstance(item, Path) and may_hold_region(item.read_bytes()):
-            found.append(item)
-    return found
+    candidates, _ = region_candidates(item for item in iter_files(roots, ppy_config) if isinstance(item, Path))
+    sources = []
+    for path, data in candidates:
+        try:
+            sources.append((path, decode(data)))
+        except (UnicodeDecodeError, SyntaxError, LookupError):
+            continue  # ppy-check reports such a file; there is no region in it to verify
+    return sources
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -214,8 +218,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from ppy_check.scope import build_scope
 
     verifier = config.stash[VERIFIER]
-    for path in _region_files(config):
-        text = path.read_text(encoding="utf-8")
+    for path, text in _region_sources(config):
         module = parse_module(text, str(path))
         if not hasattr(module, "body"):
             continue

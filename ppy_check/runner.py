@@ -7,6 +7,7 @@ import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from io import BytesIO
+from collections.abc import Iterable
 from pathlib import Path
 
 from ppy_check.diagnostic import Diagnostic
@@ -27,8 +28,6 @@ class FileResult:
 @dataclass
 class RunResult:
     files: int = 0
-    candidates: int = 0
-    lines: int = 0
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, list[str]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -65,20 +64,25 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def run(files: list[Path], codes: list[str], jobs: int | None = None) -> RunResult:
-    result = RunResult(files=len(files))
-    candidates: list[tuple[str, bytes]] = []
+def region_candidates(files: Iterable[Path]) -> tuple[list[tuple[Path, bytes]], list[str]]:
+    """The files that may hold a region, each read once, and a one-line reason for each that cannot be read."""
+    candidates, problems = [], []
     for path in files:
-        shown = _display(path)
         try:
             data = path.read_bytes()
         except OSError as error:
-            result.errors.append(f"{shown}: cannot read: {error.strerror or error}")
+            problems.append(f"{_display(path)}: cannot read: {error.strerror or error}")
             continue
-        result.lines += data.count(b"\n")
         if may_hold_region(data):
-            candidates.append((shown, data))  # read once: the workers get the bytes
-    result.candidates = len(candidates)
+            candidates.append((path, data))
+    return candidates, problems
+
+
+def run(files: list[Path], codes: list[str], jobs: int | None = None) -> RunResult:
+    result = RunResult(files=len(files))
+    found, result.errors = region_candidates(files)
+    # The workers get the bytes: every file is read once.
+    candidates = [(_display(path), data) for path, data in found]
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(candidates) >= PARALLEL_THRESHOLD:
         with ProcessPoolExecutor(max_workers=min(workers, len(candidates))) as pool:
