@@ -129,12 +129,6 @@ def compare_values(what: str, expected: Any, actual: Any, scale: float = 1.0) ->
     return Mismatch(what, detail, max_abs, max_rel, tolerance), max_abs, tolerance
 
 
-def _region_params(region: Region) -> list[str]:
-    import inspect
-
-    return list(inspect.signature(region.python).parameters)
-
-
 def compare_call(region: Region, call: Call, device: str | None = "cpu", gradients: bool = True,
                  scale: float = 1.0) -> Outcome:
     """Run ``call`` through the Python body and the compiled region and compare everything.

@@ -51,10 +51,6 @@ class Region:
     # Enclosing functions, innermost last.
     enclosing_functions: list[FunctionNode] = field(default_factory=list)
 
-    @property
-    def param_names(self) -> list[str]:
-        return [p.name for p in self.params]
-
     # The region's source lines; empty when the caller has none to give.
     text: str = ""
     # What a type checker knows beyond the syntax (see oracle.py); None in ppy-check.

@@ -9,6 +9,7 @@ compiler cannot disagree on what a parameter is.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from typing import Callable, Union
 
@@ -62,15 +63,19 @@ class AnnotationError(Exception):
     """An annotation a region cannot take; the message says why."""
 
 
-def is_tensorish(kind: RegionType) -> bool:
-    """Whether a value of this type can hold a tensor the caller can see."""
-    if isinstance(kind, Scalar):
-        return kind.name == "Tensor"
-    if isinstance(kind, Optional):
-        return is_tensorish(kind.inner)
-    if isinstance(kind, Tuple):
-        return any(is_tensorish(item) for item in kind.items)
-    return False
+# The module constants a region may read, for the checker and the compiler
+# alike: `torch.<dtype>` (by the ATen ScalarType it names) and a few floats.
+TORCH_DTYPES = {
+    "float32": "Float", "float": "Float", "float64": "Double", "double": "Double", "float16": "Half",
+    "half": "Half", "bfloat16": "BFloat16", "int64": "Long", "long": "Long", "int32": "Int", "int": "Int",
+    "int16": "Short", "short": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "complex64": "ComplexFloat", "cfloat": "ComplexFloat", "complex128": "ComplexDouble",
+    "cdouble": "ComplexDouble", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+}
+FLOAT_CONSTANTS = {
+    "torch.pi": math.pi, "torch.e": math.e, "torch.inf": math.inf, "torch.nan": math.nan,
+    "math.pi": math.pi, "math.e": math.e, "math.inf": math.inf, "math.nan": math.nan, "math.tau": math.tau,
+}
 
 
 # A resolver turns a name or attribute chain into the dotted name it refers to

@@ -24,16 +24,10 @@ class Overload:
     base: Any  # torchgen.model.NativeFunction
     outplace: Any | None  # the out= variant, when there is one
 
-    @property
-    def schema(self) -> str:
-        return str(self.base.func)
-
 
 @dataclass(frozen=True)
 class Catalog:
-    functions: dict[tuple[str | None, str], tuple[Overload, ...]]
     methods: dict[str, tuple[Overload, ...]]
-    natives: dict[str, Any]  # native name (e.g. "add.Tensor") -> NativeFunction
     by_native: dict[str, tuple[Overload, ...]]  # native function name (no overload) -> overloads
 
     def function(self, namespace: str, name: str) -> tuple[Overload, ...]:
@@ -119,12 +113,5 @@ def catalog() -> Catalog:
     ] + _pairs([f for f in by_hand if Variant.method in f.variants], method=True)
     functions = _groups(function_pairs)
     methods = {name: overloads for (_, name), overloads in _groups(method_pairs).items()}
-    natives = {str(f.func.name): f for f in parsed.native_functions}
     by_native = {python_name: overloads for (_, python_name), overloads in functions.items()}
-    return Catalog(functions, methods, natives, by_native)
-
-
-def torch_version() -> str:
-    import torch
-
-    return str(torch.__version__)
+    return Catalog(methods, by_native)
