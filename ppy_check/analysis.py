@@ -18,14 +18,9 @@ from ppy_check import ops
 from ppy_check.expand import ATEN, TORCH, Unsupported, dotted_name, expand, normalise_dotted
 from ppy_check.region import Region
 from ppy_check.scope import BUILTIN_NAMES, is_literal
-from ppy_check.types import Optional, RegionType, Scalar, Tuple
+from ppy_check.types import FLOAT_CONSTANTS, TORCH_DTYPES, Optional, RegionType, Scalar, Tuple
 from ppy_check.wrappers import lookup
 
-DTYPES = frozenset(
-    "float32 float float16 half bfloat16 float64 double int64 long int32 int int16 short int8 uint8 bool "
-    "complex64 cfloat complex128 cdouble float8_e4m3fn float8_e5m2".split()
-)
-FLOAT_CONSTANTS = frozenset({"torch.pi", "torch.e", "torch.inf", "torch.nan", "math.pi", "math.e", "math.inf", "math.nan", "math.tau"})
 # Reads on a tensor that lower to C++ (`x.shape` is `x.sizes()`, `x.T` is `x.t()`...).
 TENSOR_ATTRIBUTES = {
     "shape": "shape", "dtype": "dtype", "device": "device", "ndim": "int", "is_cuda": "bool",
@@ -361,7 +356,7 @@ class Analyzer:
     def _dotted_value(self, dotted: str) -> Value | None:
         """The value of a module attribute a region may read: a dtype or a float constant."""
         dotted = normalise_dotted(dotted)
-        if dotted.startswith("torch.") and dotted[len("torch."):] in DTYPES:
+        if dotted.startswith("torch.") and dotted[len("torch."):] in TORCH_DTYPES:
             return Value("dtype")
         if dotted in FLOAT_CONSTANTS:
             return Value("float")

@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ppy_check.types import NoneType, Optional, RegionType, Scalar, Tuple
+from ppy_check.types import TORCH_DTYPES, NoneType, Optional, RegionType, Scalar, Tuple
 
 
 class TypeMismatch(Exception):
@@ -40,17 +40,8 @@ class CExpr:
         return self.items[index]
 
 
-DTYPE_NAMES = {
-    "float32": "Float", "float": "Float", "float64": "Double", "double": "Double", "float16": "Half",
-    "half": "Half", "bfloat16": "BFloat16", "int64": "Long", "long": "Long", "int32": "Int", "int": "Int",
-    "int16": "Short", "short": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-    "complex64": "ComplexFloat", "cfloat": "ComplexFloat", "complex128": "ComplexDouble",
-    "cdouble": "ComplexDouble", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
-}
-
-
 def dtype_code(name: str) -> str:
-    return f"at::ScalarType::{DTYPE_NAMES[name]}"
+    return f"at::ScalarType::{TORCH_DTYPES[name]}"
 
 
 def int_literal(value: int) -> str:

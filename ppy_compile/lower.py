@@ -20,16 +20,14 @@ from typing import Any
 from ppy_check.expand import ATEN, TORCH, Unsupported, dotted_name, expand, normalise_dotted
 from ppy_check.region import Region
 from ppy_check.scope import is_literal
-from ppy_check.types import NoneType, Optional, RegionType, Scalar, Tuple
+from ppy_check.types import FLOAT_CONSTANTS, TORCH_DTYPES, NoneType, Optional, RegionType, Scalar, Tuple
 from ppy_check.wrappers import lookup
 from ppy_compile.cpp_types import (
-    DTYPE_NAMES, CExpr, TypeMismatch, convert, cpp_type, dtype_code, float_literal, literal, param_type, param_value,
+    CExpr, TypeMismatch, convert, cpp_type, dtype_code, float_literal, literal, param_type, param_value,
     result_value, unwrap,
 )
 from ppy_compile.schemas import Catalog, Overload
 
-FLOAT_CONSTANTS = {"pi": 3.141592653589793, "e": 2.718281828459045, "tau": 6.283185307179586,
-                   "inf": float("inf"), "nan": float("nan")}
 TENSOR_VIEWS = {"T": "numpy_T", "mT": "mT", "H": "matrix_H", "mH": "mH"}
 
 # Python operators on tensors, as the Tensor method each calls (torch/_tensor.py).
@@ -357,10 +355,10 @@ class Lowerer:
     def module_constant(self, dotted: str) -> CExpr | None:
         dotted = normalise_dotted(dotted)
         module, _, attr = dotted.rpartition(".")
-        if module == "torch" and attr in DTYPE_NAMES:
+        if module == "torch" and attr in TORCH_DTYPES:
             return CExpr(dtype_code(attr), "dtype")
-        if module in ("torch", "math") and attr in FLOAT_CONSTANTS:
-            return CExpr(float_literal(FLOAT_CONSTANTS[attr]), "float", literal=FLOAT_CONSTANTS[attr])
+        if dotted in FLOAT_CONSTANTS:
+            return CExpr(float_literal(FLOAT_CONSTANTS[dotted]), "float", literal=FLOAT_CONSTANTS[dotted])
         return None
 
     def dotted(self, node: ast.expr) -> str | None:
