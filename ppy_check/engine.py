@@ -16,7 +16,7 @@ from ppy_check.scope import build_scope
 
 # `# ppy: ignore`, `# ppy: ignore[ppy-loop, ppy-branch]`, and the same with
 # `type:` so that one comment also silences the mypy plugin.
-_SUPPRESSION = re.compile(r"#\s*(?:ppy|type)\s*:\s*ignore\b(?:\[([^\]]*)\])?")
+_SUPPRESSION = re.compile(r"#\s*(ppy|type)\s*:\s*ignore\b(?:\[([^\]]*)\])?")
 # A file that never imports ppy cannot hold a region; most files stop here.
 _MAY_HOLD_REGION = re.compile(rb"^[ \t]*(?:from[ \t]+ppy\b|import[ \t]+[^\n#]*\bppy\b)", re.MULTILINE)
 
@@ -25,18 +25,16 @@ def may_hold_region(data: bytes) -> bool:
     return _MAY_HOLD_REGION.search(data) is not None
 
 
-_PPY_ONLY = re.compile(r"#\s*ppy\s*:\s*ignore\b(?:\[([^\]]*)\])?")
-
-
 def suppressed(line_text: str, code: str, type_comments: bool = True) -> bool:
     """Whether a comment on the line silences ``code``.
 
     ``type_comments=False`` honours only ``# ppy: ignore``: under mypy, mypy
     itself applies ``# type: ignore`` (and reports the unused ones).
     """
-    pattern = _SUPPRESSION if type_comments else _PPY_ONLY
-    for match in pattern.finditer(line_text):
-        codes = match.group(1)
+    for match in _SUPPRESSION.finditer(line_text):
+        if match.group(1) == "type" and not type_comments:
+            continue
+        codes = match.group(2)
         if codes is None or code in {c.strip() for c in codes.split(",")}:
             return True
     return False
