@@ -15,7 +15,6 @@ import importlib.machinery
 import importlib.util
 import os
 import re
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -69,13 +68,9 @@ def light_identity() -> str:
     """What changes a build and is cheap to read on every warm start (no compiler run, no cpp_extension)."""
     import torch
 
-    cxx = os.environ.get("CXX") or "c++"
-    found = shutil.which(cxx) or cxx
-    try:
-        compiler = f"{os.path.realpath(found)}:{os.stat(found).st_mtime_ns}"
-    except OSError:
-        compiler = found
-    parts = [BUILD_FORMAT, ppy_version(), str(torch.__version__), str(torch.version.cuda), sys.version, compiler,
+    from ppy_compile.toolchain import compiler_identity
+
+    parts = [BUILD_FORMAT, ppy_version(), str(torch.__version__), str(torch.version.cuda), sys.version, compiler_identity(),
              os.environ.get("CXXFLAGS", ""), os.environ.get("PPY_TESTING_MUTATION", ""), str(use_pch())]
     return "\n".join(parts)
 

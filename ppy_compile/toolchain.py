@@ -65,6 +65,14 @@ def _file_identity(path: str) -> str:
     return f"{os.path.realpath(path)}:{stat.st_size}:{int(stat.st_mtime)}"
 
 
+def compiler_identity() -> str:
+    """The compiler a build would use, as a cheap stat (no compiler run); its name alone when it is missing."""
+    try:
+        return _file_identity(_compiler())
+    except (BuildError, OSError):
+        return os.environ.get("CXX") or "c++"
+
+
 @functools.lru_cache(maxsize=1)
 def toolchain() -> Toolchain:
     import torch
