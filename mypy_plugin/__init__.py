@@ -28,10 +28,10 @@ from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigCont
 from mypy.types import Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
 
 from ppy_check import messages
-from ppy_check.engine import check_region, parse_module, suppressed
+from ppy_check.engine import check_region, suppressed
+from ppy_check.module import ModuleRegions
 from ppy_check.oracle import informed
-from ppy_check.region import Region, find_regions
-from ppy_check.scope import build_scope
+from ppy_check.region import Region
 from ppy_check.types import Optional as OptionalType
 from ppy_check.types import RegionType, Scalar
 from ppy_check.types import Tuple as TupleKind
@@ -53,14 +53,9 @@ def rules_version() -> str:
 
 @functools.lru_cache(maxsize=None)
 def _rules_version(disabled: str) -> str:
-    from ppy import __version__
+    from ppy_check.version import full_version
 
-    digest = hashlib.sha256(__version__.encode())
-    folder = Path(__file__).resolve().parent.parent / "ppy_check"
-    for path in sorted(folder.rglob("*.py")) + [folder / "opdata.json"]:
-        digest.update(path.read_bytes())
-    digest.update(disabled.encode())
-    return digest.hexdigest()[:16]
+    return hashlib.sha256(f"{full_version()}\0{disabled}".encode()).hexdigest()[:16]
 
 
 def region_type(kind: Type | None) -> RegionType | None:
@@ -159,11 +154,8 @@ class PpyPlugin(Plugin):
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return [], []
-        module = parse_module(text, path)
-        if not hasattr(module, "body"):
-            return [], []
-        lines = text.splitlines()
-        regions = find_regions(module, build_scope(module), lines)  # type: ignore[arg-type]
+        module = ModuleRegions.load(path, text)
+        regions, lines = module.regions, module.lines
         self._parsed[path] = (stamp, regions, lines)
         return regions, lines
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from ppy.decorators import Call, Region, opt, pure
 from ppy.errors import BuildError, RegionError
-
-__version__ = "0.1.0"
+from ppy_check.version import __version__
 
 
 def plugin(version: str) -> type:

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import functools
 import os
+import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+if TYPE_CHECKING:
+    from ppy_check.site import RegionSite
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,6 +54,17 @@ class Region:
         self._cpp_source_path: Any = None
         self._cpp_symbol: str | None = None
         self._samples: Callable[..., Any] | None = None
+        self._site: RegionSite | None = None
+        _live.add(self)
+
+    @property
+    def site(self) -> RegionSite:
+        """Where the region is defined: its file, qualified name and first line (ppy's one identity)."""
+        if self._site is None:
+            from ppy_check.site import RegionSite
+
+            self._site = RegionSite.of_function(self.python)
+        return self._site
 
     @property
     def __ppy_region__(self) -> bool:
@@ -104,6 +119,20 @@ class Region:
         flags = ", pure" if self.pure else ""
         state = "compiled" if self.__ppy_region__ else "python"
         return f"<ppy region {self.__qualname__} (opt {self.level}{flags}, {state})>"
+
+
+# Every region object alive in the process: nested regions and methods are not
+# reachable from their module's globals, so tools find them here by site.
+_live: weakref.WeakSet[Region] = weakref.WeakSet()
+
+
+def live_regions(path: str | None = None) -> list[Region]:
+    """The region objects that exist now, optionally only those defined in ``path`` (compared resolved)."""
+    found = list(_live)
+    if path is None:
+        return found
+    wanted = os.path.realpath(path)
+    return [r for r in found if os.path.realpath(r.site.path) == wanted]
 
 
 def _runtime() -> Any:

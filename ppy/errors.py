@@ -1,22 +1,7 @@
-"""The errors ppy raises at decoration, build and call time."""
+"""The errors ppy raises at decoration, build and call time (defined in the leaf ``ppy_check.errors``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from ppy_check.errors import BuildError, RegionError
 
-if TYPE_CHECKING:
-    from ppy_check.diagnostic import Diagnostic
-
-
-class RegionError(Exception):
-    """A region broke the rules; ``diagnostics`` lists every finding."""
-
-    def __init__(self, region: str, diagnostics: list[Diagnostic]):
-        self.region = region
-        self.diagnostics = list(diagnostics)
-        lines = "\n".join(f"  {d.path}:{d.line}:{d.column}: {d.code} {d.message}" for d in self.diagnostics)
-        super().__init__(f"region `{region}` is not a valid region:\n{lines}")
-
-
-class BuildError(Exception):
-    """The compiled form of a region could not be produced (no compiler, a compiler error...)."""
+__all__ = ["BuildError", "RegionError"]

@@ -213,16 +213,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Region items go last, so the calls the other tests make are seen before they are judged."""
     if VERIFIER not in config.stash:
         return
-    from ppy_check.engine import parse_module
-    from ppy_check.region import find_regions
-    from ppy_check.scope import build_scope
+    from ppy_check.module import ModuleRegions
 
     verifier = config.stash[VERIFIER]
     for path, text in _region_sources(config):
-        module = parse_module(text, str(path))
-        if not hasattr(module, "body"):
-            continue
-        for region in find_regions(module, build_scope(module)):  # type: ignore[arg-type]
+        for region in ModuleRegions.load(str(path), text).regions:
             relative = _relative(path)
             for device in verifier.devices:
                 items.append(RegionItem.from_parent(session, name=f"{relative}::{region.name}[{device}]",

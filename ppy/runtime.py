@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from ppy.decorators import Region, disabled
 from ppy.errors import BuildError, RegionError
+from ppy_check.site import RegionSite
 
 _modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
 _lock = threading.RLock()
@@ -82,7 +83,7 @@ def prepare(region: Region) -> None:
     if isinstance(built, BuildError):
         _fallback(region, str(built))
         return
-    rid = f"{region.python.__name__}:{inspect.unwrap(region.python).__code__.co_firstlineno}"
+    rid = RegionSite.of_function(region.python).key
     if rid in built.errors:
         region._prepared = False  # the error repeats on every call, as the rules are still broken
         raise RegionError(region.__qualname__, built.errors[rid])

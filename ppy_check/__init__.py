@@ -4,6 +4,5 @@ from __future__ import annotations
 
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.engine import check_source
-
-__version__ = "0.1.0"
+from ppy_check.version import __version__
 __all__ = ["Diagnostic", "check_source", "__version__"]

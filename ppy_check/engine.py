@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from collections.abc import Iterable
 
 from ppy_check import messages as m
 from ppy_check.analysis import analyse
 from ppy_check.diagnostic import Diagnostic
-from ppy_check.region import Region, find_regions
+from ppy_check.module import ModuleRegions
+from ppy_check.region import Region
 from ppy_check.rules import RULES
-from ppy_check.scope import build_scope
 
 # `# ppy: ignore`, `# ppy: ignore[ppy-loop, ppy-branch]`, and the same with
 # `type:` so that one comment also silences the mypy plugin.
@@ -47,19 +45,6 @@ def _column(lines: list[str], line: int, byte_offset: int) -> int:
     return byte_offset + 1
 
 
-def parse_module(text: str, path: str) -> ast.Module | Diagnostic:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
-            return ast.parse(text, filename=path)
-    except SyntaxError as error:
-        line = error.lineno or 1
-        column = error.offset or 1
-        return Diagnostic(path, line, column, m.SYNTAX, m.SYNTAX_PARSE.format(error=error.msg), "")
-    except (ValueError, RecursionError) as error:
-        return Diagnostic(path, 1, 1, m.SYNTAX, m.SYNTAX_PARSE.format(error=str(error)), "")
-
-
 def check_region(region: Region, path: str, lines: list[str], codes: Iterable[str] | None = None) -> list[Diagnostic]:
     wanted = set(codes) if codes is not None else set(RULES)
     facts = analyse(region)
@@ -77,14 +62,16 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
 
 def check_source(text: str, path: str = "<string>", codes: Iterable[str] | None = None) -> list[Diagnostic]:
     """Every finding in one file, suppressions applied, in line order."""
-    module = parse_module(text, path)
-    if isinstance(module, Diagnostic):
-        return [module] if codes is None or m.SYNTAX in set(codes) else []
-    lines = text.splitlines()
-    scope = build_scope(module)
+    return check_module(ModuleRegions.load(path, text), codes)
+
+
+def check_module(module: ModuleRegions, codes: Iterable[str] | None = None) -> list[Diagnostic]:
+    if module.syntax_error is not None:
+        return [module.syntax_error] if codes is None or m.SYNTAX in set(codes) else []
+    lines = module.lines
     results: list[Diagnostic] = []
-    for region in find_regions(module, scope, lines):
-        for diagnostic in check_region(region, path, lines, codes):
+    for region in module.regions:
+        for diagnostic in check_region(region, module.path, lines, codes):
             line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
             if not suppressed(line_text, diagnostic.code):
                 results.append(diagnostic)

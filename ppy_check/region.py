@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ppy_check.scope import ModuleScope, target_names
+from ppy_check.site import RegionSite
 from ppy_check.types import AnnotationError, RegionType, parse_annotation
 
 OPT = "ppy.opt"
@@ -50,6 +51,7 @@ class Region:
     decorator_problems: list[tuple[ast.AST, str]] = field(default_factory=list)
     # Enclosing functions, innermost last.
     enclosing_functions: list[FunctionNode] = field(default_factory=list)
+    site: RegionSite = RegionSite("<string>", "", 0)
 
     # The region's source lines; empty when the caller has none to give.
     text: str = ""
@@ -169,7 +171,7 @@ def walk_body(statements: list[ast.stmt]) -> Iterator[ast.AST]:
 
 
 def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast.expr, str]],
-              enclosing: list[FunctionNode]) -> Region:
+              enclosing: list[FunctionNode], site: RegionSite) -> Region:
     pure = any(target == PURE for _, target in decorators)
     level, problems = DEFAULT_LEVEL, []
     for decorator, target in decorators:
@@ -195,27 +197,35 @@ def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast
             returns = parse_annotation(node.returns, scope.resolve, is_return=True)
         except AnnotationError as error:
             returns_problem = str(error)
-    return Region(node.name, node, scope, pure, level, params, returns, returns_problem, problems, enclosing)
+    return Region(node.name, node, scope, pure, level, params, returns, returns_problem, problems, enclosing, site)
 
 
-def find_regions(module: ast.Module, scope: ModuleScope, lines: list[str] | None = None) -> list[Region]:
+def first_line(node: FunctionNode) -> int:
+    """The line Python reports as the function's first (``co_firstlineno``): its first decorator's."""
+    return node.decorator_list[0].lineno if node.decorator_list else node.lineno
+
+
+def find_regions(module: ast.Module, scope: ModuleScope, lines: list[str] | None = None,
+                 path: str = "<string>") -> list[Region]:
     regions: list[Region] = []
 
-    def visit(statements: list[ast.stmt], enclosing: list[FunctionNode]) -> None:
+    def visit(statements: list[ast.stmt], enclosing: list[FunctionNode], prefix: str) -> None:
         for statement in statements:
             for child in _direct_definitions(statement):
+                qualname = prefix + child.name
                 if isinstance(child, ast.ClassDef):
-                    visit(child.body, enclosing)
+                    visit(child.body, enclosing, qualname + ".")
                     continue
                 decorators = [(d, t) for d in child.decorator_list if (t := decorator_target(d, scope))]
                 if decorators:
-                    region = _describe(child, scope, decorators, enclosing)
+                    site = RegionSite(path, qualname, first_line(child))
+                    region = _describe(child, scope, decorators, enclosing, site)
                     if lines is not None and child.body:
                         region.text = "\n".join(lines[child.body[0].lineno - 1: child.end_lineno])
                     regions.append(region)
-                visit(child.body, enclosing + [child])
+                visit(child.body, enclosing + [child], qualname + ".<locals>.")
 
-    visit(module.body, [])
+    visit(module.body, [], "")
     return regions
 
 

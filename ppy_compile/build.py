@@ -7,9 +7,7 @@ miss lowers every region of the file into one translation unit and builds it.
 
 from __future__ import annotations
 
-import ast
 import ctypes
-import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -22,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ppy.errors import BuildError
+from ppy_check.errors import BuildError
 from ppy_check.diagnostic import Diagnostic
-from ppy_check.engine import check_region, parse_module
-from ppy_check.region import Region, find_regions
-from ppy_check.scope import build_scope
+from ppy_check.engine import check_region
+from ppy_check.module import ModuleRegions
+from ppy_check.version import full_version
 from ppy_compile.cache import Cache
 from ppy_compile.progress import building
 from ppy_compile.runtime_cpp import BRIDGE_SOURCE, PCH_HEADER
@@ -40,37 +38,13 @@ MODULE_NAME = "ppy_region_module"
 BUILD_FORMAT = "1"  # bump when the generated code or the layout changes meaning
 
 
-@functools.lru_cache(maxsize=1)
-def ppy_version() -> str:
-    """The release, and a digest of the code that decides what a region compiles to.
-
-    A development checkout changes the lowering without changing the release
-    number; the digest keeps its old builds from being reused.
-    """
-    from ppy import __version__
-
-    digest = hashlib.sha256()
-    for package in ("ppy_compile", "ppy_check"):
-        folder = Path(__file__).resolve().parent.parent / package
-        for path in sorted(folder.glob("*.py")) + [folder / "opdata.json"]:
-            if path.exists():
-                digest.update(path.read_bytes())
-    return f"{__version__}+{digest.hexdigest()[:16]}"
-
-
-def region_id(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    """A region's identity in its file: its name and first line (the first decorator's), as Python reports it."""
-    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-    return f"{node.name}:{first}"
-
-
 def light_identity() -> str:
     """What changes a build and is cheap to read on every warm start (no compiler run, no cpp_extension)."""
     import torch
 
     from ppy_compile.toolchain import compiler_identity
 
-    parts = [BUILD_FORMAT, ppy_version(), str(torch.__version__), str(torch.version.cuda), sys.version, compiler_identity(),
+    parts = [BUILD_FORMAT, full_version(), str(torch.__version__), str(torch.version.cuda), sys.version, compiler_identity(),
              os.environ.get("CXXFLAGS", ""), os.environ.get("PPY_TESTING_MUTATION", ""), str(use_pch())]
     return "\n".join(parts)
 
@@ -170,20 +144,19 @@ def _lower_all(text: str, origin: str) -> tuple[list[LoweredRegion], dict[str, l
     from ppy_compile.lower import LoweringError, lower_region
     from ppy_compile.schemas import catalog
 
-    module = parse_module(text, origin)
-    if isinstance(module, Diagnostic):
-        raise BuildError(f"{origin}: {module.message}")
-    lines = text.splitlines()
-    scope = build_scope(module)
+    module = ModuleRegions.load(origin, text)
+    if module.syntax_error is not None:
+        raise BuildError(f"{origin}: {module.syntax_error.message}")
+    lines = module.lines
     tag = module_tag(origin)
     lowered: list[LoweredRegion] = []
     errors: dict[str, list[Diagnostic]] = {}
     levels: dict[str, int] = {}
     symbols: dict[str, str] = {}
-    regions: list[Region] = find_regions(module, scope, lines)
+    regions = module.regions
     names = [r.name for r in regions]
     for region in regions:
-        rid = region_id(region.node)
+        rid = region.site.key
         levels[rid] = region.level
         diagnostics = check_region(region, origin, lines)
         if diagnostics:

@@ -19,7 +19,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from ppy.errors import BuildError
+from ppy_check.errors import BuildError
 
 CXX_STANDARD = "-std=c++20"  # torch 2.13's headers need C++20
 

@@ -1,0 +1,61 @@
+"""One module's regions, read once: the parse, the module scope and every region site.
+
+ppy-check, the mypy plugin, ``ppy build``, the runtime and the pytest plugin
+all start here, so they agree on which functions are regions and what each
+is called.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass, field
+
+from ppy_check import messages as m
+from ppy_check.diagnostic import Diagnostic
+from ppy_check.region import Region, find_regions
+from ppy_check.scope import ModuleScope, build_scope
+
+
+def parse_module(text: str, path: str) -> ast.Module | Diagnostic:
+    """The module's syntax tree, or the ``ppy-syntax`` finding saying why there is none."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
+            return ast.parse(text, filename=path)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = error.offset or 1
+        return Diagnostic(path, line, column, m.SYNTAX, m.SYNTAX_PARSE.format(error=error.msg), "")
+    except (ValueError, RecursionError, MemoryError) as error:
+        reason = str(error) or type(error).__name__
+        return Diagnostic(path, 1, 1, m.SYNTAX, m.SYNTAX_PARSE.format(error=reason), "")
+
+
+@dataclass
+class ModuleRegions:
+    path: str
+    text: str
+    lines: list[str]
+    tree: ast.Module | None
+    scope: ModuleScope
+    regions: list[Region] = field(default_factory=list)
+    syntax_error: Diagnostic | None = None
+
+    @classmethod
+    def load(cls, path: str, text: str) -> ModuleRegions:
+        tree = parse_module(text, path)
+        lines = text.splitlines()
+        if isinstance(tree, Diagnostic):
+            return cls(path, text, lines, None, ModuleScope(), syntax_error=tree)
+        scope = build_scope(tree)
+        try:
+            regions = find_regions(tree, scope, lines, path)
+        except RecursionError:
+            # Definitions nested deeper than Python's own limit: no region can live there.
+            regions = []
+        return cls(path, text, lines, tree, scope, regions)
+
+    def region(self, key: str) -> Region | None:
+        """The region whose site key (``qualname:line``) is ``key``."""
+        return next((r for r in self.regions if r.site.key == key), None)
