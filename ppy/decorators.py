@@ -74,7 +74,10 @@ class Region:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fast = self._fast
         if fast is not None and not kwargs and len(args) == self._arity:
-            return fast(*args)
+            result = fast(*args)
+            if result is not NotImplemented:
+                return result
+            return self.python(*args)  # an argument not exactly its annotated type: Python's own answer
         return _runtime().call(self, args, kwargs)
 
     def build(self) -> bool:
