@@ -3,20 +3,31 @@
 Both decorators return the same kind of object, a ``Region``, so they stack in
 either order. A region behaves like the function it wraps; the compiler
 (``ppy_compile``) replaces its body with the built C++ on first call.
+
+``Region`` is generic over the wrapped function's parameters and return type
+(``Region[P, R]``), so a type checker checks a call of a region as a call of
+the function, and knows the region's own attributes (``samples``, ``build``,
+``python``, ``cpp_source``, ``__ppy_region__``, ``site``).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 if TYPE_CHECKING:
     from ppy_check.site import RegionSite
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R", covariant=True)
+# A method's region, seen from an instance: the instance's type, and the parameters after it.
+Self_ = TypeVar("Self_")
+Rest = ParamSpec("Rest")
+Samples = TypeVar("Samples", bound=Callable[..., Iterable[object]])
 
 LEVELS = (0, 1, 2, 3)
 DEFAULT_LEVEL = 3
@@ -38,12 +49,17 @@ class Call:
         return f"Call({len(self.args)} args, {sorted(self.kwargs)})"
 
 
-class Region:
+class Region(Generic[P, R]):
     """A function marked as a region. Call it like the function."""
 
-    def __init__(self, python: Callable[..., Any], level: int = DEFAULT_LEVEL, pure: bool = False):
+    # Set by functools.update_wrapper; declared so that type checkers know them.
+    __name__: str
+    __qualname__: str
+    __wrapped__: Callable[P, R]
+
+    def __init__(self, python: Callable[P, R], level: int = DEFAULT_LEVEL, pure: bool = False):
         functools.update_wrapper(self, python)
-        self.python = python
+        self.python: Callable[P, R] = python
         self.level = level
         self.pure = pure
         self._prepared = False
@@ -53,7 +69,7 @@ class Region:
         self._signature: Any = None
         self._cpp_source_path: Any = None
         self._cpp_symbol: str | None = None
-        self._samples: Callable[..., Any] | None = None
+        self._samples: Callable[..., Iterable[object]] | None = None
         self._site: RegionSite | None = None
         _live.add(self)
 
@@ -71,11 +87,11 @@ class Region:
         """True once the compiled code is what a call runs."""
         return self._compiled is not None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         fast = self._fast
         if fast is not None and not kwargs and len(args) == self._arity:
-            return fast(*args)
-        return _runtime().call(self, args, kwargs)
+            return fast(*args)  # type: ignore[no-any-return]
+        return _runtime().call(self, args, kwargs)  # type: ignore[no-any-return]
 
     def build(self) -> bool:
         """Compile now rather than on the first call; True when the compiled code is in use."""
@@ -89,14 +105,14 @@ class Region:
         path = self._cpp_source_path
         return path.read_text(encoding="utf-8") if path is not None else None
 
-    def samples(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def samples(self, fn: Samples) -> Samples:
         """Register sample arguments for verification (``pytest --ppy-verify``).
 
         ``fn`` takes the device name (``"cpu"``, ``"cuda"``) if it has a
         parameter, and yields argument tuples (or ``ppy.Call(*args, **kwargs)``)::
 
             @block.samples
-            def _(device):
+            def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
                 yield torch.randn(2, 8, device=device), torch.randn(8, 8, device=device)
         """
         self._samples = fn
@@ -106,12 +122,16 @@ class Region:
         """The registered samples for ``device``, as calls; empty when there are none."""
         if self._samples is None:
             return []
-        import inspect
-
         produced = self._samples(device) if inspect.signature(self._samples).parameters else self._samples()
         return [item if isinstance(item, Call) else Call(*(item if isinstance(item, tuple) else (item,)))
                 for item in produced]
 
+    # Read from an instance, a region defined in a class is a method: its first parameter is bound.
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> Region[P, R]: ...
+    @overload
+    def __get__(self: Region[Concatenate[Self_, Rest], R], instance: Self_,
+                owner: type[Any] | None = None) -> Callable[Rest, R]: ...
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         return self if instance is None else functools.partial(self, instance)
 
@@ -123,10 +143,10 @@ class Region:
 
 # Every region object alive in the process: nested regions and methods are not
 # reachable from their module's globals, so tools find them here by site.
-_live: weakref.WeakSet[Region] = weakref.WeakSet()
+_live: weakref.WeakSet[Region[Any, Any]] = weakref.WeakSet()
 
 
-def live_regions(path: str | None = None) -> list[Region]:
+def live_regions(path: str | None = None) -> list[Region[Any, Any]]:
     """The region objects that exist now, optionally only those defined in ``path`` (compared resolved)."""
     found = list(_live)
     if path is None:
@@ -149,7 +169,7 @@ def _check_level(level: object) -> int:
     return level
 
 
-def _as_region(fn: Callable[..., Any]) -> Region:
+def _as_region(fn: Callable[P, R]) -> Region[P, R]:
     if isinstance(fn, Region):
         return fn
     if not callable(fn):
@@ -167,16 +187,16 @@ class Optimize:
     def __init__(self, level: int):
         self.level = level
 
-    def __call__(self, fn: F) -> F:
+    def __call__(self, fn: Callable[P, R]) -> Region[P, R]:
         region = _as_region(fn)
         region.level = self.level
-        return region  # type: ignore[return-value]
+        return region
 
 
 @overload
 def opt(level: int = DEFAULT_LEVEL) -> Optimize: ...
 @overload
-def opt(level: F) -> F: ...
+def opt(level: Callable[P, R], /) -> Region[P, R]: ...
 def opt(level: Any = DEFAULT_LEVEL) -> Any:
     """Mark a function as a region compiled at C++ optimisation level ``level`` (0 to 3).
 
@@ -189,8 +209,8 @@ def opt(level: Any = DEFAULT_LEVEL) -> Any:
     return Optimize(_check_level(level))
 
 
-def pure(fn: F) -> F:
+def pure(fn: Callable[P, R]) -> Region[P, R]:
     """Declare that the region writes no memory its caller can see (checked as `ppy-impure`)."""
     region = _as_region(fn)
     region.pure = True
-    return region  # type: ignore[return-value]
+    return region
