@@ -31,11 +31,55 @@ Samples = TypeVar("Samples", bound=Callable[..., Iterable[object]])
 
 LEVELS = (0, 1, 2, 3)
 DEFAULT_LEVEL = 3
+# The values of PPY_DISABLE that switch off every region rather than name one.
+_EVERY_REGION = frozenset({"1", "all", "true", "yes", "on"})
+
+
+def _disable_entries() -> frozenset[str]:
+    value = os.environ.get("PPY_DISABLE", "").strip()
+    if value in ("", "0"):
+        return frozenset()
+    return frozenset(entry.strip() for entry in value.split(",") if entry.strip())
 
 
 def disabled() -> bool:
     """`PPY_DISABLE=1` runs every region as plain Python."""
-    return os.environ.get("PPY_DISABLE", "") not in ("", "0")
+    return any(entry.lower() in _EVERY_REGION for entry in _disable_entries())
+
+
+def disabled_for(region: Region[Any, Any]) -> bool:
+    """Whether `PPY_DISABLE` switches this region off: `1` for every region, or a comma-separated list of names.
+
+    A name is the function's name (`block`), its qualified name (`Model.block`),
+    its module and qualified name (`gpt2.block`), or a file and qualified name
+    (`examples/gpt2/gpt2.py::block`, where any trailing part of the path will
+    do: `gpt2.py::block`).
+    """
+    entries = _disable_entries()
+    if not entries:
+        return False
+    if any(entry.lower() in _EVERY_REGION for entry in entries):
+        return True
+    qualname = region.__qualname__
+    names = {region.__name__, qualname, f"{region.__module__}.{qualname}"}
+    for entry in entries:
+        if entry in names:
+            return True
+        path, separator, wanted = entry.rpartition("::")
+        if separator and wanted == qualname and _same_file(path, region.site.path):
+            return True
+    return False
+
+
+def _same_file(given: str, actual: str) -> bool:
+    """`given` names `actual`: the same file once resolved, or a trailing run of its path components."""
+    if not given:
+        return False
+    resolved = os.path.realpath(actual)
+    if os.path.realpath(given) == resolved:
+        return True
+    tail = given.replace(os.sep, "/").strip("/").split("/")
+    return resolved.replace(os.sep, "/").split("/")[-len(tail):] == tail
 
 
 class Call:
@@ -57,11 +101,14 @@ class Region(Generic[P, R]):
     __qualname__: str
     __wrapped__: Callable[P, R]
 
-    def __init__(self, python: Callable[P, R], level: int = DEFAULT_LEVEL, pure: bool = False):
+    def __init__(self, python: Callable[P, R], level: int = DEFAULT_LEVEL, pure: bool = False,
+                 compile: bool = True):  # pylint: disable=redefined-builtin
         functools.update_wrapper(self, python)
         self.python: Callable[P, R] = python
         self.level = level
         self.pure = pure
+        # False: a region for the checkers, but every call runs the Python body.
+        self.compile = compile
         self._prepared = False
         self._compiled: Callable[..., Any] | None = None
         self._fast: Callable[..., Any] | None = None
@@ -86,6 +133,10 @@ class Region(Generic[P, R]):
     def __ppy_region__(self) -> bool:
         """True once the compiled code is what a call runs."""
         return self._compiled is not None
+
+    def compile_enabled(self) -> bool:
+        """Whether the region should be compiled at all: not with `compile=False`, nor when `PPY_DISABLE` names it."""
+        return self.compile and not disabled_for(self)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         fast = self._fast
@@ -137,6 +188,8 @@ class Region(Generic[P, R]):
 
     def __repr__(self) -> str:
         flags = ", pure" if self.pure else ""
+        if not self.compile:
+            flags += ", compile=False"
         state = "compiled" if self.__ppy_region__ else "python"
         return f"<ppy region {self.__qualname__} (opt {self.level}{flags}, {state})>"
 
@@ -169,6 +222,12 @@ def _check_level(level: object) -> int:
     return level
 
 
+def _check_compile(compile: object) -> bool:  # pylint: disable=redefined-builtin
+    if not isinstance(compile, bool):
+        raise TypeError(f"ppy.opt: compile must be True or False, not {type(compile).__name__} {compile!r}")
+    return compile
+
+
 def _as_region(fn: Callable[P, R]) -> Region[P, R]:
     if isinstance(fn, Region):
         return fn
@@ -184,29 +243,32 @@ class Optimize:
     the decoration (the mypy plugin hooks ``Optimize.__call__``).
     """
 
-    def __init__(self, level: int):
+    def __init__(self, level: int, compile: bool = True):  # pylint: disable=redefined-builtin
         self.level = level
+        self.compile = compile
 
     def __call__(self, fn: Callable[P, R]) -> Region[P, R]:
         region = _as_region(fn)
         region.level = self.level
+        region.compile = self.compile
         return region
 
 
 @overload
-def opt(level: int = DEFAULT_LEVEL) -> Optimize: ...
+def opt(level: int = DEFAULT_LEVEL, *, compile: bool = True) -> Optimize: ...  # pylint: disable=redefined-builtin
 @overload
 def opt(level: Callable[P, R], /) -> Region[P, R]: ...
-def opt(level: Any = DEFAULT_LEVEL) -> Any:
+def opt(level: Any = DEFAULT_LEVEL, *, compile: Any = True) -> Any:  # pylint: disable=redefined-builtin
     """Mark a function as a region compiled at C++ optimisation level ``level`` (0 to 3).
 
-    ``@ppy.opt`` alone means ``@ppy.opt(3)``.
+    ``@ppy.opt`` alone means ``@ppy.opt(3)``. ``compile=False`` keeps the
+    function a region (checked like any other) that always runs its Python body.
     """
     if callable(level) and not isinstance(level, int):
         region = _as_region(level)
         region.level = DEFAULT_LEVEL
         return region
-    return Optimize(_check_level(level))
+    return Optimize(_check_level(level), _check_compile(compile))
 
 
 def pure(fn: Callable[P, R]) -> Region[P, R]:
