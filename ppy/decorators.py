@@ -118,6 +118,7 @@ class Region(Generic[P, R]):
         self._cpp_symbol: str | None = None
         self._samples: Callable[..., Iterable[object]] | None = None
         self._site: RegionSite | None = None
+        self._binder: Callable[..., None] | None = None
         _live.add(self)
 
     @property
@@ -142,7 +143,24 @@ class Region(Generic[P, R]):
         fast = self._fast
         if fast is not None and not kwargs and len(args) == self._arity:
             return fast(*args)  # type: ignore[no-any-return]
-        return _runtime().call(self, args, kwargs)  # type: ignore[no-any-return]
+        try:
+            return _runtime().call(self, args, kwargs)  # type: ignore[no-any-return]
+        except TypeError:
+            # Diagnosed only after the fact, so that a call that binds pays nothing for it.
+            unbindable = self._binding_error(args, kwargs)
+            if unbindable is not None:
+                raise unbindable from None
+            raise
+
+    def _binding_error(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError | None:
+        """Python's own error for these arguments and the region's parameters (naming the region), if they do not bind."""
+        if self._binder is None:
+            self._binder = _parameters_only(self.python)
+        try:
+            self._binder(*args, **kwargs)
+        except TypeError as error:
+            return error.with_traceback(None)
+        return None
 
     def build(self) -> bool:
         """Compile now rather than on the first call; True when the compiled code is in use."""
@@ -192,6 +210,25 @@ class Region(Generic[P, R]):
             flags += ", compile=False"
         state = "compiled" if self.__ppy_region__ else "python"
         return f"<ppy region {self.__qualname__} (opt {self.level}{flags}, {state})>"
+
+
+def _parameters_only(function: Callable[..., Any]) -> Callable[..., None]:
+    """A function with ``function``'s parameters and qualified name and an empty body.
+
+    Calling it binds arguments exactly as calling ``function`` would, with
+    Python's own messages (``block() got an unexpected keyword argument
+    'epsilon'``), and runs nothing of the region. Defaults only need to exist:
+    their values never matter to binding.
+    """
+    signature = inspect.signature(function)
+    empty = inspect.Parameter.empty
+    parameters = [p.replace(annotation=empty, default=empty if p.default is empty else None)
+                  for p in signature.parameters.values()]
+    namespace: dict[str, Any] = {}
+    exec(f"def binder{signature.replace(parameters=parameters, return_annotation=empty)}: pass", namespace)  # pylint: disable=exec-used
+    binder: Callable[..., None] = namespace["binder"]
+    binder.__name__, binder.__qualname__ = function.__name__, function.__qualname__
+    return binder
 
 
 # Every region object alive in the process: nested regions and methods are not

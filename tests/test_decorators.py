@@ -1,4 +1,4 @@
-"""The decorators at run time: stacking, levels, the per-region off switch, and errors."""
+"""The decorators at run time: stacking, levels, the per-region off switch, errors, and call binding."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -192,3 +193,50 @@ def test_ppy_disable_switches_off_only_the_named_region(load: Callable[[], Modul
     monkeypatch.setenv("PPY_DISABLE", f"block,{regions_file}::shift")
     module = load()
     assert not module.block.build() and not module.shift.build()
+
+
+def _message(call: Callable[[], Any]) -> str:
+    with pytest.raises(TypeError) as caught:
+        call()
+    # Raised in place of the runtime's own binding error, not chained to it.
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    return str(caught.value)
+
+
+def test_binding_errors_name_the_region_and_the_argument(load: Callable[[], ModuleType],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.delenv("PPY_DISABLE", raising=False)
+    module = load()
+    block, shift = module.block, module.shift
+    assert block.build() and shift.build()
+    x = torch.randn(3)
+    assert _message(lambda: block(x, x, epsilon=1e-5)) == "block() got an unexpected keyword argument 'epsilon'"
+    assert _message(lambda: block(x, x)) == "block() missing 1 required positional argument: 'eps'"
+    assert _message(lambda: block(x)) == "block() missing 2 required positional arguments: 'w' and 'eps'"
+    assert _message(lambda: block(x, x, 1.0, 2.0)) == "block() takes 3 positional arguments but 4 were given"
+    assert _message(lambda: block(x, x, 1.0, x=x)) == "block() got multiple values for argument 'x'"
+    assert _message(lambda: shift(x, 1.0, 2.0)) == "shift() takes from 1 to 2 positional arguments but 3 were given"
+    # The same words for a region that runs as Python.
+    assert _message(lambda: module.scaled(x, bye=2.0)) == "scaled() got an unexpected keyword argument 'bye'"
+    # A TypeError of arguments that do bind is the compiled entry's own, untouched.
+    with pytest.raises(TypeError, match=r"region `block`: parameter `x` must be a Tensor, not str"):
+        block("x", x, eps=1.0)
+
+
+def test_an_exact_positional_call_skips_the_runtime(load: Callable[[], ModuleType],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.delenv("PPY_DISABLE", raising=False)
+    module = load()
+    assert module.block.build()
+    observer = runtime._observer
+    runtime.set_observer(None)  # `--ppy-verify` routes every call through the runtime; not for this one
+    try:
+        monkeypatch.setattr(runtime, "call", lambda *args: pytest.fail("the fast path went through the runtime"))
+        x = torch.randn(3)
+        assert torch.equal(module.block(x, x, 0.5), x * x + 0.5)
+    finally:
+        runtime.set_observer(observer)
