@@ -42,9 +42,13 @@ def _disable_entries() -> frozenset[str]:
     return frozenset(entry.strip() for entry in value.split(",") if entry.strip())
 
 
+def _every_region(entries: frozenset[str]) -> bool:
+    return any(entry.lower() in _EVERY_REGION for entry in entries)
+
+
 def disabled() -> bool:
     """`PPY_DISABLE=1` runs every region as plain Python."""
-    return any(entry.lower() in _EVERY_REGION for entry in _disable_entries())
+    return _every_region(_disable_entries())
 
 
 def disabled_for(region: Region[Any, Any]) -> bool:
@@ -58,7 +62,7 @@ def disabled_for(region: Region[Any, Any]) -> bool:
     entries = _disable_entries()
     if not entries:
         return False
-    if any(entry.lower() in _EVERY_REGION for entry in entries):
+    if _every_region(entries):
         return True
     qualname = region.__qualname__
     names = {region.__name__, qualname, f"{region.__module__}.{qualname}"}
@@ -155,7 +159,10 @@ class Region(Generic[P, R]):
     def _binding_error(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError | None:
         """Python's own error for these arguments and the region's parameters (naming the region), if they do not bind."""
         if self._binder is None:
-            self._binder = _parameters_only(self.python)
+            try:
+                self._binder = _parameters_only(self.python)
+            except (TypeError, ValueError):  # no signature to read: the error that was raised stands
+                return None
         try:
             self._binder(*args, **kwargs)
         except TypeError as error:
