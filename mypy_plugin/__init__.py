@@ -2,8 +2,11 @@
 
 Enable with ``[tool.mypy] plugins = ["ppy"]`` (or ``"mypy_plugin"``). mypy has
 no decorator hook, so the plugin watches the decorations themselves: applying
-``ppy.opt(level)`` is a call of ``Optimize.__call__`` and applying
-``ppy.pure`` a call of ``pure``; the decorated ``FuncDef`` is ``ctx.context``.
+``ppy.opt(level)`` is a call of ``Optimize.__call__``, applying a bare
+``ppy.opt`` a call of ``opt`` and applying ``ppy.pure`` a call of ``pure``; the
+decorated ``FuncDef`` is ``ctx.context``. Every hook returns mypy's own type of
+the decoration, a ``Region[P, R]``, so a call of the region is checked as a
+call of the function.
 
 At that point mypy has not checked the function's body yet, so the plugin runs
 ppy's own rule engine over the region's source, exactly as ``ppy-check`` does,
@@ -127,7 +130,10 @@ class PpyPlugin(Plugin):
         self._parsed: dict[str, tuple[tuple[int, int], list[Region], list[str]]] = {}
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        return self._on_decoration if fullname == PURE else None
+        if fullname == PURE:
+            return self._on_pure
+        # A bare `@ppy.opt`; the call in `@ppy.opt(3)` is hooked too, but its context is no Decorator.
+        return self._on_decoration if fullname == OPT else None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         return self._on_decoration if fullname == OPT_CALL else None
@@ -159,23 +165,22 @@ class PpyPlugin(Plugin):
 
     def _on_decoration(self, ctx: FunctionContext | MethodContext) -> Type:
         decorator = ctx.context
-        if isinstance(decorator, Decorator) and self._reports_here(decorator, ctx):
+        if isinstance(decorator, Decorator):
             try:
                 self._check(decorator.func, ctx)
             except Exception as error:  # never take mypy down with us
                 ctx.api.fail(f"ppy: internal error while checking `{decorator.func.name}`: {error}", decorator.func)
         return ctx.default_return_type
 
-    @staticmethod
-    def _reports_here(decorator: Decorator, ctx: FunctionContext | MethodContext) -> bool:
+    def _on_pure(self, ctx: FunctionContext) -> Type:
         """Both decorators of a region trigger a hook: only `ppy.opt`'s reports when both are there."""
-        if isinstance(ctx, MethodContext):
-            return True
-        for expression in decorator.original_decorators:
-            callee = expression.callee if isinstance(expression, CallExpr) else expression
-            if isinstance(callee, RefExpr) and callee.fullname == OPT:
-                return False
-        return True
+        decorator = ctx.context
+        if isinstance(decorator, Decorator):
+            for expression in decorator.original_decorators:
+                callee = expression.callee if isinstance(expression, CallExpr) else expression
+                if isinstance(callee, RefExpr) and callee.fullname == OPT:
+                    return ctx.default_return_type
+        return self._on_decoration(ctx)
 
     def _check(self, func: FuncDef, ctx: FunctionContext | MethodContext) -> None:
         api = ctx.api

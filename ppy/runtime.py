@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from ppy.decorators import Region, disabled
+from ppy.decorators import Region
 from ppy.errors import BuildError, RegionError
 from ppy_check.site import RegionSite
 
@@ -79,7 +79,7 @@ def prepare(region: Region) -> None:
     if region._prepared:
         return
     region._prepared = True
-    if disabled():
+    if not region.compile_enabled():
         return
     try:
         path, text = _source(region)

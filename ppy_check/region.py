@@ -94,9 +94,13 @@ def _level(decorator: ast.expr) -> tuple[int, str | None]:
     if not isinstance(decorator, ast.Call):
         return DEFAULT_LEVEL, None
     values = list(decorator.args) + [k.value for k in decorator.keywords if k.arg == "level"]
-    unknown = [k.arg for k in decorator.keywords if k.arg != "level"]
+    unknown = [k.arg for k in decorator.keywords if k.arg not in ("level", "compile")]
     if unknown:
         return DEFAULT_LEVEL, f"`ppy.opt` has no parameter `{unknown[0]}`"
+    # Whether a region compiles is read from the source by tools that never import it: it must be a literal.
+    for switch in (k.value for k in decorator.keywords if k.arg == "compile"):
+        if not (isinstance(switch, ast.Constant) and type(switch.value) is bool):
+            return DEFAULT_LEVEL, f"`ppy.opt` compile must be a literal True or False, not `{ast.unparse(switch)}`"
     if len(values) > 1:
         return DEFAULT_LEVEL, "`ppy.opt` takes one level"
     if not values:
