@@ -146,7 +146,7 @@ def compare_call(region: Region, call: Call, device: str | None = "cpu", gradien
 
     compiled = region._compiled
     if compiled is None:
-        raise RuntimeError(f"region `{region.__qualname__}` is not compiled")
+        raise RuntimeError(f"region `{region.site.qualname}` is not compiled")
     if device is None:
         args, kwargs = call.args, dict(call.kwargs)
         tensors = [v for v in list(args) + list(kwargs.values()) if isinstance(v, torch.Tensor)]
@@ -273,7 +273,7 @@ def _gradients(region: Region, compiled: Any, signature: Any, args: Any, kwargs:
 
 def describe(region: Region, device: str, mismatch: Mismatch, source: str) -> str:
     """A failure a person can act on: which region, where, what, by how much, and the C++ line behind it."""
-    lines = [f"region `{region.__qualname__}` on {device}, {source}: {mismatch.what} {mismatch.verb}",
+    lines = [f"region `{region.site.qualname}` on {device}, {source}: {mismatch.what} {mismatch.verb}",
              f"  {mismatch.detail}"]
     origin = _cpp_origin(region, mismatch.what)
     if origin:

@@ -18,12 +18,16 @@ import sys
 import warnings
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ppy.decorators import Region
 from ppy.pytest_plugin import VERIFIER
 from ppy_check.site import RegionSite
+
+if TYPE_CHECKING:
+    from ppy.verify_session import Record, Verifier
 
 # Frames of these say nothing about the user's region or samples: pytest, pluggy, importlib, this file.
 _INTERNAL = tuple(os.path.dirname(m.__file__ or "") + os.sep
@@ -58,7 +62,7 @@ class RegionItem(pytest.Item):
         finally:
             self.user_properties.extend(verifier.properties(self, record))
 
-    def _verify(self, verifier: Any, record: Any) -> None:
+    def _verify(self, verifier: Verifier, record: Record) -> None:
         import torch
 
         from ppy.decorators import disabled
@@ -88,7 +92,7 @@ class RegionItem(pytest.Item):
             pytest.skip(message)
         self.status = "passed"
 
-    def _live_region(self) -> Any:
+    def _live_region(self) -> Region | None:
         """The region object defined at this site, once its module ran; None when it never came to exist."""
         from ppy.decorators import live_regions
 
@@ -108,11 +112,10 @@ class RegionItem(pytest.Item):
         return import_path(self.path, mode=self.config.getoption("importmode"), root=self.config.rootpath,
                            consider_namespace_packages=self.config.getini("consider_namespace_packages"))
 
-    def _build(self, region: Any) -> None:
+    def _build(self, region: Region) -> None:
         from ppy.errors import BuildError, RegionError
         from ppy.runtime import RegionFallbackWarning
 
-        self.status = "python fallback"
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RegionFallbackWarning)
             try:
@@ -121,14 +124,15 @@ class RegionItem(pytest.Item):
                 self.status = "invalid"
                 raise
             except BuildError as error:  # PPY_STRICT=1
+                self.status = "python fallback"
                 raise RegionVerificationError(self.describe(f"did not compile: {error}")) from None
         if not compiled:
+            self.status = "python fallback"
             reasons = [str(w.message) for w in caught if issubclass(w.category, RegionFallbackWarning)]
             raise RegionVerificationError(self.describe(
                 "did not compile; it runs as Python" + (f"\n  {reasons[0]}" if reasons else " (see the warnings)")))
-        self.status = "failed"
 
-    def _run_samples(self, verifier: Any, record: Any, region: Any) -> None:
+    def _run_samples(self, verifier: Verifier, record: Record, region: Region) -> None:
         from ppy.decorators import Call
 
         try:

@@ -9,6 +9,7 @@ item then judges those calls together with its samples.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Generator
@@ -28,6 +29,7 @@ from ppy_check.site import RegionSite
 SiteKey = tuple[str, str, int]
 
 
+@functools.cache  # every call of every region asks
 def site_key(site: RegionSite) -> SiteKey:
     """A site as both sides see it: the static one (from the path pytest walked) and the live one (from the code)."""
     return os.path.realpath(site.path), site.qualname, site.line
@@ -44,6 +46,8 @@ class Record:
 
 
 class Verifier:
+    """The plugin object of a ``--ppy-verify`` session, and the records its region items judge."""
+
     def __init__(self, config: pytest.Config, settings: Settings):
         from ppy import runtime
 
@@ -119,7 +123,7 @@ class Verifier:
             return  # the real call raises Python's own error; there is nothing to compare
         device = _device_of(args, kwargs)
         if device in devices:
-            self.check(self.records.setdefault((key, device), Record()), region, Call(*args, **kwargs), None, device,
+            self.check(self.record(region.site, device), region, Call(*args, **kwargs), None, device,
                        f"a call made by {self.current or 'the session'}")
 
     def check(self, record: Record, region: Region, call: Call, move_to: str | None, device: str, source: str) -> None:
@@ -130,7 +134,7 @@ class Verifier:
         try:
             outcome = compare_call(region, call, device=move_to, scale=self.settings.scale)
         except Exception as error:  # a broken comparison is a finding, not a crash of the user's test
-            record.failures.append(f"region `{region.__qualname__}` on {device}, {source}: comparing raised {error!r}")
+            record.failures.append(f"region `{region.site.qualname}` on {device}, {source}: comparing raised {error!r}")
             return
         if not math.isnan(outcome.max_abs):
             record.max_error = max(record.max_error, outcome.max_abs)

@@ -53,7 +53,7 @@ REGIONS = textwrap.dedent(
 
     @ppy.opt(1)
     def called(x: torch.Tensor) -> torch.Tensor:
-        return x - 1
+        return x.add(-1)
 
 
     @ppy.opt(1)
@@ -149,10 +149,12 @@ def test_plugin_end_to_end(project: pytest.Pytester) -> None:
     strict.assert_outcomes(passed=2 + 5, failed=1)
     assert "region `lonely` on cpu: unverified (no samples, and the session never called it); --ppy-verify-strict" in strict.stdout.str()
 
-    swapped = run(project, "--ppy-verify", "--ppy-devices", "cpu", "-k", "combine", mutation="swap:add:sub")
-    swapped.assert_outcomes(failed=1, deselected=7)
+    swapped = run(project, "--ppy-verify", "--ppy-devices", "cpu", "-k", "combine or called or calls_a_region",
+                  mutation="swap:add:sub")
+    swapped.assert_outcomes(failed=3, deselected=5)  # the test calling `called` fails too: its answer is wrong
     text = swapped.stdout.str()
     assert "region `combine` on cpu, sample 0: output differs" in text
+    assert "region `called` on cpu, a call made by test_usage.py::test_calls_a_region: output differs" in text
     assert "max abs error" in text and "tolerance rtol=" in text
     assert "generated C++: return" in text and "sub(" in text
 

@@ -12,38 +12,16 @@ import textwrap
 import pytest
 
 from test_pytest_plugin import run
+from test_verify_regions import SITES
 
 pytest_plugins = ["pytester"]
 
 REGION = "import ppy\nimport torch\n\n\n@ppy.opt(1)\ndef {name}(x: torch.Tensor) -> torch.Tensor:\n    return x + 1\n"
 
-NESTED = textwrap.dedent(
+NESTED = SITES + textwrap.dedent(
     '''
-    import ppy
-    import torch
 
     FAST = True
-
-
-    @ppy.opt(1)
-    def twice(x: torch.Tensor) -> torch.Tensor:
-        return x * 2
-
-
-    class A:
-        @staticmethod
-        @ppy.opt(1)
-        def twice(x: torch.Tensor) -> torch.Tensor:
-            return x * 3
-
-
-    def outer(x: torch.Tensor) -> torch.Tensor:
-        @ppy.opt(1)
-        def inner(y: torch.Tensor) -> torch.Tensor:
-            return y + 1
-
-        return inner(x)
-
 
     if FAST:
         @ppy.opt(1)

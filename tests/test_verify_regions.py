@@ -10,7 +10,8 @@ from test_pytest_plugin import run, table_rows
 
 pytest_plugins = ["pytester"]
 
-STATUSES = textwrap.dedent(
+# A module-level region, a method of the same name, a nested region: three items with records of their own.
+SITES = textwrap.dedent(
     '''
     import ppy
     import torch
@@ -19,11 +20,6 @@ STATUSES = textwrap.dedent(
     @ppy.opt(1)
     def twice(x: torch.Tensor) -> torch.Tensor:
         return x * 2
-
-
-    @twice.samples
-    def _(device):
-        yield (torch.randn(3, device=device),)
 
 
     class A:
@@ -39,6 +35,15 @@ STATUSES = textwrap.dedent(
             return y + 1
 
         return inner(x)
+    '''
+)
+
+STATUSES = SITES + textwrap.dedent(
+    '''
+
+    @twice.samples
+    def _(device):
+        yield (torch.randn(3, device=device),)
 
 
     def never() -> None:
