@@ -4,7 +4,9 @@ Both run on their own clones of the inputs. Compared: every output (shape,
 dtype, device, values within a dtype-aware tolerance; integers and bools
 exactly), every tensor parameter afterwards (so an in-place write the compiled
 code misses is caught), and, where the call writes nothing, the gradients of
-the floating inputs through a backward pass with one random cotangent.
+the floating inputs through a backward pass with one random cotangent. For a
+``@ppy.pure`` region, a tensor argument whose version counter moved during
+either call is a write the static check missed.
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ class Mismatch:
     max_abs: float = math.nan
     max_rel: float = math.nan
     tolerance: tuple[float, float] | None = None
+    verb: str = "differs"  # how the headline ends: "output 0 differs", "parameter `x` was written"
 
 
 @dataclass(frozen=True)
 class Outcome:
     mismatches: tuple[Mismatch, ...]
+    # The largest error of the outputs and parameters, and the tolerance it was held to
+    # (gradients are held to a looser one and only their mismatches are kept).
     max_abs: float
     tolerance: tuple[float, float] | None
 
@@ -141,7 +146,7 @@ def compare_call(region: Region, call: Call, device: str | None = "cpu", gradien
 
     compiled = region._compiled
     if compiled is None:
-        raise RuntimeError(f"region `{region.__qualname__}` is not compiled")
+        raise RuntimeError(f"region `{region.site.qualname}` is not compiled")
     if device is None:
         args, kwargs = call.args, dict(call.kwargs)
         tensors = [v for v in list(args) + list(kwargs.values()) if isinstance(v, torch.Tensor)]
@@ -166,6 +171,8 @@ def compare_call(region: Region, call: Call, device: str | None = "cpu", gradien
     def run(function: Any, with_grad: bool) -> tuple[Any, inspect.BoundArguments, Exception | None]:
         bound = signature.bind(*_clone(args, with_grad), **{k: _clone(v, with_grad) for k, v in kwargs.items()})
         bound.apply_defaults()
+        if region.pure:
+            versions = _versions(bound)
         state = torch.random.get_rng_state()
         try:
             if device == "cuda":
@@ -182,6 +189,9 @@ def compare_call(region: Region, call: Call, device: str | None = "cpu", gradien
             torch.random.set_rng_state(state)
             if device == "cuda":
                 torch.cuda.set_rng_state(cuda_state)
+            if region.pure:
+                side = "the compiled call" if function is compiled else "the Python body"
+                mismatches.extend(_pure_writes(versions, _versions(bound), side))
 
     expected, expected_args, expected_error = run(region.python, False)
     actual, actual_args, actual_error = run(compiled, False)
@@ -203,9 +213,22 @@ def compare_call(region: Region, call: Call, device: str | None = "cpu", gradien
                 written = True
             note(compare_values(f"parameter `{name}`", e, a, scale))
     if gradients and not written and not mismatches:
-        for found in _gradients(region, compiled, signature, args, kwargs, scale):
-            note(found)
+        mismatches.extend(m for m, _, _ in _gradients(region, compiled, signature, args, kwargs, scale) if m is not None)
     return Outcome(tuple(mismatches), worst, worst_tolerance)
+
+
+def _versions(bound: Any) -> dict[str, int]:
+    """Each tensor argument's version counter, which every in-place write moves."""
+    import torch
+
+    return {what: value._version for name, argument in bound.arguments.items()
+            for what, value in _flatten(argument, name) if isinstance(value, torch.Tensor)}
+
+
+def _pure_writes(before: dict[str, int], after: dict[str, int], side: str) -> list[Mismatch]:
+    return [Mismatch(f"parameter `{name}`", f"the region is @ppy.pure, but {side} wrote `{name}` "
+                     f"(its version counter moved from {version} to {after[name]})", verb="was written")
+            for name, version in before.items() if after.get(name, version) != version]
 
 
 def _gradients(region: Region, compiled: Any, signature: Any, args: Any, kwargs: dict[str, Any], scale: float) -> list[Any]:
@@ -246,3 +269,45 @@ def _gradients(region: Region, compiled: Any, signature: Any, args: Any, kwargs:
             continue
         found.append(compare_values(f"gradient of `{name}`", e, a, scale * 4))
     return found
+
+
+def describe(region: Region, device: str, mismatch: Mismatch, source: str) -> str:
+    """A failure a person can act on: which region, where, what, by how much, and the C++ line behind it."""
+    lines = [f"region `{region.site.qualname}` on {device}, {source}: {mismatch.what} {mismatch.verb}",
+             f"  {mismatch.detail}"]
+    origin = _cpp_origin(region, mismatch.what)
+    if origin:
+        lines.append(f"  generated C++: {origin}")
+    return "\n".join(lines)
+
+
+def _cpp_origin(region: Region, what: str) -> str | None:
+    """The generated line most likely to have produced a value: the one computing the return, or the writes to a parameter."""
+    try:
+        path = region._cpp_source_path
+        symbol = region._cpp_symbol
+        if path is None or symbol is None:
+            return None
+        from ppy.cli import extract_function
+
+        function = extract_function(path.read_text(encoding="utf-8"), symbol)
+    except (OSError, TypeError, ImportError):
+        return None
+    if function is None:
+        return None
+    body = [line.strip() for line in function.splitlines()[1:-1]]
+    if what.startswith("parameter `"):
+        name = what.split("`")[1]
+        handles = {line.split(" = ", 1)[0].split()[-1] for line in body if line.endswith(f" = {name};")}
+        writes = [line for line in body if "index_put_" in line or "::call(" in line
+                  and any(f"({handle}," in line or f", {handle})" in line or f", {handle}," in line or f"({handle})" in line
+                          for handle in handles | {name})
+                  and ("__" in line.split("::call(")[0] or "_out" in line.split("::call(")[0] or "index_put_" in line)]
+        return " / ".join(writes) if writes else None
+    returns = [line for line in body if line.startswith("return")]
+    if not returns:
+        return None
+    # A return names a variable (the body is one operation a line): point at the line that computed it.
+    returned = returns[-1].removeprefix("return").strip(" ;")
+    defining = [line for line in body if line.split(" = ", 1)[0].endswith(f" {returned}")]
+    return defining[-1] if defining else returns[-1]

@@ -19,7 +19,7 @@ from ppy_check.model.ir import (
     Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var,
 )
 from ppy_check.model.constants import PYTHON_TYPE_DTYPES
-from ppy_check.schema import Base, BaseType, ListType, OptionalType, SchemaArg, SchemaType
+from ppy_check.schema import Base, BaseType, ListType, Native, OptionalType, SchemaArg, SchemaType
 from ppy_compile.options import BuildOptions, Mutation
 from ppy_compile.cpp_types import (
     argument, comment, convert, cpp_type, float_literal, int_literal, param_type, scalar, sequence_element, std_string,
@@ -347,12 +347,10 @@ class Printer:
 
     def call(self, value: Call) -> str:
         native = value.native
-        struct = native.ops_struct
-        header = native.header
         if self.options.mutation is Mutation.SWAP and native.name == self.options.swap[0]:
-            struct = self.options.swap[1] + struct[len(native.name):]
-            header = self.options.swap[1]
-        self.headers.add(f"ATen/ops/{header}_ops.h")
+            native = _swapped(native, self.options.swap[1])
+        struct = native.ops_struct
+        self.headers.add(f"ATen/ops/{native.header}_ops.h")
         args = []
         given = dict(value.args)
         for arg in native.args:
@@ -432,6 +430,14 @@ class Printer:
 _CMP = {HostOp.EQ: "ppy::Cmp::Eq", HostOp.NE: "ppy::Cmp::Ne", HostOp.LT: "ppy::Cmp::Lt", HostOp.LE: "ppy::Cmp::Le",
         HostOp.GT: "ppy::Cmp::Gt", HostOp.GE: "ppy::Cmp::Ge"}
 _BITS = {HostOp.BITAND: "'&'", HostOp.BITOR: "'|'", HostOp.BITXOR: "'^'"}
+
+
+def _swapped(native: Native, name: str) -> Native:
+    """The same overload of another operator, for the SWAP mutation (``mul.Tensor`` -> ``mul_.Tensor``)."""
+    from ppy_check.schema import opdata
+
+    overload = native.key.partition(".")[2]
+    return opdata().native(f"{name}.{overload}" if overload else name)
 
 
 def _is_list(kind: object) -> bool:

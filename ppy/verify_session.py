@@ -1,0 +1,188 @@
+"""The verifier: the session's state from collection, through the tests' calls, to the summary table.
+
+Registered by ``ppy.pytest_plugin`` only under ``--ppy-verify``. Region items
+are collected with the tests (so pytest's count, ``-k`` and ``--co`` see
+them) and run after them. Every call the tests make to a selected region is
+compared on clones of its arguments before the real call runs; the region's
+item then judges those calls together with its samples.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ppy.decorators import Call, Region
+from ppy.pytest_plugin import Settings
+from ppy.verify_collect import RegionFile, extra_roots, ppy_exclusion, region_file
+from ppy.verify_item import RegionItem
+from ppy_check.site import RegionSite
+
+SiteKey = tuple[str, str, int]
+
+
+@functools.cache  # every call of every region asks
+def site_key(site: RegionSite) -> SiteKey:
+    """A site as both sides see it: the static one (from the path pytest walked) and the live one (from the code)."""
+    return os.path.realpath(site.path), site.qualname, site.line
+
+
+@dataclass
+class Record:
+    """What the session learned about one region on one device."""
+
+    calls: int = 0
+    max_error: float = 0.0
+    tolerance: tuple[float, float] | None = None  # of the outputs and parameters, as the table shows it
+    failures: list[str] = field(default_factory=list)
+
+
+class Verifier:
+    """The plugin object of a ``--ppy-verify`` session, and the records its region items judge."""
+
+    def __init__(self, config: pytest.Config, settings: Settings):
+        from ppy import runtime
+
+        self.config = config
+        self.settings = settings
+        self.excluded = ppy_exclusion(config.rootpath)
+        self.records: dict[tuple[SiteKey, str], Record] = {}
+        self.watched: dict[SiteKey, set[str]] = {}  # the selected items' sites and devices
+        self.current: str | None = None  # the test whose calls are being observed
+        self.rows: list[dict[str, Any]] = []
+        runtime.set_observer(self.observe)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        from ppy import runtime
+
+        runtime.set_observer(None)
+
+    # --- collection ----------------------------------------------------------
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> RegionFile | None:
+        return region_file(parent, file_path)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        """The session collects the ``ppy_paths`` beside its own arguments, so their items are counted too."""
+        report = yield
+        if isinstance(collector, pytest.Session) and report.passed:
+            report.result.extend(extra_roots(collector, self.settings))
+        return report
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Region items run last (after any reordering plugin): they judge the calls the tests make."""
+        items.sort(key=lambda item: isinstance(item, RegionItem))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        for item in session.items:
+            if isinstance(item, RegionItem):
+                self.watched.setdefault(site_key(item.site), set()).add(item.device)
+
+    # --- running -------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        self.current = item.nodeid
+        try:
+            return (yield)
+        finally:
+            self.current = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """A region's skip points at the region, as a skip mark's does, not at the line that raised it."""
+        report = yield
+        if isinstance(item, RegionItem) and report.skipped and isinstance(report.longrepr, tuple):
+            report.longrepr = (str(item.path), item.site.line, report.longrepr[2])
+        return report
+
+    def record(self, site: RegionSite, device: str) -> Record:
+        return self.records.setdefault((site_key(site), device), Record())
+
+    def observe(self, region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A call a test made: compared now, on clones, before the real call runs."""
+        import inspect
+
+        key = site_key(region.site)
+        devices = self.watched.get(key)
+        if not devices:
+            return  # no selected item judges this region
+        try:
+            inspect.signature(region.python).bind(*args, **kwargs)
+        except TypeError:
+            return  # the real call raises Python's own error; there is nothing to compare
+        device = _device_of(args, kwargs)
+        if device in devices:
+            self.check(self.record(region.site, device), region, Call(*args, **kwargs), None, device,
+                       f"a call made by {self.current or 'the session'}")
+
+    def check(self, record: Record, region: Region, call: Call, move_to: str | None, device: str, source: str) -> None:
+        """Compare one call (moved to ``move_to`` first, unless None) and note what it showed."""
+        from ppy.verify import compare_call, describe
+
+        record.calls += 1
+        try:
+            outcome = compare_call(region, call, device=move_to, scale=self.settings.scale)
+        except Exception as error:  # a broken comparison is a finding, not a crash of the user's test
+            record.failures.append(f"region `{region.site.qualname}` on {device}, {source}: comparing raised {error!r}")
+            return
+        if not math.isnan(outcome.max_abs):
+            record.max_error = max(record.max_error, outcome.max_abs)
+        record.tolerance = outcome.tolerance or record.tolerance
+        record.failures.extend(describe(region, device, mismatch, source) for mismatch in outcome.mismatches)
+
+    def properties(self, item: RegionItem, record: Record) -> list[tuple[str, object]]:
+        """The item's line of the table, as ``user_properties`` (which xdist carries and junitxml records)."""
+        if record.calls == 0:
+            tolerance = "-"
+        else:
+            tolerance = "exact" if record.tolerance is None else f"{record.tolerance[0]:g}, {record.tolerance[1]:g}"
+        return [("ppy_region", item.region_name), ("ppy_device", item.device), ("ppy_calls", record.calls),
+                ("ppy_max_error", f"{record.max_error:.2e}" if record.calls else "-"), ("ppy_tolerance", tolerance),
+                ("ppy_status", item.status)]
+
+    # --- reporting -----------------------------------------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        if report.when == "call" and "ppy_status" in properties:
+            self.rows.append(properties)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.rows:
+            return
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table("region", "device", "calls checked", "max error", "tolerance (rtol, atol)", "status",
+                      title="ppy verify")
+        table.columns[0].overflow = "fold"
+        for row in sorted(self.rows, key=lambda r: (r["ppy_region"], r["ppy_device"])):
+            # Text, not markup: a path may hold `[...]` or `:name:`.
+            table.add_row(*(Text(str(row[key])) for key in ("ppy_region", "ppy_device", "ppy_calls", "ppy_max_error",
+                                                            "ppy_tolerance", "ppy_status")))
+        buffer = StringIO()
+        width = max(140, self.config.get_terminal_writer().fullwidth)
+        Console(file=buffer, width=width, force_terminal=False).print(table)
+        terminalreporter.write_sep("=", "ppy verify")
+        terminalreporter.write(buffer.getvalue())
+
+
+def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    import torch
+
+    for value in list(args) + list(kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            return value.device.type
+    return "cpu"

@@ -1,0 +1,65 @@
+"""`ppy.verify.compare_call` on hand-made regions: a Python stand-in plays the compiled side, so nothing is built."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ppy  # noqa: E402
+from ppy.verify import compare_call  # noqa: E402
+
+
+def region(python: Callable[..., Any], compiled: Callable[..., Any], pure: bool = False) -> ppy.Region:
+    made = ppy.Region(python, level=1, pure=pure)
+    made._compiled = compiled  # what a build would install: every parameter positional
+    return made
+
+
+def clean(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return x * y
+
+
+def writes_x(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return x.mul_(y)  # y is all ones: the values stay, only the version counter moves
+
+
+def test_pure_region_whose_compiled_call_writes_names_the_parameter() -> None:
+    outcome = compare_call(region(clean, writes_x, pure=True), ppy.Call(torch.randn(3), torch.ones(3)))
+    assert [(m.what, m.verb, m.detail) for m in outcome.mismatches] == [
+        ("parameter `x`", "was written",
+         "the region is @ppy.pure, but the compiled call wrote `x` (its version counter moved from 0 to 1)")]
+
+
+def test_pure_region_whose_python_body_writes_names_the_parameter() -> None:
+    outcome = compare_call(region(writes_x, clean, pure=True), ppy.Call(torch.randn(3), y=torch.ones(3)))
+    assert [m.detail for m in outcome.mismatches if m.verb == "was written"] == [
+        "the region is @ppy.pure, but the Python body wrote `x` (its version counter moved from 0 to 1)"]
+
+
+def test_a_write_in_a_tuple_argument_is_named_by_its_index() -> None:
+    def python(xs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        return xs[0] + xs[1]
+
+    def compiled(xs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        return xs[0] + xs[1].add_(0)
+
+    outcome = compare_call(region(python, compiled, pure=True), ppy.Call((torch.ones(2), torch.ones(2))))
+    assert [m.what for m in outcome.mismatches] == ["parameter `xs[1]`"]
+
+
+def test_writes_of_a_region_that_is_not_pure_are_compared_by_value_only() -> None:
+    outcome = compare_call(region(writes_x, writes_x), ppy.Call(torch.randn(3), torch.ones(3)))
+    assert outcome.mismatches == ()
+
+
+def test_the_tolerance_reported_is_the_outputs_not_the_gradients() -> None:
+    def python(x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x) * 3
+
+    outcome = compare_call(region(python, python), ppy.Call(torch.randn(4)))
+    # float32's (rtol, atol); gradients are compared at 4x that, which must not show here.
+    assert outcome.mismatches == () and outcome.tolerance == (1.3e-6, 1e-5)

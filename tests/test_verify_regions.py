@@ -1,0 +1,158 @@
+"""Each region is its own item, found by site: methods and nested regions, each status, clean failures."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from test_pytest_plugin import run, table_rows
+
+pytest_plugins = ["pytester"]
+
+# A module-level region, a method of the same name, a nested region: three items with records of their own.
+SITES = textwrap.dedent(
+    '''
+    import ppy
+    import torch
+
+
+    @ppy.opt(1)
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+
+    class A:
+        @staticmethod
+        @ppy.opt(1)
+        def twice(x: torch.Tensor) -> torch.Tensor:
+            return x * 3
+
+
+    def outer(x: torch.Tensor) -> torch.Tensor:
+        @ppy.opt(1)
+        def inner(y: torch.Tensor) -> torch.Tensor:
+            return y + 1
+
+        return inner(x)
+    '''
+)
+
+STATUSES = SITES + textwrap.dedent(
+    '''
+
+    @twice.samples
+    def _(device):
+        yield (torch.randn(3, device=device),)
+
+
+    def never() -> None:
+        @ppy.opt(1)
+        def ghost(y: torch.Tensor) -> torch.Tensor:
+            return y - 1
+
+
+    @ppy.opt(1)
+    def two(x: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+        return x @ w2
+
+
+    @two.samples
+    def _(device):
+        yield torch.randn(2, 2, device=device), torch.randn(2, 2, device=device)
+        yield (torch.randn(2, 2, device=device),)
+
+
+    @ppy.opt(1)
+    def noisy(x: torch.Tensor) -> torch.Tensor:
+        return x.abs()
+
+
+    @noisy.samples
+    def _(device):
+        raise ValueError("no sample today")
+
+
+    @ppy.opt(1)
+    def looped(x: torch.Tensor) -> torch.Tensor:
+        for _ in range(2):
+            x = x + 1
+        return x
+    '''
+)
+
+TESTS = textwrap.dedent(
+    '''
+    import torch
+
+    import statuses
+
+
+    def test_calls():
+        assert statuses.twice(torch.ones(2)).tolist() == [2.0, 2.0]
+        assert statuses.A.twice(torch.ones(2)).tolist() == [3.0, 3.0]
+        assert statuses.A.twice(torch.zeros(1)).tolist() == [0.0]
+        assert statuses.outer(torch.ones(2)).tolist() == [2.0, 2.0]
+    '''
+)
+
+# Imported, each file would leave a mark: neither holds a region pytest was asked to verify.
+MARK = "import pathlib\npathlib.Path(__file__).with_suffix('.ran').write_text('ran')\n"
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\ntestpaths = ["tests"]\nppy_devices = ["cpu"]\n')
+    files = {
+        "tests/statuses.py": STATUSES,
+        "tests/test_statuses.py": TESTS,
+        "tests/conftest.py": "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent))\n",
+        "tests/helper.py": "import ppy\n" + MARK,
+        "scripts/danger.py": MARK + "import ppy\nimport torch\n\n\n@ppy.opt(1)\ndef danger(x: torch.Tensor) -> torch.Tensor:\n    return x\n",
+    }
+    for name, text in files.items():
+        path = pytester.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return pytester
+
+
+def test_each_region_gets_its_own_item_and_status(project: pytest.Pytester) -> None:
+    result = run(project, "--ppy-verify", "--ignore=scripts")
+    # test_calls, twice, A.twice, inner pass; two, noisy, looped fail; ghost never came to exist.
+    result.assert_outcomes(passed=4, failed=3, skipped=1)
+    result.stdout.fnmatch_lines(["collected 8 items"])
+    out = result.stdout.str()
+    rows = table_rows(result)
+    # twice: its sample and the test's call; A.twice: the test's two calls, on records of its own.
+    assert rows["tests/statuses.py::twice", "cpu"] == ["2", "0.00e+00", "1.3e-06, 1e-05", "passed"]
+    assert rows["tests/statuses.py::A.twice", "cpu"][::3] == ["2", "passed"]
+    assert rows["tests/statuses.py::outer.<locals>.inner", "cpu"][::3] == ["1", "passed"]
+    assert rows["tests/statuses.py::never.<locals>.ghost", "cpu"][3] == "unverified"
+    assert rows["tests/statuses.py::two", "cpu"][::3] == ["1", "failed"]
+    assert rows["tests/statuses.py::noisy", "cpu"][3] == "failed"
+    assert rows["tests/statuses.py::looped", "cpu"][3] == "invalid"
+    assert "region `never.<locals>.ghost` on cpu: unverified (it never came to exist: `never` never ran)" in out
+    # A sample that misses an argument: one line naming the region, the sample and the argument.
+    assert "region `two` on cpu: sample 1: missing a required argument: 'w2'" in out
+    # Samples that raise: the user's frame and a note, none of pytest's or pluggy's.
+    noisy = out[out.index("ppy region noisy [cpu]"):out.index("ppy region looped [cpu]")]
+    assert 'raise ValueError("no sample today")' in noisy and "region `noisy` on cpu: producing its samples raised this" in noisy
+    assert "pluggy" not in noisy and "_pytest" not in noisy and len(noisy.splitlines()) < 20
+    assert "region `looped` is not a valid region" in out and "ppy-loop" in out
+    # Only modules holding a region were imported, and none that pytest was told to skip.
+    assert not (project.path / "scripts/danger.ran").exists() and not (project.path / "tests/helper.ran").exists()
+
+
+def test_a_region_that_runs_as_python_fails_with_the_reason(project: pytest.Pytester) -> None:
+    result = run(project, "--ppy-verify", "tests/statuses.py::twice[cpu]", CXX="/nonexistent/c++")
+    result.assert_outcomes(failed=1)
+    assert "region `twice` on cpu: did not compile; it runs as Python" in result.stdout.str()
+    assert "/nonexistent/c++" in result.stdout.str()
+    assert table_rows(result)["tests/statuses.py::twice", "cpu"][3] == "python fallback"
+
+
+def test_regions_are_skipped_when_ppy_is_disabled(project: pytest.Pytester) -> None:
+    result = run(project, "--ppy-verify", "tests/statuses.py::twice[cpu]", PPY_DISABLE="1")
+    result.assert_outcomes(skipped=1)
+    assert "PPY_DISABLE=1: every region runs as Python" in result.stdout.str()
