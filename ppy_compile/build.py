@@ -61,6 +61,8 @@ class BuiltModule:
     cpp_source: Path | None = None
     symbols: dict[str, str] = field(default_factory=dict)  # site key -> C++ symbol
     fallbacks: dict[str, str] = field(default_factory=dict)  # site key -> why it runs as Python
+    # site key -> what the region does besides its result: {"writes": [parameter...], "random": bool}
+    effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     built: bool = False  # False when it came from the cache
 
 
@@ -173,6 +175,7 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
         errors={rid: [Diagnostic(**d) for d in found] for rid, found in index["errors"].items()},
         symbols=dict(index["symbols"]),
         fallbacks=dict(index.get("fallbacks", {})),
+        effects=dict(index.get("effects", {})),
     )
     if index["build"] is None:
         return result
@@ -194,11 +197,13 @@ def _build(cache: Cache, source_key: str, origin: str, text: str, options: Build
     with building(f"ppy: modelling the regions of {Path(origin).name}"):
         regions, errors, levels = _model_all(text, origin)
     symbols = {r.model.site.key: r.symbol for r in regions}
+    effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
+               for r in regions}
     index: dict[str, Any] = {
-        "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": {},
+        "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": {}, "effects": effects,
         "errors": {key: _diagnostics_json(found) for key, found in errors.items()},
     }
-    result = BuiltModule(errors=errors, symbols=symbols, built=True, fallbacks=index["fallbacks"])
+    result = BuiltModule(errors=errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects)
     if regions:
         tool = toolchain()
         bridge_key = _ensure_bridge(cache)
