@@ -1,8 +1,11 @@
 """The rule registry: one module per rule, its docstring the rule's documentation.
 
-Every rule module defines ``CODE``, ``SUMMARY`` and ``check(region, facts)``,
-which yields ``Finding``s. ``ppy-check --explain CODE`` prints the docstring,
-and the README's rule section is checked against these docstrings by a test.
+Every rule module defines ``CODE`` and ``SUMMARY``. A region rule's
+``check(region, facts)`` yields ``Finding``s for one region; the engine runs
+those. ``ppy-unused-ignore`` judges a whole module's suppression comments
+after the region rules, so the engine calls it on its own. ``ppy-check
+--explain CODE`` prints the docstring, and the README's rule section is
+checked against these docstrings by a test.
 """
 
 from __future__ import annotations
@@ -34,11 +37,22 @@ def _modules() -> list[ModuleType]:
     return [untyped, loop, branch, captured, impure, unsupported, syntax]
 
 
+# The region rules, in ALL_CODES order.
 RULES: dict[str, ModuleType] = {module.CODE: module for module in _modules()}
 
 
+def _suppression_rules() -> list[ModuleType]:
+    from ppy_check.rules import unused_ignore
+
+    return [unused_ignore]
+
+
+# Every rule, in KNOWN_CODES order: what --explain, the README, SARIF and --statistics describe.
+KNOWN_RULES: dict[str, ModuleType] = {**RULES, **{module.CODE: module for module in _suppression_rules()}}
+
+
 def explain(code: str) -> str | None:
-    module = RULES.get(code)
+    module = KNOWN_RULES.get(code)
     if module is None:
         return None
     doc = (module.__doc__ or "").strip()
