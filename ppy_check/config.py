@@ -9,8 +9,11 @@ means the same whatever folder ppy-check runs from.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import cast
@@ -25,6 +28,34 @@ DEFAULT_EXCLUDE = (
 
 _LISTS = ("include", "exclude", "extend-exclude", "select", "extend-select", "ignore")
 _KEYS = (*_LISTS, "per-file-ignores", "force-exclude")
+
+
+class Patterns:
+    """Glob patterns, ruff's way: without a slash, against the name; with one, against the path
+    relative to ``root`` (or the absolute path, for an absolute pattern)."""
+
+    def __init__(self, patterns: list[str], root: Path):
+        self.root = root
+        normal = [p.removeprefix("./").rstrip("/") for p in patterns]
+        self.names = _compiled(p for p in normal if "/" not in p)
+        self.relative = _compiled(p for p in normal if "/" in p and not os.path.isabs(p))
+        self.absolute = _compiled(p for p in normal if os.path.isabs(p))
+
+    def match(self, path: PurePath) -> bool:
+        if self.names is not None and self.names.match(path.name):
+            return True
+        if self.relative is None and self.absolute is None:
+            return False
+        absolute = Path(os.path.abspath(path))
+        if self.absolute is not None and self.absolute.match(absolute.as_posix()):
+            return True
+        return (self.relative is not None and absolute.is_relative_to(self.root)
+                and self.relative.match(absolute.relative_to(self.root).as_posix()) is not None)
+
+
+def _compiled(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    listed = list(patterns)
+    return re.compile("|".join(fnmatch.translate(p) for p in listed)) if listed else None
 
 
 class ConfigError(Exception):
@@ -51,12 +82,12 @@ class Config:
 
     def codes_for(self, path: PurePath) -> list[str]:
         """The codes that run on one file: ``select`` and ``ignore``, less its ``per-file-ignores``."""
-        dropped = {code for pattern, codes in self.per_file_ignores.items() if self._matches(path, pattern) for code in codes}
+        dropped = {code for patterns, codes in self._per_file if patterns.match(path) for code in codes}
         return [code for code in self.codes() if code not in dropped]
 
     def excluded(self, path: PurePath) -> bool:
         """Whether the path itself (not its parents) matches an exclude pattern."""
-        return any(self._matches(path, pattern) for pattern in self.exclude + self.extend_exclude)
+        return self._excludes.match(path)
 
     def force_excluded(self, path: PurePath) -> bool:
         """Whether the path or a parent of it inside the project root is excluded (``--force-exclude``)."""
@@ -67,18 +98,20 @@ class Config:
         return any(self.excluded(p) for p in chain)
 
     def included(self, path: PurePath) -> bool:
-        return any(fnmatch.fnmatch(path.name, pattern) for pattern in self.include)
+        return self._includes.match(path)
 
-    def _matches(self, path: PurePath, pattern: str) -> bool:
-        pattern = pattern.removeprefix("./").rstrip("/")
-        if "/" not in pattern:
-            return fnmatch.fnmatch(path.name, pattern)
-        absolute = Path(os.path.abspath(path))
-        if os.path.isabs(pattern):
-            return fnmatch.fnmatch(absolute.as_posix(), pattern)
-        if not absolute.is_relative_to(self.root):
-            return False
-        return fnmatch.fnmatch(absolute.relative_to(self.root).as_posix(), pattern)
+    # Compiled on first use: the walk asks about every entry of every folder.
+    @functools.cached_property
+    def _excludes(self) -> Patterns:
+        return Patterns(self.exclude + self.extend_exclude, self.root)
+
+    @functools.cached_property
+    def _includes(self) -> Patterns:
+        return Patterns(self.include, self.root)
+
+    @functools.cached_property
+    def _per_file(self) -> list[tuple[Patterns, list[str]]]:
+        return [(Patterns([pattern], self.root), codes) for pattern, codes in self.per_file_ignores.items()]
 
     def overridden(self, select: list[str], extend_select: list[str], ignore: list[str]) -> Config:
         """This configuration with the command line's code options over it: as in ruff, ``--select``
