@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from publish import command, cpu, publish, today
+from publish import command, cpu, publish, table, today
 
 REGION = textwrap.dedent(
     '''
@@ -115,15 +115,10 @@ def main() -> None:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    lines = [
-        f"`{report['command']}` on {report['machine']}, Python {report['python']}; {report['date']}:",
-        "",
-        "| tree | files | lines | wall s | lines/s |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    for row in report["rows"]:
-        lines.append(f"| {row['tree']} | {row['files']} | {row['lines']:,} | {row['wall_s']:.2f} | {row['lines'] / row['wall_s']:,.0f} |")
-    return "\n".join(lines) + "\n"
+    rows = [[row["tree"], str(row["files"]), f"{row['lines']:,}", f"{row['wall_s']:.2f}", f"{row['lines'] / row['wall_s']:,.0f}"]
+            for row in report["rows"]]
+    intro = f"`{report['command']}` on {report['machine']}, Python {report['python']}; {report['date']}:"
+    return table(intro, ["tree", "files", "lines", "wall s", "lines/s"], rows, numeric_from=1)
 
 
 if __name__ == "__main__":

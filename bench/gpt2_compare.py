@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from publish import cpu, publish, today
+from publish import cpu, publish, table, today
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = ROOT / "bench" / "gpt2_worker.py"
@@ -57,25 +57,25 @@ def machine(spec: dict[str, Any]) -> str:
     return cpu()
 
 
+def cells(report: dict[str, Any]) -> list[list[str]]:
+    """The table's rows, for the terminal and the README alike."""
+    results, paths = report["results"], report["paths"]
+    rows = [[row, *(f"{results[p]['rows'][row]:.2f}" for p in paths)] for row in report["rows"]]
+    rows.append(["cold first forward (s)", *(f"{results[p]['cold_s']:.1f}" for p in paths)])
+    rows.append(["warm first forward (s)", *(f"{results[p]['warm_s']:.2f}" for p in paths)])
+    return rows
+
+
 def markdown(report: dict[str, Any]) -> str:
-    paths = report["paths"]
     spec = report["spec"]
-    lines = [
+    intro = (
         f"Milliseconds per pass of the whole model (best of {spec['rounds']}+ passes in each of "
         f"{report['repeats']} processes per path, taking turns), {spec['layers']} layers, "
         f"{spec['heads']} heads, width {spec['heads'] * 64}, {spec['dtype']}, on {report['machine']}; "
-        f"torch {report['torch']}, Python {report['python']}, {report['date']}.",
-        "",
-        "| | " + " | ".join(paths) + " |",
-        "| --- | " + " | ".join("---:" for _ in paths) + " |",
-    ]
-    for row in report["rows"]:
-        lines.append(f"| {row} | " + " | ".join(f"{report['results'][p]['rows'][row]:.2f}" for p in paths) + " |")
-    lines.append("| cold first forward (s) | " + " | ".join(f"{report['results'][p]['cold_s']:.1f}" for p in paths) + " |")
-    lines.append("| warm first forward (s) | " + " | ".join(f"{report['results'][p]['warm_s']:.2f}" for p in paths) + " |")
-    lines.append("")
-    lines.append("All paths print the same aggregates on every row: " + ("yes." if report["agree"] else "**NO**."))
-    return "\n".join(lines) + "\n"
+        f"torch {report['torch']}, Python {report['python']}, {report['date']}."
+    )
+    verdict = "All paths print the same aggregates on every row: " + ("yes." if report["agree"] else "**NO**.")
+    return table(intro, ["", *report["paths"]], cells(report), numeric_from=1) + "\n" + verdict + "\n"
 
 
 def disagree(results: dict[str, Any], paths: list[str], rows: list[str]) -> list[str]:
@@ -137,15 +137,13 @@ def main() -> None:
         "machine": machine(spec), "torch": torch.__version__, "python": platform.python_version(),
         "date": today(),
     }
-    table = Table(title=f"GPT-2 on {report['machine']} ({spec['dtype']}), ms per pass")
-    table.add_column("row")
+    terminal = Table(title=f"GPT-2 on {report['machine']} ({spec['dtype']}), ms per pass")
+    terminal.add_column("row")
     for path in paths:
-        table.add_column(path, justify="right")
-    for row in rows:
-        table.add_row(row, *[f"{results[p]['rows'][row]:.2f}" for p in paths])
-    table.add_row("cold first forward (s)", *[f"{results[p]['cold_s']:.1f}" for p in paths])
-    table.add_row("warm first forward (s)", *[f"{results[p]['warm_s']:.2f}" for p in paths])
-    Console().print(table)
+        terminal.add_column(path, justify="right")
+    for row_cells in cells(report):
+        terminal.add_row(*row_cells)
+    Console().print(terminal)
     for row in rows:
         print(f"{row}: " + " | ".join(f"{p}: {results[p]['answers'].get(row, '(none)')}" for p in paths))
 

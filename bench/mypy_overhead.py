@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
 
 from check_speed import REGION  # noqa: E402  (the same region shape the checker bench uses)
-from publish import command, cpu, publish, today  # noqa: E402
+from publish import command, cpu, publish, table, today  # noqa: E402
 
 
 def generate(root: Path, regions: int, per_file: int = 25) -> None:
@@ -96,15 +96,11 @@ def extra(row: dict[str, Any]) -> float:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    lines = [
-        f"`{report['command']}` (mypy {report['mypy']}; {report['machine']}, Python {report['python']}; {report['date']}):",
-        "",
-        "| project | run | without s | with s | extra |",
-        "| --- | --- | ---: | ---: | ---: |",
-    ]
-    for row in report["rows"]:
-        lines.append(f"| {row['project']} | {row['run']} | {row['without_s']:.2f} | {row['with_s']:.2f} | {extra(row):+.1%} |")
-    return "\n".join(lines) + "\n"
+    rows = [[row["project"], row["run"], f"{row['without_s']:.2f}", f"{row['with_s']:.2f}", f"{extra(row):+.1%}"]
+            for row in report["rows"]]
+    intro = (f"`{report['command']}` (mypy {report['mypy']}; {report['machine']}, Python {report['python']}; "
+             f"{report['date']}):")
+    return table(intro, ["project", "run", "without s", "with s", "extra"], rows, numeric_from=2)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,14 @@ def command() -> str:
     return " ".join(["python", name, *[a for a in sys.argv[1:] if a != "--update-readme"]])
 
 
+def table(intro: str, header: list[str], rows: list[list[str]], numeric_from: int) -> str:
+    """Markdown: ``intro``, a blank line, and the table, its columns from ``numeric_from`` on right-aligned."""
+    aligns = ["---" if index < numeric_from else "---:" for index in range(len(header))]
+    lines = [intro, "", "| " + " | ".join(header) + " |", "| " + " | ".join(aligns) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
 def publish(stem: str, marker: str, report: dict[str, Any], markdown: str, readme: bool) -> None:
     """bench/results/<stem>.json and .md; with ``readme``, the Markdown between ``<!-- marker:start/end -->``."""
     RESULTS.mkdir(exist_ok=True)
