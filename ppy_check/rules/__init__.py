@@ -52,8 +52,9 @@ KNOWN_RULES: dict[str, ModuleType] = {**RULES, **{module.CODE: module for module
 
 
 def explain(code: str) -> str | None:
+    """The rule's documentation in Markdown, headed by its code and summary; None for an unknown code."""
     module = KNOWN_RULES.get(code)
     if module is None:
         return None
     doc = (module.__doc__ or "").strip()
-    return f"{code}: {module.SUMMARY}\n\n{doc}\n"
+    return f"**{code}**: {module.SUMMARY}\n\n{doc}\n"
