@@ -123,14 +123,18 @@ def _check_jobs(jobs: list[Job]) -> list[FileResult]:
     return [check_text_of(name, data, codes) for name, data, codes in jobs]
 
 
-def _alone(job: Job) -> FileResult:
-    """One file in a process of its own: after a worker died, find out which file it was."""
+def _isolating(jobs: list[Job]) -> list[FileResult]:
+    """Check ``jobs`` in a process of their own after a worker died: when this one dies too, halve
+    them until the file that kills it is alone, and report that file."""
     try:
         with ProcessPoolExecutor(max_workers=1) as pool:
-            return pool.submit(_check_jobs, [job]).result()[0]
+            return pool.submit(_check_jobs, jobs).result()
     except BrokenProcessPool:
-        return FileResult(job[0], error=f"{job[0]}: cannot check: the checking process died on this file; "
-                                        "a ppy-check limitation worth reporting")
+        if len(jobs) > 1:
+            return _isolating(jobs[:len(jobs) // 2]) + _isolating(jobs[len(jobs) // 2:])
+        name = jobs[0][0]
+        return [FileResult(name, error=f"{name}: cannot check: the checking process died on this file; "
+                                       "a ppy-check limitation worth reporting")]
 
 
 def _in_pool(jobs: list[Job], workers: int) -> list[FileResult]:
@@ -143,7 +147,7 @@ def _in_pool(jobs: list[Job], workers: int) -> list[FileResult]:
             try:
                 outcomes += future.result()
             except BrokenProcessPool:
-                outcomes += [_alone(job) for job in chunk]
+                outcomes += _isolating(chunk)
     return outcomes
 
 
