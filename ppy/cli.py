@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _region_files(paths: list[Path]) -> tuple[list[tuple[Path, bytes]], list[str]]:
-    from ppy_check.config import Config, iter_files
+    from ppy_check.config import Config
+    from ppy_check.files import iter_files
     from ppy_check.runner import region_candidates
 
     files, problems = [], []

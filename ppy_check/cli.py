@@ -8,7 +8,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from ppy_check.config import Config, ConfigError, find_pyproject, iter_files, load_config, validate_codes
+from ppy_check.config import Config, ConfigError, find_pyproject, load_config, validate_codes
+from ppy_check.files import iter_files
 from ppy_check.messages import KNOWN_CODES, OPT_IN_CODES
 from ppy_check.output import FORMATS, RENDERERS, statistics
 from ppy_check.rules import explain
