@@ -2,8 +2,11 @@
 
 Enable with ``[tool.mypy] plugins = ["ppy"]`` (or ``"mypy_plugin"``). mypy has
 no decorator hook, so the plugin watches the decorations themselves: applying
-``ppy.opt(level)`` is a call of ``Optimize.__call__`` and applying
-``ppy.pure`` a call of ``pure``; the decorated ``FuncDef`` is ``ctx.context``.
+``ppy.opt(level)`` is a call of ``Optimize.__call__``, applying a bare
+``ppy.opt`` a call of ``opt`` and applying ``ppy.pure`` a call of ``pure``; the
+decorated ``FuncDef`` is ``ctx.context``. Every hook returns mypy's own type of
+the decoration, a ``Region[P, R]``, so a call of the region is checked as a
+call of the function.
 
 At that point mypy has not checked the function's body yet, so the plugin runs
 ppy's own rule engine over the region's source, exactly as ``ppy-check`` does,
@@ -32,9 +35,7 @@ from ppy_check.engine import check_region, suppressed
 from ppy_check.module import ModuleRegions
 from ppy_check.oracle import informed
 from ppy_check.region import Region
-from ppy_check.types import Optional as OptionalType
-from ppy_check.types import RegionType, Scalar
-from ppy_check.types import Tuple as TupleKind
+from ppy_check.model import types as t
 
 OPT_CALL = "ppy.decorators.Optimize.__call__"
 PURE = "ppy.decorators.pure"
@@ -42,8 +43,10 @@ OPT = "ppy.decorators.opt"
 
 ERROR_CODES = {code: ErrorCode(code, f"ppy region rule {code}", "ppy") for code in messages.ALL_CODES}
 _TENSOR_NAMES = {"torch._tensor.Tensor", "torch.Tensor"}
-_SCALARS = {"builtins.int": "int", "builtins.float": "float", "builtins.bool": "bool", "builtins.str": "str",
-            "torch.dtype": "dtype", "torch._C.dtype": "dtype"}
+_SCALARS: dict[str, t.Type] = {
+    "builtins.int": t.INT, "builtins.float": t.NUMBER, "builtins.bool": t.BOOL, "builtins.str": t.STR,
+    "torch.dtype": t.DTYPE, "torch._C.dtype": t.DTYPE, "torch.device": t.DEVICE, "torch._C.device": t.DEVICE,
+}
 
 
 def rules_version() -> str:
@@ -58,29 +61,29 @@ def _rules_version(disabled: str) -> str:
     return hashlib.sha256(f"{full_version()}\0{disabled}".encode()).hexdigest()[:16]
 
 
-def region_type(kind: Type | None) -> RegionType | None:
-    """A mypy type as a region type, or None when it is none of them."""
+def region_type(kind: Type | None) -> t.Type | None:
+    """A mypy type as a region value type, or None when it is none of them."""
     if kind is None:
         return None
     proper: ProperType = get_proper_type(kind)
     if isinstance(proper, Instance):
         name = proper.type.fullname
         if name in _TENSOR_NAMES or any(base.fullname in _TENSOR_NAMES for base in proper.type.mro):
-            return Scalar("Tensor")
+            return t.TENSOR
         if name in _SCALARS:
-            return Scalar(_SCALARS[name])
+            return _SCALARS[name]
         if name == "builtins.tuple" and len(proper.args) == 1:
             inner = region_type(proper.args[0])
-            return TupleKind((inner,), variadic=True) if inner is not None else None
+            return t.SeqT(inner) if inner is not None else None
         return None
     if isinstance(proper, TupleType):
         items = [region_type(item) for item in proper.items]
-        return TupleKind(tuple(items)) if all(i is not None for i in items) else None  # type: ignore[arg-type]
+        return t.TupleT(tuple(items)) if all(i is not None for i in items) else None  # type: ignore[arg-type]
     if isinstance(proper, UnionType):
         others = [get_proper_type(i) for i in proper.items if not isinstance(get_proper_type(i), NoneType)]
         if len(others) == 1 and len(others) < len(proper.items):
             inner = region_type(others[0])
-            return OptionalType(inner) if inner is not None and not isinstance(inner, OptionalType) else None
+            return t.optional(inner) if inner is not None and not isinstance(inner, t.OptionalT) else None
     return None
 
 
@@ -92,7 +95,7 @@ class MypyOracle:
         self.api = api
         self.dependencies: set[str] = set()
 
-    def param_type(self, name: str) -> RegionType | None:
+    def param_type(self, name: str) -> t.Type | None:
         signature = self.func.type
         if signature is None or not hasattr(signature, "arg_names"):
             return None
@@ -101,13 +104,11 @@ class MypyOracle:
                 return region_type(arg_type)
         return None
 
-    def return_type(self) -> RegionType | None:
+    def return_type(self) -> t.Type | None:
         signature = self.func.type
         returned = getattr(signature, "ret_type", None)
         if returned is not None and isinstance(get_proper_type(returned), NoneType):
-            from ppy_check.types import NoneType as RegionNone
-
-            return RegionNone()
+            return t.NONE
         return region_type(returned)
 
     def module_variable(self, dotted: str) -> bool:
@@ -129,7 +130,10 @@ class PpyPlugin(Plugin):
         self._parsed: dict[str, tuple[tuple[int, int], list[Region], list[str]]] = {}
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        return self._on_decoration if fullname == PURE else None
+        if fullname == PURE:
+            return self._on_pure
+        # A bare `@ppy.opt`; the call in `@ppy.opt(3)` is hooked too, but its context is no Decorator.
+        return self._on_decoration if fullname == OPT else None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         return self._on_decoration if fullname == OPT_CALL else None
@@ -161,23 +165,22 @@ class PpyPlugin(Plugin):
 
     def _on_decoration(self, ctx: FunctionContext | MethodContext) -> Type:
         decorator = ctx.context
-        if isinstance(decorator, Decorator) and self._reports_here(decorator, ctx):
+        if isinstance(decorator, Decorator):
             try:
                 self._check(decorator.func, ctx)
             except Exception as error:  # never take mypy down with us
                 ctx.api.fail(f"ppy: internal error while checking `{decorator.func.name}`: {error}", decorator.func)
         return ctx.default_return_type
 
-    @staticmethod
-    def _reports_here(decorator: Decorator, ctx: FunctionContext | MethodContext) -> bool:
+    def _on_pure(self, ctx: FunctionContext) -> Type:
         """Both decorators of a region trigger a hook: only `ppy.opt`'s reports when both are there."""
-        if isinstance(ctx, MethodContext):
-            return True
-        for expression in decorator.original_decorators:
-            callee = expression.callee if isinstance(expression, CallExpr) else expression
-            if isinstance(callee, RefExpr) and callee.fullname == OPT:
-                return False
-        return True
+        decorator = ctx.context
+        if isinstance(decorator, Decorator):
+            for expression in decorator.original_decorators:
+                callee = expression.callee if isinstance(expression, CallExpr) else expression
+                if isinstance(callee, RefExpr) and callee.fullname == OPT:
+                    return ctx.default_return_type
+        return self._on_decoration(ctx)
 
     def _check(self, func: FuncDef, ctx: FunctionContext | MethodContext) -> None:
         api = ctx.api

@@ -140,25 +140,23 @@ def _show(args: argparse.Namespace) -> int:
     if args.region is None:
         sys.stdout.write(source)
         return 0
-    from ppy_compile.build import module_tag
-
-    function = extract_function(source, module_tag(str(path)), args.region)
+    symbols = {key.rsplit(":", 1)[0]: symbol for key, symbol in built.symbols.items()}
+    wanted = symbols.get(args.region) or next(
+        (symbol for qualname, symbol in symbols.items() if qualname.rsplit(".", 1)[-1] == args.region), None)
+    function = extract_function(source, wanted) if wanted else None
     if function is None:
-        names = sorted(built.symbols.values())
+        names = sorted(symbols)
         print(f"ppy show: no compiled region `{args.region}` in {path} (compiled: {', '.join(names) or 'none'})", file=sys.stderr)
         return 1
     sys.stdout.write(function)
     return 0
 
 
-def extract_function(source: str, tag: str, region: str) -> str | None:
-    """One region's C++ function from a generated translation unit."""
-    import re
-
-    pattern = re.compile(rf"\bppy_region_{re.escape(tag)}(?:_\d+)?_{re.escape(region)}\(")
+def extract_function(source: str, symbol: str) -> str | None:
+    """One region's C++ function (by its symbol) from a generated translation unit."""
     lines = source.splitlines(keepends=True)
     for index, line in enumerate(lines):
-        if not line.startswith(" ") and line.rstrip().endswith("{") and pattern.search(line):
+        if not line.startswith(" ") and line.rstrip().endswith("{") and f" {symbol}(" in line:
             end = index
             while end < len(lines) and not lines[end].startswith("}"):
                 end += 1

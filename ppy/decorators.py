@@ -3,28 +3,87 @@
 Both decorators return the same kind of object, a ``Region``, so they stack in
 either order. A region behaves like the function it wraps; the compiler
 (``ppy_compile``) replaces its body with the built C++ on first call.
+
+``Region`` is generic over the wrapped function's parameters and return type
+(``Region[P, R]``), so a type checker checks a call of a region as a call of
+the function, and knows the region's own attributes (``samples``, ``build``,
+``python``, ``cpp_source``, ``__ppy_region__``, ``site``).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 if TYPE_CHECKING:
     from ppy_check.site import RegionSite
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R", covariant=True)
+# A method's region, seen from an instance: the instance's type, and the parameters after it.
+Self_ = TypeVar("Self_")
+Rest = ParamSpec("Rest")
+Samples = TypeVar("Samples", bound=Callable[..., Iterable[object]])
 
 LEVELS = (0, 1, 2, 3)
 DEFAULT_LEVEL = 3
+# The values of PPY_DISABLE that switch off every region rather than name one.
+_EVERY_REGION = frozenset({"1", "all", "true", "yes", "on"})
+
+
+def _disable_entries() -> frozenset[str]:
+    value = os.environ.get("PPY_DISABLE", "").strip()
+    if value in ("", "0"):
+        return frozenset()
+    return frozenset(entry.strip() for entry in value.split(",") if entry.strip())
+
+
+def _every_region(entries: frozenset[str]) -> bool:
+    return any(entry.lower() in _EVERY_REGION for entry in entries)
 
 
 def disabled() -> bool:
     """`PPY_DISABLE=1` runs every region as plain Python."""
-    return os.environ.get("PPY_DISABLE", "") not in ("", "0")
+    return _every_region(_disable_entries())
+
+
+def disabled_for(region: Region[Any, Any]) -> bool:
+    """Whether `PPY_DISABLE` switches this region off: `1` for every region, or a comma-separated list of names.
+
+    A name is the function's name (`block`), its qualified name (`Model.block`),
+    its module and qualified name (`gpt2.block`), or a file and qualified name
+    (`examples/gpt2/gpt2.py::block`, where any trailing part of the path will
+    do: `gpt2.py::block`).
+    """
+    entries = _disable_entries()
+    if not entries:
+        return False
+    if _every_region(entries):
+        return True
+    qualname = region.__qualname__
+    names = {region.__name__, qualname, f"{region.__module__}.{qualname}"}
+    for entry in entries:
+        if entry in names:
+            return True
+        path, separator, wanted = entry.rpartition("::")
+        if separator and wanted == qualname and _same_file(path, region.site.path):
+            return True
+    return False
+
+
+def _same_file(given: str, actual: str) -> bool:
+    """`given` names `actual`: the same file once resolved, or a trailing run of its path components."""
+    if not given:
+        return False
+    resolved = os.path.realpath(actual)
+    if os.path.realpath(given) == resolved:
+        return True
+    tail = given.replace(os.sep, "/").strip("/").split("/")
+    return resolved.replace(os.sep, "/").split("/")[-len(tail):] == tail
 
 
 class Call:
@@ -38,14 +97,22 @@ class Call:
         return f"Call({len(self.args)} args, {sorted(self.kwargs)})"
 
 
-class Region:
+class Region(Generic[P, R]):
     """A function marked as a region. Call it like the function."""
 
-    def __init__(self, python: Callable[..., Any], level: int = DEFAULT_LEVEL, pure: bool = False):
+    # Set by functools.update_wrapper; declared so that type checkers know them.
+    __name__: str
+    __qualname__: str
+    __wrapped__: Callable[P, R]
+
+    def __init__(self, python: Callable[P, R], level: int = DEFAULT_LEVEL, pure: bool = False,
+                 compile: bool = True):  # pylint: disable=redefined-builtin
         functools.update_wrapper(self, python)
-        self.python = python
+        self.python: Callable[P, R] = python
         self.level = level
         self.pure = pure
+        # False: a region for the checkers, but every call runs the Python body.
+        self.compile = compile
         self._prepared = False
         self._compiled: Callable[..., Any] | None = None
         self._fast: Callable[..., Any] | None = None
@@ -53,8 +120,9 @@ class Region:
         self._signature: Any = None
         self._cpp_source_path: Any = None
         self._cpp_symbol: str | None = None
-        self._samples: Callable[..., Any] | None = None
+        self._samples: Callable[..., Iterable[object]] | None = None
         self._site: RegionSite | None = None
+        self._binder: Callable[..., None] | None = None
         _live.add(self)
 
     @property
@@ -71,11 +139,38 @@ class Region:
         """True once the compiled code is what a call runs."""
         return self._compiled is not None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def compile_enabled(self) -> bool:
+        """Whether the region should be compiled at all: not with `compile=False`, nor when `PPY_DISABLE` names it."""
+        return self.compile and not disabled_for(self)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         fast = self._fast
         if fast is not None and not kwargs and len(args) == self._arity:
-            return fast(*args)
-        return _runtime().call(self, args, kwargs)
+            result = fast(*args)
+            if result is not NotImplemented:
+                return result  # type: ignore[no-any-return]
+            return self.python(*args)  # an argument not exactly its annotated type: Python's own answer
+        try:
+            return _runtime().call(self, args, kwargs)  # type: ignore[no-any-return]
+        except TypeError:
+            # Diagnosed only after the fact, so that a call that binds pays nothing for it.
+            unbindable = self._binding_error(args, kwargs)
+            if unbindable is not None:
+                raise unbindable from None
+            raise
+
+    def _binding_error(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError | None:
+        """Python's own error for these arguments and the region's parameters (naming the region), if they do not bind."""
+        if self._binder is None:
+            try:
+                self._binder = _parameters_only(self.python)
+            except (TypeError, ValueError):  # no signature to read: the error that was raised stands
+                return None
+        try:
+            self._binder(*args, **kwargs)
+        except TypeError as error:
+            return error.with_traceback(None)
+        return None
 
     def build(self) -> bool:
         """Compile now rather than on the first call; True when the compiled code is in use."""
@@ -89,14 +184,14 @@ class Region:
         path = self._cpp_source_path
         return path.read_text(encoding="utf-8") if path is not None else None
 
-    def samples(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def samples(self, fn: Samples) -> Samples:
         """Register sample arguments for verification (``pytest --ppy-verify``).
 
         ``fn`` takes the device name (``"cpu"``, ``"cuda"``) if it has a
         parameter, and yields argument tuples (or ``ppy.Call(*args, **kwargs)``)::
 
             @block.samples
-            def _(device):
+            def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
                 yield torch.randn(2, 8, device=device), torch.randn(8, 8, device=device)
         """
         self._samples = fn
@@ -106,27 +201,52 @@ class Region:
         """The registered samples for ``device``, as calls; empty when there are none."""
         if self._samples is None:
             return []
-        import inspect
-
         produced = self._samples(device) if inspect.signature(self._samples).parameters else self._samples()
         return [item if isinstance(item, Call) else Call(*(item if isinstance(item, tuple) else (item,)))
                 for item in produced]
 
+    # Read from an instance, a region defined in a class is a method: its first parameter is bound.
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> Region[P, R]: ...
+    @overload
+    def __get__(self: Region[Concatenate[Self_, Rest], R], instance: Self_,
+                owner: type[Any] | None = None) -> Callable[Rest, R]: ...
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         return self if instance is None else functools.partial(self, instance)
 
     def __repr__(self) -> str:
         flags = ", pure" if self.pure else ""
+        if not self.compile:
+            flags += ", compile=False"
         state = "compiled" if self.__ppy_region__ else "python"
         return f"<ppy region {self.__qualname__} (opt {self.level}{flags}, {state})>"
 
 
+def _parameters_only(function: Callable[..., Any]) -> Callable[..., None]:
+    """A function with ``function``'s parameters and qualified name and an empty body.
+
+    Calling it binds arguments exactly as calling ``function`` would, with
+    Python's own messages (``block() got an unexpected keyword argument
+    'epsilon'``), and runs nothing of the region. Defaults only need to exist:
+    their values never matter to binding.
+    """
+    signature = inspect.signature(function)
+    empty = inspect.Parameter.empty
+    parameters = [p.replace(annotation=empty, default=empty if p.default is empty else None)
+                  for p in signature.parameters.values()]
+    namespace: dict[str, Any] = {}
+    exec(f"def binder{signature.replace(parameters=parameters, return_annotation=empty)}: pass", namespace)  # pylint: disable=exec-used
+    binder: Callable[..., None] = namespace["binder"]
+    binder.__name__, binder.__qualname__ = function.__name__, function.__qualname__
+    return binder
+
+
 # Every region object alive in the process: nested regions and methods are not
 # reachable from their module's globals, so tools find them here by site.
-_live: weakref.WeakSet[Region] = weakref.WeakSet()
+_live: weakref.WeakSet[Region[Any, Any]] = weakref.WeakSet()
 
 
-def live_regions(path: str | None = None) -> list[Region]:
+def live_regions(path: str | None = None) -> list[Region[Any, Any]]:
     """The region objects that exist now, optionally only those defined in ``path`` (compared resolved)."""
     found = list(_live)
     if path is None:
@@ -149,7 +269,13 @@ def _check_level(level: object) -> int:
     return level
 
 
-def _as_region(fn: Callable[..., Any]) -> Region:
+def _check_compile(compile: object) -> bool:  # pylint: disable=redefined-builtin
+    if not isinstance(compile, bool):
+        raise TypeError(f"ppy.opt: compile must be True or False, not {type(compile).__name__} {compile!r}")
+    return compile
+
+
+def _as_region(fn: Callable[P, R]) -> Region[P, R]:
     if isinstance(fn, Region):
         return fn
     if not callable(fn):
@@ -164,33 +290,36 @@ class Optimize:
     the decoration (the mypy plugin hooks ``Optimize.__call__``).
     """
 
-    def __init__(self, level: int):
+    def __init__(self, level: int, compile: bool = True):  # pylint: disable=redefined-builtin
         self.level = level
+        self.compile = compile
 
-    def __call__(self, fn: F) -> F:
+    def __call__(self, fn: Callable[P, R]) -> Region[P, R]:
         region = _as_region(fn)
         region.level = self.level
-        return region  # type: ignore[return-value]
+        region.compile = self.compile
+        return region
 
 
 @overload
-def opt(level: int = DEFAULT_LEVEL) -> Optimize: ...
+def opt(level: int = DEFAULT_LEVEL, *, compile: bool = True) -> Optimize: ...  # pylint: disable=redefined-builtin
 @overload
-def opt(level: F) -> F: ...
-def opt(level: Any = DEFAULT_LEVEL) -> Any:
+def opt(level: Callable[P, R], /) -> Region[P, R]: ...
+def opt(level: Any = DEFAULT_LEVEL, *, compile: Any = True) -> Any:  # pylint: disable=redefined-builtin
     """Mark a function as a region compiled at C++ optimisation level ``level`` (0 to 3).
 
-    ``@ppy.opt`` alone means ``@ppy.opt(3)``.
+    ``@ppy.opt`` alone means ``@ppy.opt(3)``. ``compile=False`` keeps the
+    function a region (checked like any other) that always runs its Python body.
     """
     if callable(level) and not isinstance(level, int):
         region = _as_region(level)
         region.level = DEFAULT_LEVEL
         return region
-    return Optimize(_check_level(level))
+    return Optimize(_check_level(level), _check_compile(compile))
 
 
-def pure(fn: F) -> F:
+def pure(fn: Callable[P, R]) -> Region[P, R]:
     """Declare that the region writes no memory its caller can see (checked as `ppy-impure`)."""
     region = _as_region(fn)
     region.pure = True
-    return region  # type: ignore[return-value]
+    return region

@@ -147,12 +147,8 @@ def _cpp_origin(region: Any, what: str) -> str | None:
         if path is None or symbol is None:
             return None
         from ppy.cli import extract_function
-        from ppy_compile.build import module_tag
 
-        import inspect
-
-        function = extract_function(path.read_text(encoding="utf-8"), module_tag(inspect.getsourcefile(region.python) or ""),
-                                    symbol)
+        function = extract_function(path.read_text(encoding="utf-8"), symbol)
     except (OSError, TypeError, ImportError):
         return None
     if function is None:
@@ -164,7 +160,12 @@ def _cpp_origin(region: Any, what: str) -> str | None:
                   and ("_(" in line or "index_put_" in line or "_outf(" in line or "ppy_written" in line)]
         return " / ".join(writes) if writes else None
     returns = [line for line in body if line.startswith("return")]
-    return returns[-1] if returns else None
+    if not returns:
+        return None
+    # The return names a variable: point at the line that computed it.
+    returned = returns[-1].removeprefix("return").strip(" ;")
+    defining = [line for line in body if line.split(" = ", 1)[0].endswith(f" {returned}")]
+    return defining[-1] if defining else returns[-1]
 
 
 # --- hooks -------------------------------------------------------------------

@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from ppy.decorators import Region, disabled
+from ppy.decorators import Region
 from ppy.errors import BuildError, RegionError
 from ppy_check.site import RegionSite
 
@@ -50,6 +50,13 @@ def _source(region: Region) -> tuple[str, str]:
     return path, Path(path).read_text(encoding="utf-8")
 
 
+def build_options() -> Any:
+    """The build options this process asks for: ppy's own tests set PPY_TESTING_MUTATION to miscompile on purpose."""
+    from ppy_compile.options import BuildOptions
+
+    return BuildOptions.parse_mutation(os.environ.get("PPY_TESTING_MUTATION", ""))
+
+
 def _built(path: str, text: str) -> Any:
     from ppy_compile.build import build_module
 
@@ -57,7 +64,7 @@ def _built(path: str, text: str) -> Any:
         found = _modules.get(path)
         if found is None:
             try:
-                found = build_module(path, text)
+                found = build_module(path, text, options=build_options())
             except BuildError as error:
                 found = error
             except Exception as error:  # a ppy bug must not take the user's program down
@@ -72,7 +79,7 @@ def prepare(region: Region) -> None:
     if region._prepared:
         return
     region._prepared = True
-    if disabled():
+    if not region.compile_enabled():
         return
     try:
         path, text = _source(region)
@@ -124,4 +131,9 @@ def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     bound = region._signature.bind(*args, **kwargs)
     bound.apply_defaults()
     # The compiled function takes every parameter positionally, keyword-only ones included.
-    return compiled(*bound.arguments.values())
+    result = compiled(*bound.arguments.values())
+    if result is NotImplemented:
+        # An argument is not exactly its annotated type (an int for a bool, a list for a tuple,
+        # a tensor subclass): only the Python body gives Python's answer.
+        return region.python(*args, **kwargs)
+    return result

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable
 
 from ppy_check import messages as m
-from ppy_check.analysis import analyse
 from ppy_check.diagnostic import Diagnostic
+from ppy_check.model.builder import Analysis, build_model
 from ppy_check.module import ModuleRegions
 from ppy_check.region import Region
 from ppy_check.rules import RULES, unused_ignore
@@ -33,18 +33,34 @@ def _column(lines: list[str], line: int, byte_offset: int) -> int:
     return byte_offset + 1
 
 
+def analyse(region: Region) -> Analysis:
+    """The region's model (or what stopped it), built once and shared by every rule."""
+    cached = region.analysis
+    if cached is None:
+        cached = region.analysis = build_model(region)
+    return cached
+
+
 def check_region(region: Region, path: str, lines: list[str], codes: Iterable[str] | None = None) -> list[Diagnostic]:
     wanted = set(codes) if codes is not None else set(RULES)
-    facts = analyse(region)
+    analysis = analyse(region)
     found: dict[tuple[int, int, str, str], Diagnostic] = {}
+    any_finding = False
     for code, rule in RULES.items():
-        if code not in wanted:
-            continue
-        for finding in rule.check(region, facts):
-            line = getattr(finding.node, "lineno", region.node.lineno)
-            column = _column(lines, line, getattr(finding.node, "col_offset", 0))
-            key = (line, column, finding.code, finding.message)
-            found.setdefault(key, Diagnostic(path, line, column, finding.code, finding.message, region.name))
+        for finding in rule.check(region, analysis):
+            any_finding = True
+            if code not in wanted:
+                continue
+            span = finding.span
+            column = _column(lines, span.line, span.column)
+            key = (span.line, column, finding.code, finding.message)
+            found.setdefault(key, Diagnostic(path, span.line, column, finding.code, finding.message, region.name))
+    if analysis.model is None and not any_finding:
+        # The builder refused something no rule explains: never let it pass as valid.
+        line, column = region.node.lineno, _column(lines, region.node.lineno, region.node.col_offset)
+        message = m.UNSUPPORTED_INTERNAL.format(region=region.name)
+        found.setdefault((line, column, m.UNSUPPORTED, message),
+                         Diagnostic(path, line, column, m.UNSUPPORTED, message, region.name))
     return sorted(found.values())
 
 

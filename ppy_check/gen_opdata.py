@@ -2,38 +2,86 @@
 
     python -m ppy_check.gen_opdata            # rewrite the shipped file
     python -m ppy_check.gen_opdata --check    # exit 1 if it is out of date
+    python -m ppy_check.gen_opdata --no-probe # schemas only, keep the probed effects
 
-The checker must run where torch is absent (pre-commit hooks live in their own
-environment), so what it needs to know about ATen is frozen into a JSON file
-here: which Python names reach a native function, and which of their arguments
-an overload writes (``Tensor(a!)``) or returns a view of (``Tensor(a)``).
-Everything comes from torch itself: the Python bindings are found by object
-identity and the alias facts from torchgen's ``native_functions.yaml``.
+The checker runs where torch is absent (pre-commit hooks live in their own
+environment), so everything it and the compiler need to know about ATen is
+frozen here, from torch itself:
+
+- every Python-visible overload, in the order torch's Python argument parser
+  tries them (torchgen's ``gen_python_functions``), with each argument's
+  name, type, default and keyword-only mark;
+- each native function's schema: alias and write annotations, returns, tags,
+  and the C++ signature torchgen derives for it (name, argument order, which
+  arguments C++ can leave out);
+- which Python names reach which native function (found by object identity);
+- effects the schemas do not annotate, observed by running torch's own
+  OpInfo samples through every builtin (``probe.py``): composite ops that
+  write an argument (batch_norm's running statistics), that may hand back
+  their input or a view of it (``type_as``, ``unsafe_chunk``), or that draw
+  random numbers.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import json
 import os
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 DATA_PATH = Path(__file__).with_name("opdata.json")
+FORMAT = 2
 
 # Python namespace -> (module path, C module holding its builtins, prefix of the
 # native names in that C module).
-_NAMESPACES = {
+PREFIXED_NAMESPACES = {
     "torch.special": ("torch.special", "torch._C._special", "special_"),
     "torch.linalg": ("torch.linalg", "torch._C._linalg", "linalg_"),
     "torch.fft": ("torch.fft", "torch._C._fft", "fft_"),
 }
 
-# Tensor methods that torch binds by hand rather than from a schema, or that
-# cannot be lowered: they hand a Python object back or sync with the host.
-_NOT_LOWERABLE_METHODS = frozenset({"item", "tolist", "numpy", "data_ptr", "backward", "storage_offset"})
+# Methods that hand a Python object back or read a value to the host: they have
+# schemas but can never be part of a compiled region.
+_HOST_METHODS = frozenset({"item", "tolist", "numpy", "data_ptr", "backward", "storage_offset"})
+
+# The Python argument parser lets numbers bind to Tensor parameters of these
+# functions only (python_arg_parser.cpp, should_allow_numbers_as_tensors).
+NUMBERS_AS_TENSORS = frozenset({
+    "add", "add_", "div", "div_", "divide", "divide_", "mul", "mul_", "multiply", "multiply_", "sub", "sub_",
+    "subtract", "subtract_", "true_divide", "true_divide_", "to", "_to_copy", "copy_", "floor_divide",
+    "floor_divide_",
+})
+
+
+def encode_type(kind: Any) -> Any:
+    """A torchgen type as JSON: a base type's name, ``["?", T]`` or ``["[]", T, size]``."""
+    from torchgen.model import BaseType, ListType, OptionalType
+
+    if isinstance(kind, BaseType):
+        return kind.name.name
+    if isinstance(kind, OptionalType):
+        return ["?", encode_type(kind.elem)]
+    if isinstance(kind, ListType):
+        return ["[]", encode_type(kind.elem), kind.size]
+    raise TypeError(f"unknown torchgen type {kind!r}")
+
+
+def encode_default(text: str) -> Any:
+    """A schema default as JSON: Python literals as themselves, named constants as {"name": ...}."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return {"name": text}
+
+
+def _alias(annotation: Any) -> Any:
+    if annotation is None:
+        return None
+    return [sorted(annotation.alias_set), bool(annotation.is_write)]
 
 
 def _native_functions() -> list[Any]:
@@ -41,84 +89,194 @@ def _native_functions() -> list[Any]:
     from torchgen.gen import parse_native_yaml
 
     root = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native")
-    parsed = parse_native_yaml(
-        os.path.join(root, "native_functions.yaml"), os.path.join(root, "tags.yaml")
-    )
+    parsed = parse_native_yaml(os.path.join(root, "native_functions.yaml"), os.path.join(root, "tags.yaml"))
     return list(parsed.native_functions)
 
 
-_RETURN_CODES = {"Tensor": "t", "Tensor[]": "T", "int": "i", "SymInt": "i", "float": "f", "bool": "b", "Scalar": "s"}
+def _native_entry(native: Any) -> dict[str, Any]:
+    from torchgen.api import cpp
+
+    schema = native.func
+
+    def argument(a: Any) -> list[Any]:
+        row = [a.name, encode_type(a.type), _alias(a.annotation)]
+        if a.default is not None:
+            row += [encode_default(a.default), cpp.default_expr(a.default, a.type, symint=True)]
+        return row
+
+    entry: dict[str, Any] = {
+        "ops": schema.name.unambiguous_name(),
+        "header": native.root_name,
+        "args": [argument(a) for a in schema.arguments.flat_all],
+        "returns": [[r.name or "", encode_type(r.type), _alias(r.annotation)] for r in schema.returns],
+    }
+    tags = sorted(str(t) for t in native.tags if str(t) in ("nondeterministic_seeded", "inplace_view"))
+    if tags:
+        entry["tags"] = tags
+    return entry
 
 
-def _returns_shape(returns: Any) -> str:
-    """What a schema hands back, one letter a value: ``t`` a tensor, ``T`` a list of them,
-    ``i``/``f``/``b``/``s`` an int, float, bool or Scalar, ``?`` anything else."""
-    return "".join(_RETURN_CODES.get(str(r.type), "?") for r in returns)
+def _python_args(signature: Any, native: Any, method: bool) -> list[list[Any]]:
+    """The Python-visible parameters in order: [python name, schema name, type, kwonly, default?]."""
+    schema_args = {a.name: a for a in native.func.arguments.flat_all}
+    rows = []
+
+    def add(argument: Any, kwonly: bool) -> None:
+        schema_arg = schema_args.get(argument.name)
+        python_name = "input" if argument.name == "self" and not method else argument.name
+        row: list[Any] = [python_name, argument.name, encode_type(argument.type), kwonly]
+        if schema_arg is not None and schema_arg.default is not None:
+            row.append(encode_default(schema_arg.default))
+        elif argument.default is not None:
+            # Tensor options: optional in Python even where the schema has no default.
+            row.append(None if argument.default in ("None", "::std::nullopt") else encode_default(argument.default))
+        rows.append(row)
+
+    for argument in signature.input_args:
+        add(argument, False)
+    for argument in signature.input_kwargs:
+        add(argument, True)
+    for argument in signature.tensor_options_args:
+        add(argument, True)
+    return rows
 
 
-def _alias_facts(functions: Iterable[Any], method: bool) -> dict[str, Any]:
-    """Union over overloads of the written and viewed arguments, by name and position.
-
-    Position is the index among the Python positional arguments; a method's
-    receiver is position -1. ``out=`` overloads are left out: an ``out=``
-    keyword is visible in the syntax and reported from there.
-    """
-    writes: dict[str, int] = {}
-    views: dict[str, int] = {}
-    for function in functions:
-        schema = function.func
-        if schema.is_out_fn():
-            continue
-        positional = [a.name for a in schema.arguments.flat_positional]
-        if method and positional and positional[0] == "self":
-            positions = {name: index - 1 for index, name in enumerate(positional)}
-        else:
-            positions = {name: index for index, name in enumerate(positional)}
-        for argument in schema.arguments.flat_all:
-            annotation = getattr(argument, "annotation", None)
-            if annotation is not None and annotation.is_write:
-                writes[argument.name] = positions.get(argument.name, -2)
-        returned_sets = {
-            frozenset(r.annotation.alias_set) for r in schema.returns if r.annotation is not None
-        }
-        for argument in schema.arguments.flat_all:
-            annotation = getattr(argument, "annotation", None)
-            if annotation is not None and frozenset(annotation.alias_set) in returned_sets:
-                views[argument.name] = positions.get(argument.name, -2)
-    facts: dict[str, Any] = {}
-    shapes = {_returns_shape(f.func.returns) for f in functions if not f.func.is_out_fn()}
-    if shapes and shapes != {"t"}:
-        facts["r"] = shapes.pop() if len(shapes) == 1 else "?"
-    if writes:
-        facts["w"] = sorted([name, pos] for name, pos in writes.items())
-    if views:
-        facts["v"] = sorted([name, pos] for name, pos in views.items())
-    return facts
+def _overload_entry(group: Any, method: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"native": _key(group.base), "args": _python_args(group.signature, group.base, method)}
+    if group.outplace is not None and group.signature.output_args is not None:
+        entry["out"] = _key(group.outplace)
+        entry["outputs"] = [a.name for a in group.signature.output_args.outputs]
+    if str(group.signature.name) in NUMBERS_AS_TENSORS:
+        entry["numbers_as_tensors"] = True
+    return entry
 
 
-def build() -> dict[str, Any]:
-    import importlib
+# Tensor methods torch binds by hand (python_variable_methods.cpp) rather than
+# from a schema: each Python signature, in torch's order, as the native overload
+# it reaches. (Python parameters in schema syntax, native, schema names of
+# renamed parameters, schema arguments the method sets itself.) A test calls
+# every entry against eager torch.
+_CASTS = {
+    "float": "Float", "double": "Double", "half": "Half", "bfloat16": "BFloat16", "long": "Long", "int": "Int",
+    "short": "Short", "char": "Char", "byte": "Byte", "bool": "Bool", "cfloat": "ComplexFloat", "cdouble": "ComplexDouble",
+}
+_TO_OPTIONS = "bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None"
+HAND_BOUND: dict[str, list[tuple[str, str, dict[str, str], dict[str, Any]]]] = {
+    "to": [
+        ("Device? device=None, ScalarType? dtype=None, " + _TO_OPTIONS, "to.dtype_layout", {}, {}),
+        ("ScalarType dtype, " + _TO_OPTIONS, "to.dtype", {}, {}),
+        ("Tensor tensor, " + _TO_OPTIONS, "to.other", {"tensor": "other"}, {}),
+    ],
+    "copy_": [("Tensor other, bool non_blocking=False", "copy_", {"other": "src"}, {})],
+    "type": [("ScalarType dtype, bool non_blocking=False, *, MemoryFormat? memory_format=None", "to.dtype", {}, {})],
+    "cpu": [("*, MemoryFormat? memory_format=None", "to.dtype_layout", {}, {"device": {"name": "cpu"}})],
+    **{
+        method: [("*, MemoryFormat? memory_format=None", "to.dtype", {}, {"dtype": {"name": dtype}})]
+        for method, dtype in _CASTS.items()
+    },
+}
 
-    import torch
+
+def _hand_bound_entries(natives: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    from torchgen.model import Argument
+
+    result = {}
+    for method, signatures in HAND_BOUND.items():
+        entries = []
+        for params, native_key, renamed, fixed in signatures:
+            native = natives[native_key]
+            schema_args = {a.name: a for a in native.func.arguments.flat_all}
+            rows, kwonly = [], False
+            for text in filter(None, (part.strip() for part in params.split(","))):
+                if text == "*":
+                    kwonly = True
+                    continue
+                argument = Argument.parse(text)
+                schema_name = renamed.get(argument.name, argument.name)
+                assert schema_name in schema_args, f"{method}: {native_key} has no argument {schema_name}"
+                row: list[Any] = [argument.name, schema_name, encode_type(argument.type), kwonly]
+                if argument.default is not None:
+                    row.append(encode_default(argument.default))
+                rows.append(row)
+            entry: dict[str, Any] = {"native": native_key, "args": rows}
+            if fixed:
+                entry["fixed"] = fixed
+            if method in NUMBERS_AS_TENSORS:
+                entry["numbers_as_tensors"] = True
+            entries.append(entry)
+        result[method] = entries
+    return result
+
+
+def _key(native: Any) -> str:
+    name = native.func.name
+    return f"{name.name}.{name.overload_name}" if name.overload_name else str(name.name)
+
+
+def _signature_groups(natives: list[Any]) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+    """Python signature groups by name, for functions and methods, in torch's own resolution order."""
+    from collections import defaultdict
+
+    import torchgen
+    from torchgen.api.python import PythonSignatureNativeFunctionPair, signature
+    from torchgen.context import native_function_manager
     from torchgen.model import Variant
+    from torchgen.packaged.autograd.gen_python_functions import (
+        group_overloads, load_signatures, should_generate_py_binding, sort_overloads,
+    )
 
-    by_name: dict[str, list[Any]] = {}
-    for function in _native_functions():
-        by_name.setdefault(str(function.func.name.name), []).append(function)
+    root = os.path.dirname(torchgen.__file__)
+    deprecated = os.path.join(root, "packaged", "autograd", "deprecated.yaml")
+    bound = [f for f in natives if should_generate_py_binding(f)]
+    generated = {str(f.func.name.name) for f in bound}
+    # Names torch binds by hand (`to`, `contiguous`, `copy_`): their schemas, in
+    # case a wrapper expansion calls the native directly.
+    by_hand = [
+        f for f in natives
+        if str(f.func.name.name) not in generated and not str(f.func.name.name).startswith("_")
+        and not f.func.is_out_fn() and f.python_module is None
+    ]
 
-    def facts(native: str, method: bool) -> dict[str, Any]:
+    def pairs(method: bool) -> list[Any]:
         variant = Variant.method if method else Variant.function
-        return _alias_facts([f for f in by_name.get(native, []) if variant in f.variants], method)
+        found = [p for p in load_signatures(bound, deprecated, method=method, skip_deprecated=True)
+                 if variant in p.function.variants]
+        for function in by_hand:
+            if variant not in function.variants:
+                continue
+            try:
+                with native_function_manager(function):
+                    found.append(PythonSignatureNativeFunctionPair(signature(function, method=method, pyi=False), function))
+            except (ValueError, AssertionError):
+                continue
+        return found
+
+    def grouped(method: bool) -> dict[str, list[Any]]:
+        by_name: dict[tuple[Any, str], list[Any]] = defaultdict(list)
+        for pair in pairs(method):
+            by_name[(pair.function.python_module, pair.signature.name)].append(pair)
+        result: dict[str, list[Any]] = {}
+        for (_, name), members in sorted(by_name.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+            groups = sort_overloads(group_overloads(members, symint=False), symint=False)
+            kept = [g for g in groups if not any("Dimname" in str(a.type) for a in g.signature.arguments())]
+            if kept:
+                result.setdefault(name, []).extend(kept)
+        return result
+
+    return grouped(method=False), grouped(method=True)
+
+
+def _bindings(function_names: set[str]) -> dict[str, dict[str, str]]:
+    """Which Python names are builtins of which native signature, by object identity."""
+    import torch
 
     variable_functions = torch._C._VariableFunctions
-    # Python namespace -> Python name -> native function name. The alias facts
-    # live once per native name under "aten".
     bindings: dict[str, dict[str, str]] = {"torch": {}, "torch.nn.functional": {}, "torch._C._nn": {}}
     for name in dir(variable_functions):
-        if not name.startswith("_") and name in by_name and getattr(torch, name, None) is getattr(variable_functions, name):
+        if not name.startswith("_") and name in function_names and getattr(torch, name, None) is getattr(variable_functions, name):
             bindings["torch"][name] = name
     for name in dir(torch._C._nn):
-        if not name.startswith("_") and name in by_name:
+        if not name.startswith("_") and name in function_names:
             bindings["torch._C._nn"][name] = name
     functional = importlib.import_module("torch.nn.functional")
     for name in dir(functional):
@@ -126,70 +284,105 @@ def build() -> dict[str, Any]:
         if name.startswith("_") or type(obj).__name__ != "builtin_function_or_method":
             continue
         native = getattr(obj, "__name__", name)
-        if native in by_name and any(getattr(h, native, None) is obj for h in (torch._C._nn, variable_functions)):
+        if native in function_names and any(getattr(h, native, None) is obj for h in (torch._C._nn, variable_functions)):
             bindings["torch.nn.functional"][name] = native
-    for namespace, (module_name, c_module_name, prefix) in _NAMESPACES.items():
+    for namespace, (module_name, c_module_name, prefix) in PREFIXED_NAMESPACES.items():
         module = importlib.import_module(module_name)
         c_module = importlib.import_module(c_module_name)
         bindings[namespace] = {
             name: prefix + name
             for name in dir(module)
-            if not name.startswith("_")
-            and prefix + name in by_name
+            if not name.startswith("_") and prefix + name in function_names
             and getattr(c_module, prefix + name, None) is getattr(module, name)
         }
+    return bindings
 
-    # Natives a Python wrapper reaches (torch.einsum -> _VariableFunctions.einsum)
-    # belong too: the wrapper table in ppy_check/wrappers.py calls them as `aten.NAME`.
-    reachable = {name for name in dir(variable_functions) if not name.startswith("_") and name in by_name}
-    natives = sorted(reachable | {native for names in bindings.values() for native in names.values()})
-    aten = {native: facts(native, method=False) for native in natives}
 
-    methods: dict[str, Any] = {}
-    for name in dir(torch._C.TensorBase):
-        if name in _NOT_LOWERABLE_METHODS or name not in by_name:
-            continue
-        if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
-            continue
-        if any(Variant.method in f.variants for f in by_name[name]):
-            methods[name] = facts(name, method=True)
+def _tensor_properties() -> list[str]:
+    """Attributes of torch.Tensor that are data, not methods (`x.mT`, never `x.mT()`)."""
+    import inspect
+    import types
 
-    namespaces: dict[str, Any] = {"aten": aten, "Tensor": methods}
-    for namespace, names in bindings.items():
-        namespaces[namespace] = {name: native for name, native in names.items()}
+    import torch
+
+    descriptors = (property, types.GetSetDescriptorType, types.MemberDescriptorType)
+    return sorted(name for name in dir(torch.Tensor) if not name.startswith("_")
+                  and isinstance(inspect.getattr_static(torch.Tensor, name), descriptors))
+
+
+def build_schemas() -> dict[str, Any]:
+    import torch
+
+    natives = _native_functions()
+    functions, methods = _signature_groups(natives)
+    properties = _tensor_properties()
+    methods = {name: groups for name, groups in methods.items()
+               if name not in _HOST_METHODS
+               and (not name.startswith("_") or (name.startswith("__") and name.endswith("__")))}
+    by_key = {_key(n): n for n in natives}
+    hand_bound = _hand_bound_entries(by_key)
+    used = {key: by_key[key] for entries in hand_bound.values() for entry in entries for key in [entry["native"]]}
+    for groups in list(functions.values()) + list(methods.values()):
+        for group in groups:
+            for native in (group.base, group.outplace):
+                if native is not None:
+                    used[_key(native)] = native
+    method_entries = {name: [_overload_entry(g, method=True) for g in groups] for name, groups in methods.items()}
+    method_entries.update(hand_bound)
     return {
+        "format": FORMAT,
         "torch_version": str(torch.__version__).split("+")[0],
-        "namespaces": {ns: dict(sorted(ops.items())) for ns, ops in sorted(namespaces.items())},
+        "natives": {key: _native_entry(native) for key, native in sorted(used.items())},
+        "functions": {name: [_overload_entry(g, method=False) for g in groups] for name, groups in sorted(functions.items())},
+        "methods": dict(sorted(method_entries.items())),
+        "bindings": {ns: dict(sorted(names.items())) for ns, names in sorted(_bindings(set(functions)).items())},
+        "properties": properties,
     }
 
 
+def build(probe: bool = True, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    data = build_schemas()
+    if probe:
+        from ppy_check.probe import probe_effects
+
+        data["effects"] = probe_effects(data)
+    else:
+        data["effects"] = (previous or {}).get("effects", {})
+    return data
+
+
 def render(data: dict[str, Any]) -> str:
-    # One op a line: diffs against a new torch stay readable.
-    lines = ["{", f'  "torch_version": {json.dumps(data["torch_version"])},', '  "namespaces": {']
-    spaces = list(data["namespaces"].items())
-    for index, (namespace, ops) in enumerate(spaces):
-        lines.append(f"    {json.dumps(namespace)}: {{")
-        items = list(ops.items())
-        for op_index, (name, facts) in enumerate(items):
-            comma = "," if op_index < len(items) - 1 else ""
-            lines.append(f"      {json.dumps(name)}: {json.dumps(facts, sort_keys=True)}{comma}")
-        lines.append("    }" + ("," if index < len(spaces) - 1 else ""))
-    lines += ["  }", "}", ""]
+    # One entry a line: a new torch's diff stays readable.
+    lines = ["{", f'  "format": {json.dumps(data["format"])},', f'  "torch_version": {json.dumps(data["torch_version"])},']
+    sections = [key for key in ("natives", "functions", "methods", "effects") if key in data]
+    for key in sections:
+        items = list(data[key].items())
+        lines.append(f"  {json.dumps(key)}: {{")
+        for index, (name, value) in enumerate(items):
+            comma = "," if index < len(items) - 1 else ""
+            lines.append(f"    {json.dumps(name)}: {json.dumps(value, sort_keys=True, separators=(',', ':'))}{comma}")
+        lines.append("  },")
+    lines.append(f'  "properties": {json.dumps(data["properties"])},')
+    lines.append(f'  "bindings": {json.dumps(data["bindings"], sort_keys=True, separators=(",", ":"))}')
+    lines += ["}", ""]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ppy_check.gen_opdata", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the shipped file differs from the installed torch")
+    parser.add_argument("--no-probe", action="store_true",
+                        help="regenerate the schemas only and keep the shipped probed effects (fast)")
     parser.add_argument("--output", type=Path, default=DATA_PATH, help="where to write (default: the shipped file)")
     args = parser.parse_args(argv)
+    current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+    previous = json.loads(current) if current else None
     try:
-        text = render(build())
+        text = render(build(probe=not args.no_probe, previous=previous))
     except ImportError as error:
-        print(f"gen_opdata: needs torch and PyYAML installed: {error}", file=sys.stderr)
+        print(f"gen_opdata: needs torch, PyYAML and (to probe) expecttest installed: {error}", file=sys.stderr)
         return 2
     if args.check:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
         if current != text:
             print(f"{args.output} is out of date; run: python -m ppy_check.gen_opdata", file=sys.stderr)
             return 1

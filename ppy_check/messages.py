@@ -14,8 +14,9 @@ CAPTURED = "ppy-captured"
 IMPURE = "ppy-impure"
 UNSUPPORTED = "ppy-unsupported"
 SYNTAX = "ppy-syntax"
+TYPE = "ppy-type"
 
-ALL_CODES: tuple[str, ...] = (UNTYPED, LOOP, BRANCH, CAPTURED, IMPURE, UNSUPPORTED, SYNTAX)
+ALL_CODES: tuple[str, ...] = (UNTYPED, LOOP, BRANCH, CAPTURED, IMPURE, UNSUPPORTED, SYNTAX, TYPE)
 
 # ppy-untyped
 PARAM_UNANNOTATED = "region `{region}`: parameter `{name}` has no type annotation"
@@ -37,6 +38,8 @@ BRANCH_MATCH = "region `{region}`: `match` on `{subject}` is a branch"
 BRANCH_TRY = "region `{region}`: `try` is control flow a region cannot hold"
 BRANCH_ASSERT = "region `{region}`: `assert {test}` is a branch; check it in the caller"
 BRANCH_RAISE = "region `{region}`: `{text}` is a branch; check it in the caller"
+BRANCH_CHAINED = ("region `{region}`: `{text}` on tensors is `and` of two comparisons, which reads a tensor's value: "
+                  "a branch; write `(a < x) & (x < b)`")
 
 # ppy-captured
 CAPTURED_GLOBAL = "region `{region}`: reads module-level `{name}` (bound at line {line}); pass it as a parameter"
@@ -53,6 +56,11 @@ IMPURE_STORE = "region `{region}` is @ppy.pure but `{text}` writes parameter `{p
 # ppy-unsupported
 UNSUPPORTED_CALL = "region `{region}`: `{name}` has no ATen lowering ({why})"
 UNSUPPORTED_ATTRIBUTE = "region `{region}`: `{text}` has no ATen lowering ({why})"
+UNSUPPORTED_INTERNAL = ("region `{region}`: ppy could not model this region, and no rule said why "
+                        "(a ppy bug worth reporting)")
+
+# ppy-type
+TYPE_PROBLEM = "region `{region}`: `{subject}`: {why}"
 
 # ppy-syntax
 SYNTAX_CONSTRUCT = "region `{region}`: {what} cannot appear in a region"

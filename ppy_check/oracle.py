@@ -12,7 +12,7 @@ import dataclasses
 from typing import Protocol
 
 from ppy_check.region import Region
-from ppy_check.types import RegionType
+from ppy_check.model.types import Type as RegionType
 
 
 class Oracle(Protocol):

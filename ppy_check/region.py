@@ -16,7 +16,8 @@ from typing import Any
 
 from ppy_check.scope import ModuleScope, target_names
 from ppy_check.site import RegionSite
-from ppy_check.types import AnnotationError, RegionType, parse_annotation
+from ppy_check.annotations import AnnotationError, parse_annotation
+from ppy_check.model.types import Type
 
 OPT = "ppy.opt"
 PURE = "ppy.pure"
@@ -34,7 +35,7 @@ _STRUCTURE = re.compile(r"\b(?:for|while|if|and|or|lambda|yield|await)\b|:=")
 class Param:
     name: str
     node: ast.arg
-    type: RegionType | None  # None when unannotated or not a region type
+    type: Type | None  # None when unannotated or not a region type
     problem: str | None  # why the annotation is refused, when it is
 
 
@@ -46,7 +47,7 @@ class Region:
     pure: bool
     level: int
     params: list[Param]
-    returns: RegionType | None
+    returns: Type | None
     returns_problem: str | None
     decorator_problems: list[tuple[ast.AST, str]] = field(default_factory=list)
     # Enclosing functions, innermost last.
@@ -57,6 +58,8 @@ class Region:
     text: str = ""
     # What a type checker knows beyond the syntax (see oracle.py); None in ppy-check.
     oracle: Any = None
+    # The model builder's result, once built (engine.analyse): every rule and the compiler share it.
+    analysis: Any = None
 
     @functools.cached_property
     def nodes(self) -> list[ast.AST]:
@@ -91,9 +94,13 @@ def _level(decorator: ast.expr) -> tuple[int, str | None]:
     if not isinstance(decorator, ast.Call):
         return DEFAULT_LEVEL, None
     values = list(decorator.args) + [k.value for k in decorator.keywords if k.arg == "level"]
-    unknown = [k.arg for k in decorator.keywords if k.arg != "level"]
+    unknown = [k.arg for k in decorator.keywords if k.arg not in ("level", "compile")]
     if unknown:
         return DEFAULT_LEVEL, f"`ppy.opt` has no parameter `{unknown[0]}`"
+    # Whether a region compiles is read from the source by tools that never import it: it must be a literal.
+    for switch in (k.value for k in decorator.keywords if k.arg == "compile"):
+        if not (isinstance(switch, ast.Constant) and type(switch.value) is bool):
+            return DEFAULT_LEVEL, f"`ppy.opt` compile must be a literal True or False, not `{ast.unparse(switch)}`"
     if len(values) > 1:
         return DEFAULT_LEVEL, "`ppy.opt` takes one level"
     if not values:

@@ -1,34 +1,46 @@
-"""What the names of one module refer to, read from its top-level statements.
+"""What the names of one module refer to, read from its statements without running them.
 
 A region may only read its parameters, its own locals, modules and literal
 constants. To tell those apart without importing anything, this records every
-import (with the dotted name it binds) and every other module-level binding
-(with whether it is a literal constant, a function, a class or some value).
+import (with the dotted name it binds) and every other module-level binding.
+A module-level name is *stable* only when exactly one statement binds it and
+no function declares it ``global``: a constant that a setter rebinds, or that
+a later import or ``def`` replaces, is no constant, and a region that reads it
+captures it.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import enum
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
+class BindingKind(enum.Enum):
+    CONSTANT = "constant"  # bound once, to a literal
+    FUNCTION = "function"
+    CLASS = "class"
+    VALUE = "value"  # anything else: a tensor, a call's result, a name bound more than once
+
+
 @dataclass(frozen=True)
 class Binding:
-    """A module-level name that is not an import."""
+    """A module-level name that is not a stable import."""
 
     name: str
     line: int
-    kind: str  # "constant", "function", "class" or "value"
+    kind: BindingKind
     value: ast.expr | None = None
+    node: ast.AST | None = None  # the def or class statement, for functions and classes
 
 
 @dataclass
 class ModuleScope:
-    imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted target
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted target (stable imports only)
     modules: set[str] = field(default_factory=set)  # the local names bound by `import x`
     bindings: dict[str, Binding] = field(default_factory=dict)
 
@@ -53,28 +65,31 @@ class ModuleScope:
 
 
 def _top_level(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Module statements, including those under a module-level ``if``/``try``/``with``."""
+    """Module statements, including those under a module-level ``if``/``try``/``with``/loop."""
     for statement in statements:
         yield statement
-        if isinstance(statement, (ast.If, ast.For, ast.While)):
+        if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
             yield from _top_level(statement.body)
             yield from _top_level(statement.orelse)
-        elif isinstance(statement, ast.Try):
+        elif isinstance(statement, (ast.Try, ast.TryStar)):
             yield from _top_level(statement.body)
             for handler in statement.handlers:
                 yield from _top_level(handler.body)
             yield from _top_level(statement.orelse)
             yield from _top_level(statement.finalbody)
-        elif isinstance(statement, ast.With):
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
             yield from _top_level(statement.body)
+        elif isinstance(statement, ast.Match):
+            for case in statement.cases:
+                yield from _top_level(case.body)
 
 
 def is_literal(node: ast.expr) -> bool:
     """A value a region may read as a constant: numbers, strings, bools, None, tuples of those."""
     if isinstance(node, ast.Constant):
-        return True
+        return not isinstance(node.value, (bytes, complex))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        return isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float))
+        return isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)
     if isinstance(node, ast.Tuple):
         return all(is_literal(item) for item in node.elts)
     return False
@@ -90,51 +105,98 @@ def target_names(target: ast.expr) -> Iterator[ast.Name]:
         yield from target_names(target.value)
 
 
+def _global_declarations(module: ast.Module) -> set[str]:
+    """Names some function of the module declares ``global``: any call of it may rebind them."""
+    names: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+    return names
+
+
+@dataclass
+class _Bound:
+    line: int
+    kind: BindingKind
+    value: ast.expr | None = None
+    node: ast.AST | None = None
+    import_target: str | None = None
+    is_module: bool = False
+
+
+def _bindings_of(statement: ast.stmt) -> Iterator[tuple[str, _Bound]]:
+    line = statement.lineno
+    if isinstance(statement, ast.Import):
+        for alias in statement.names:
+            if alias.asname:
+                yield alias.asname, _Bound(line, BindingKind.VALUE, import_target=alias.name, is_module=True)
+            else:
+                head = alias.name.split(".")[0]
+                yield head, _Bound(line, BindingKind.VALUE, import_target=head, is_module=True)
+    elif isinstance(statement, ast.ImportFrom):
+        for alias in statement.names:
+            if alias.name == "*":
+                continue
+            target = f"{statement.module}.{alias.name}" if statement.level == 0 and statement.module else None
+            yield alias.asname or alias.name, _Bound(line, BindingKind.VALUE, import_target=target)
+    elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        yield statement.name, _Bound(line, BindingKind.FUNCTION, node=statement)
+    elif isinstance(statement, ast.ClassDef):
+        yield statement.name, _Bound(line, BindingKind.CLASS, node=statement)
+    elif isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            single = isinstance(target, ast.Name)
+            for name in target_names(target):
+                yield name.id, _Bound(line, BindingKind.VALUE, statement.value if single else None)
+    elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+        if statement.value is not None:
+            yield statement.target.id, _Bound(line, BindingKind.VALUE, statement.value)
+    elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+        yield statement.target.id, _Bound(line, BindingKind.VALUE)
+    elif isinstance(statement, (ast.For, ast.AsyncFor)):
+        for name in target_names(statement.target):
+            yield name.id, _Bound(line, BindingKind.VALUE)
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        for item in statement.items:
+            if item.optional_vars is not None:
+                for name in target_names(item.optional_vars):
+                    yield name.id, _Bound(line, BindingKind.VALUE)
+    elif isinstance(statement, ast.Delete):
+        for target in statement.targets:
+            for name in target_names(target):
+                yield name.id, _Bound(line, BindingKind.VALUE)
+    elif isinstance(statement, (ast.Try, ast.TryStar)):
+        for handler in statement.handlers:
+            if handler.name:
+                yield handler.name, _Bound(handler.lineno, BindingKind.VALUE)
+    # Walrus targets at module level bind too (in any expression of the statement).
+    if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        for node in ast.walk(statement):
+            if isinstance(node, ast.NamedExpr):
+                yield node.target.id, _Bound(line, BindingKind.VALUE)
+
+
 def build_scope(module: ast.Module) -> ModuleScope:
     scope = ModuleScope()
-    assigned: dict[str, list[tuple[int, ast.expr | None]]] = {}
+    bound: dict[str, list[_Bound]] = {}
     for statement in _top_level(module.body):
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                if alias.asname:
-                    scope.imports[alias.asname] = alias.name
-                    scope.modules.add(alias.asname)
-                else:
-                    head = alias.name.split(".")[0]
-                    scope.imports[head] = head
-                    scope.modules.add(head)
-        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
-            for alias in statement.names:
-                if alias.name != "*":
-                    scope.imports[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
-        elif isinstance(statement, ast.ImportFrom):
-            for alias in statement.names:
-                if alias.name != "*":
-                    name = alias.asname or alias.name
-                    scope.bindings[name] = Binding(name, statement.lineno, "value")
-        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            scope.bindings[statement.name] = Binding(statement.name, statement.lineno, "function")
-        elif isinstance(statement, ast.ClassDef):
-            scope.bindings[statement.name] = Binding(statement.name, statement.lineno, "class")
-        elif isinstance(statement, ast.Assign):
-            for target in statement.targets:
-                single = isinstance(target, ast.Name)
-                for name in target_names(target):
-                    assigned.setdefault(name.id, []).append((statement.lineno, statement.value if single else None))
-        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-            assigned.setdefault(statement.target.id, []).append((statement.lineno, statement.value))
-        elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
-            assigned.setdefault(statement.target.id, []).append((statement.lineno, None))
-        elif isinstance(statement, (ast.For, ast.With)):
-            targets = [statement.target] if isinstance(statement, ast.For) else [
-                item.optional_vars for item in statement.items if item.optional_vars is not None
-            ]
-            for target in targets:
-                for name in target_names(target):
-                    assigned.setdefault(name.id, []).append((statement.lineno, None))
-    for name, assignments in assigned.items():
-        line, value = assignments[0]
-        constant = len(assignments) == 1 and value is not None and is_literal(value)
-        scope.imports.pop(name, None)  # a later assignment shadows the import
-        scope.bindings[name] = Binding(name, line, "constant" if constant else "value", value)
+        for name, binding in _bindings_of(statement):
+            bound.setdefault(name, []).append(binding)
+    rebound = _global_declarations(module)
+    for name, bindings in bound.items():
+        first = bindings[0]
+        targets = {(b.import_target, b.is_module) for b in bindings}
+        same_import = first.import_target is not None and len(targets) == 1
+        stable = name not in rebound and (len(bindings) == 1 or same_import)
+        if stable and first.import_target is not None:
+            scope.imports[name] = first.import_target
+            if first.is_module:
+                scope.modules.add(name)
+            continue
+        if stable and first.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
+            scope.bindings[name] = Binding(name, first.line, first.kind, node=first.node)
+            continue
+        constant = stable and first.import_target is None and first.value is not None and is_literal(first.value)
+        kind = BindingKind.CONSTANT if constant else BindingKind.VALUE
+        scope.bindings[name] = Binding(name, first.line, kind, first.value if constant else None)
     return scope

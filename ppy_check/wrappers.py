@@ -2,16 +2,16 @@
 
 Most of ``torch.*`` is a builtin bound straight to one native function; those
 come from ``opdata.json``. The rest (``F.softmax``, ``F.silu``, ``torch.split``,
-``Tensor.float``...) are Python wrappers, and this table says what each
+``Tensor.unflatten``...) are Python wrappers, and this table says what each
 becomes: a signature like the wrapper's own, and an expansion in region syntax
-over its parameters. In an expansion ``aten.NAME`` is the native function
-``NAME`` (never another wrapper) and ``unsupported("why")`` marks a form that
-has no lowering. A conditional expression may only test a parameter that the
-call passes as a literal (``inplace``, ``dim is None``); it is folded away
-before anything else looks at the call.
+over its parameters. The model builder evaluates the expansion over the
+call's arguments (each evaluated once, in Python's order). In an expansion
+``aten.NAME`` is the native function ``NAME`` (never another wrapper) and
+``unsupported("why")`` marks a form that has no lowering. A conditional
+expression may only test a parameter that the call passes as a literal
+(``inplace``, ``dim is None``); it folds at build time.
 
-Both front-ends and the compiler expand calls through this one table, and a
-test checks every entry against what eager PyTorch computes.
+A test checks every entry against what eager PyTorch computes.
 """
 
 from __future__ import annotations
@@ -152,24 +152,10 @@ _TORCH = {
     "cartesian_prod": ("*tensors", "aten.cartesian_prod(tensors)"),
 }
 
-_METHODS = {
-    "float": ("self", "self.to(torch.float32)"),
-    "double": ("self", "self.to(torch.float64)"),
-    "half": ("self", "self.to(torch.float16)"),
-    "bfloat16": ("self", "self.to(torch.bfloat16)"),
-    "long": ("self", "self.to(torch.int64)"),
-    "int": ("self", "self.to(torch.int32)"),
-    "short": ("self", "self.to(torch.int16)"),
-    "char": ("self", "self.to(torch.int8)"),
-    "byte": ("self", "self.to(torch.uint8)"),
-    "bool": ("self", "self.to(torch.bool)"),
-    "unflatten": ("self, dim, sizes", "aten.unflatten(self, dim, sizes)"),
-}
-
 WRAPPERS: dict[str, dict[str, Wrapper]] = {
     "torch.nn.functional": _table("torch.nn.functional", _FUNCTIONAL),
     "torch": _table("torch", _TORCH),
-    "Tensor": _table("Tensor", _METHODS),
+    "Tensor": _table("Tensor", {"unflatten": ("self, dim, sizes", "aten.unflatten(self, dim, sizes)")}),
 }
 
 # `reduction=` strings as the integers the native loss functions take.

@@ -1,8 +1,10 @@
 """Build, or find in the cache, the compiled regions of one Python source file.
 
 A warm start reads the file, hashes it with the versions that matter, finds
-the index entry and loads the shared object: no parsing, no torchgen. Only a
-miss lowers every region of the file into one translation unit and builds it.
+the index entry and loads the shared object: no parsing at all. Only a miss
+builds each region's model (the checker's own), prints the file's regions as
+one translation unit and compiles it; no torch or torchgen is consulted to
+decide what the C++ says.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -22,30 +23,26 @@ from typing import TYPE_CHECKING, Any
 
 from ppy_check.errors import BuildError
 from ppy_check.diagnostic import Diagnostic
-from ppy_check.engine import check_region
-from ppy_check.module import ModuleRegions
 from ppy_check.version import full_version
 from ppy_compile.cache import Cache
 from ppy_compile.progress import building
+from ppy_compile.options import MODULE_NAME, BuildOptions
 from ppy_compile.runtime_cpp import BRIDGE_SOURCE, PCH_HEADER
 
 if TYPE_CHECKING:
-    from ppy_compile.lower import LoweredRegion
+    from ppy_compile.unit import Unit, UnitRegion
 
-# The extension module name every generated unit initialises (see emit.py).
-MODULE_NAME = "ppy_region_module"
-
-BUILD_FORMAT = "1"  # bump when the generated code or the layout changes meaning
+BUILD_FORMAT = "2"  # bump when the generated code or the layout changes meaning
 
 
-def light_identity() -> str:
+def light_identity(options: BuildOptions) -> str:
     """What changes a build and is cheap to read on every warm start (no compiler run, no cpp_extension)."""
     import torch
 
     from ppy_compile.toolchain import compiler_identity
 
     parts = [BUILD_FORMAT, full_version(), str(torch.__version__), str(torch.version.cuda), sys.version, compiler_identity(),
-             os.environ.get("CXXFLAGS", ""), os.environ.get("PPY_TESTING_MUTATION", ""), str(use_pch())]
+             os.environ.get("CXXFLAGS", ""), options.key(), str(use_pch())]
     return "\n".join(parts)
 
 
@@ -59,17 +56,12 @@ def _sha(*parts: str) -> str:
 
 @dataclass
 class BuiltModule:
-    functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    functions: dict[str, Callable[..., Any]] = field(default_factory=dict)  # site key -> compiled entry
     errors: dict[str, list[Diagnostic]] = field(default_factory=dict)
     cpp_source: Path | None = None
-    symbols: dict[str, str] = field(default_factory=dict)
-    fallbacks: dict[str, str] = field(default_factory=dict)  # region id -> why it runs as Python
+    symbols: dict[str, str] = field(default_factory=dict)  # site key -> C++ symbol
+    fallbacks: dict[str, str] = field(default_factory=dict)  # site key -> why it runs as Python
     built: bool = False  # False when it came from the cache
-
-
-def module_tag(origin: str) -> str:
-    stem = re.sub(r"\W", "_", Path(origin).stem) or "module"
-    return stem[:40]
 
 
 def _load_bridge(cache: Cache, key: str) -> None:
@@ -139,55 +131,41 @@ def _diagnostics_json(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:
     return [d.as_json() for d in diagnostics]
 
 
-def _lower_all(text: str, origin: str) -> tuple[list[LoweredRegion], dict[str, list[Diagnostic]], dict[str, int], dict[str, str]]:
-    # Lowering needs torchgen's tables (a second to load): only a cache miss gets here.
-    from ppy_compile.lower import LoweringError, lower_region
-    from ppy_compile.schemas import catalog
+def _model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list[Diagnostic]], dict[str, int]]:
+    """Every region's model, or its findings: the checker's own analysis, built once."""
+    from ppy_check.engine import analyse, check_region
+    from ppy_check.module import ModuleRegions
+    from ppy_compile.unit import UnitRegion
 
     module = ModuleRegions.load(origin, text)
     if module.syntax_error is not None:
         raise BuildError(f"{origin}: {module.syntax_error.message}")
-    lines = module.lines
-    tag = module_tag(origin)
-    lowered: list[LoweredRegion] = []
+    regions: list[UnitRegion] = []
     errors: dict[str, list[Diagnostic]] = {}
     levels: dict[str, int] = {}
-    symbols: dict[str, str] = {}
-    regions = module.regions
-    names = [r.name for r in regions]
-    for region in regions:
-        rid = region.site.key
-        levels[rid] = region.level
-        diagnostics = check_region(region, origin, lines)
-        if diagnostics:
-            errors[rid] = diagnostics
+    for region in module.regions:
+        key = region.site.key
+        levels[key] = region.level
+        diagnostics = check_region(region, origin, module.lines)
+        model = analyse(region).model
+        if diagnostics or model is None:
+            errors[key] = diagnostics
             continue
-        # Two regions of one name (in different classes, say) need distinct C++ names.
-        suffix = f"_{region.node.lineno}" if names.count(region.name) > 1 else ""
-        try:
-            result = lower_region(region, catalog(), tag + suffix)
-        except LoweringError as error:
-            line = getattr(error.node, "lineno", region.node.lineno)
-            column = getattr(error.node, "col_offset", 0) + 1
-            errors[rid] = [Diagnostic(origin, line, column, "ppy-unsupported", error.message, region.name)]
-            continue
-        result.name = region.name + suffix
-        lowered.append(result)
-        symbols[rid] = result.name
-    return lowered, errors, levels, symbols
+        regions.append(UnitRegion(model, region.site.cpp_symbol))
+    return regions, errors, levels
 
 
-def build_module(origin: str, text: str, cache: Cache | None = None) -> BuiltModule:
+def build_module(origin: str, text: str, cache: Cache | None = None, options: BuildOptions = BuildOptions()) -> BuiltModule:
     """The compiled regions of one file, from the cache when it has them."""
     cache = cache or Cache.open()
-    source_key = _sha("source", light_identity(), origin, text)
+    source_key = _sha("source", light_identity(options), origin, text)
     index = cache.read_index(source_key)
     if index is not None:
         try:
             return _from_index(cache, index)
         except (FileNotFoundError, ImportError, OSError, KeyError):
             pass  # a broken or missing entry: build again
-    return _build(cache, source_key, origin, text)
+    return _build(cache, source_key, origin, text, options)
 
 
 def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
@@ -209,21 +187,23 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     return result
 
 
-def _build(cache: Cache, source_key: str, origin: str, text: str) -> BuiltModule:
+def _build(cache: Cache, source_key: str, origin: str, text: str, options: BuildOptions) -> BuiltModule:
     from ppy_compile.toolchain import toolchain
 
     started = time.perf_counter()
-    with building(f"ppy: lowering the regions of {Path(origin).name}"):
-        lowered, errors, levels, symbols = _lower_all(text, origin)
+    with building(f"ppy: modelling the regions of {Path(origin).name}"):
+        regions, errors, levels = _model_all(text, origin)
+    symbols = {r.model.site.key: r.symbol for r in regions}
     index: dict[str, Any] = {
         "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": {},
-        "errors": {rid: _diagnostics_json(found) for rid, found in errors.items()},
+        "errors": {key: _diagnostics_json(found) for key, found in errors.items()},
     }
     result = BuiltModule(errors=errors, symbols=symbols, built=True, fallbacks=index["fallbacks"])
-    if lowered:
+    if regions:
         tool = toolchain()
         bridge_key = _ensure_bridge(cache)
-        build_key = _build_unit(cache, tool, bridge_key, lowered, index["fallbacks"], symbols, levels, origin, started)
+        build_key = _build_unit(cache, tool, bridge_key, regions, index["fallbacks"], symbols, levels, origin, started,
+                                options)
         if build_key is not None:
             index["build"], index["bridge"] = build_key, bridge_key
             cache.write_index(source_key, index)
@@ -234,26 +214,27 @@ def _build(cache: Cache, source_key: str, origin: str, text: str) -> BuiltModule
     return result
 
 
-def _build_unit(cache: Cache, tool: Any, bridge_key: str, lowered: list[LoweredRegion], fallbacks: dict[str, str],
-                symbols: dict[str, str], levels: dict[str, int], origin: str, started: float) -> str | None:
+def _build_unit(cache: Cache, tool: Any, bridge_key: str, regions: list[UnitRegion], fallbacks: dict[str, str],
+                symbols: dict[str, str], levels: dict[str, int], origin: str, started: float,
+                options: BuildOptions) -> str | None:
     """Build the unit; a region whose generated C++ does not compile is set aside (a ppy bug) and the rest rebuilt."""
-    from ppy_compile.emit import translation_unit
     from ppy_compile.toolchain import CompileError, run_ninja, write_ninja
+    from ppy_compile.unit import translation_unit
 
-    by_name = {name: rid for rid, name in symbols.items()}
-    while lowered:
-        level = max(levels[by_name[r.name]] for r in lowered)
+    regions = list(regions)
+    while regions:
+        level = max(levels[r.model.site.key] for r in regions)
         pch_key = _ensure_pch(cache) if pch_for(level) else None
-        source, spans = translation_unit(lowered, origin, precompiled=pch_key is not None)
-        build_key = _sha("module", source, tool.identity, str(level), bridge_key, pch_key or "")
+        unit = translation_unit(regions, origin, options, precompiled=pch_key is not None)
+        build_key = _sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "")
         try:
             if cache.valid(build_key) is None:
                 with cache.locked(build_key):
                     if cache.valid(build_key) is None:
-                        count = len(lowered)
+                        count = len(regions)
                         description = f"ppy: building {count} region{'s' if count != 1 else ''} of {Path(origin).name} (-O{level})"
                         with building(description), cache.staging(build_key) as folder:
-                            (folder / "module.cpp").write_text(source, encoding="utf-8")
+                            (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
                             bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
                             write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
                                         extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"],
@@ -263,20 +244,26 @@ def _build_unit(cache: Cache, tool: Any, bridge_key: str, lowered: list[LoweredR
                                 "kind": "module", "origin": origin, "seconds": round(time.perf_counter() - started, 2)})
             return build_key
         except CompileError as error:
-            culprits = {
-                region.name: message
-                for line, message in error.errors
-                for region in lowered
-                if any(first <= line <= last for first, last in spans[region.name])
-            }
+            culprits = _culprits(unit, error)
             if not culprits:
                 raise
-            for region in list(lowered):
-                if region.name in culprits:
-                    lowered.remove(region)
-                    rid = by_name[region.name]
-                    del symbols[rid]
-                    first_line = int(rid.rsplit(":", 1)[1])
-                    fallbacks[rid] = (f"the C++ ppy generated for it (line {first_line}) does not compile, "
-                                      f"a ppy bug worth reporting: {culprits[region.name]}")
+            for region in list(regions):
+                message = culprits.get(region.symbol)
+                if message is None:
+                    continue
+                regions.remove(region)
+                key = region.model.site.key
+                del symbols[key]
+                fallbacks[key] = (f"the C++ ppy generated for it (line {region.model.site.line}) does not compile, "
+                                  f"a ppy bug worth reporting: {message}")
     return None
+
+
+def _culprits(unit: Unit, error: Any) -> dict[str, str]:
+    """The region each compiler error falls in, by the unit lines each region owns."""
+    return {
+        symbol: message
+        for line, message in error.errors
+        for symbol, ranges in unit.owned.items()
+        if any(first <= line <= last for first, last in ranges)
+    }

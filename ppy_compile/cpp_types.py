@@ -1,51 +1,30 @@
-"""Pure functions from types to C++: region types, schema types, and literal values.
+"""Pure functions from the model's types to C++: value types, operator parameter types, literals.
 
-Two directions meet here. A region parameter's type (``ppy_check.types``)
-becomes a C++ parameter type and the code that converts a Python object into
-it; a schema argument type (``Tensor?``, ``int[1]?``, ``Scalar``) decides which
-lowered values it accepts and how each is spelled as a C++ argument.
+Two directions meet here. A region value's static type (``model/types.py``)
+has one C++ type; an operator's schema type (``schema.py``) decides the C++
+type ``at::_ops::<op>::call`` takes for it (torchgen's faithful signature,
+SymInt included). ``argument`` spells a value of the one as the other.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass, field
 
-from ppy_check.types import TORCH_DTYPES, NoneType, Optional, RegionType, Scalar, Tuple
-
-
-class TypeMismatch(Exception):
-    """A value cannot be passed where a schema type is expected."""
+from ppy_check.model import types as t
+from ppy_check.schema import Base, BaseType, ListType, OptionalType, SchemaType
 
 
-@dataclass(frozen=True)
-class CExpr:
-    """A lowered Python value: C++ code and what kind of value it is.
-
-    Kinds: tensor, opt_tensor, int, float, bool, str, dtype, device, none,
-    ints (a vector of int64_t), tensors (a vector of tensors), tuple (a Python
-    tuple: literal ``items``, or a std::tuple in ``code`` whose fields are
-    ``items``), ellipsis, slice, and opt_<kind> for an optional parameter.
-    """
-
-    code: str
-    kind: str
-    items: tuple[CExpr, ...] | None = None
-    names: tuple[str, ...] | None = None
-    literal: object = field(default=None, compare=False)
-
-    def item(self, index: int) -> CExpr:
-        assert self.items is not None
-        return self.items[index]
+class NoCppForm(Exception):
+    """A type with no C++ spelling here (a model invariant says this cannot happen for checked regions)."""
 
 
-def dtype_code(name: str) -> str:
-    return f"at::ScalarType::{TORCH_DTYPES[name]}"
+# --- literals -------------------------------------------------------------------------
 
 
 def int_literal(value: int) -> str:
-    return str(value) if -(2**31) < value < 2**31 else f"INT64_C({value})"
+    if value == -(2**63):
+        return "(-INT64_C(9223372036854775807) - 1)"
+    return f"int64_t{{{value}}}" if -(2**31) < value < 2**31 else f"INT64_C({value})"
 
 
 def float_literal(value: float) -> str:
@@ -59,232 +38,227 @@ def float_literal(value: float) -> str:
 
 
 def string_literal(value: str) -> str:
-    escaped = value.encode("utf-8").decode("latin-1")
+    """A C++ string literal holding exactly these UTF-8 bytes: every byte outside printable ASCII escaped."""
     out = []
-    for char in escaped:
-        code = ord(char)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif 32 <= code < 127:
+    for byte in value.encode("utf-8", "surrogatepass"):
+        char = chr(byte)
+        if char in '"\\?':
+            out.append("\\" + char)  # `?` escaped too: no trigraphs
+        elif 32 <= byte < 127:
             out.append(char)
         else:
-            out.append(f"\\{code:03o}")
+            out.append(f"\\{byte:03o}")
     return '"' + "".join(out) + '"'
 
 
-def literal(value: object) -> CExpr:
-    if value is None:
-        return CExpr("::std::nullopt", "none", literal=None)
-    if isinstance(value, bool):
-        return CExpr("true" if value else "false", "bool", literal=value)
-    if isinstance(value, int):
-        return CExpr(int_literal(value), "int", literal=value)
-    if isinstance(value, float):
-        return CExpr(float_literal(value), "float", literal=value)
-    if isinstance(value, str):
-        return CExpr(string_literal(value), "str", literal=value)
-    if value is Ellipsis:
-        return CExpr("at::indexing::Ellipsis", "ellipsis", literal=value)
-    raise TypeMismatch(f"no C++ form for the literal {value!r}")
+def std_string(value: str) -> str:
+    return f"::std::string({string_literal(value)}, {len(value.encode('utf-8', 'surrogatepass'))})"
 
 
-# --- region types -----------------------------------------------------------
+def comment(text: str) -> str:
+    """Text as a C++ line comment that cannot end early or start code: only printable ASCII, no `*/` games."""
+    safe = "".join(c if 32 <= ord(c) < 127 else f"\\x{ord(c):02x}" for c in text)
+    return "// " + safe.replace("\\", "\\\\").replace("??", "?\\?")
 
-def cpp_type(kind: RegionType) -> str:
-    """The C++ type a region parameter or result of this type has."""
-    if isinstance(kind, NoneType):
+
+# --- region values ----------------------------------------------------------------------
+
+
+def cpp_type(kind: t.Type) -> str:
+    """The C++ type holding a region value of this type."""
+    simple = {
+        t.TensorT: "at::Tensor", t.IntT: "int64_t", t.FloatT: "double", t.NumberT: "at::Scalar", t.BoolT: "bool",
+        t.StrT: "::std::string", t.DtypeT: "at::ScalarType", t.DeviceT: "at::Device", t.LayoutT: "at::Layout",
+        t.MemoryFormatT: "at::MemoryFormat",
+    }
+    found = simple.get(type(kind))
+    if found is not None:
+        return found
+    if isinstance(kind, t.NoneT):
         return "void"
-    if isinstance(kind, Scalar):
-        return {
-            "Tensor": "at::Tensor", "int": "int64_t", "float": "double", "bool": "bool",
-            "str": "::std::string", "dtype": "at::ScalarType",
-        }[kind.name]
-    if isinstance(kind, Optional):
+    if isinstance(kind, t.OptionalT):
         return f"::std::optional<{cpp_type(kind.inner)}>"
-    if isinstance(kind, Tuple):
-        if kind.variadic:
-            return f"::std::vector<{cpp_type(kind.items[0])}>"
-        return f"::std::tuple<{', '.join(cpp_type(item) for item in kind.items)}>"
-    raise TypeMismatch(f"no C++ type for {kind}")
+    if isinstance(kind, t.TupleT):
+        return f"::std::tuple<{', '.join(cpp_type(i) for i in kind.items)}>"
+    if isinstance(kind, t.SeqT):
+        return f"::std::vector<{cpp_type(kind.item)}>"
+    raise NoCppForm(str(kind))
 
 
-def param_type(kind: RegionType) -> str:
-    """How a region's C++ function takes a parameter: small values by value, the rest by const reference."""
+def param_type(kind: t.Type) -> str:
+    """How the region's C++ function takes a parameter: small values by value, the rest by const reference."""
     declared = cpp_type(kind)
-    if isinstance(kind, Scalar) and kind.name in ("int", "float", "bool", "dtype"):
+    if isinstance(kind, (t.IntT, t.FloatT, t.BoolT, t.DtypeT, t.LayoutT, t.MemoryFormatT)):
         return declared
     return f"const {declared}&"
 
 
-def value_kind(kind: RegionType) -> str:
-    """The CExpr kind of a region parameter of this type."""
-    if isinstance(kind, Scalar):
-        return "tensor" if kind.name == "Tensor" else kind.name
-    if isinstance(kind, Optional):
-        return "opt_" + value_kind(kind.inner)
-    if isinstance(kind, Tuple):
-        if kind.variadic:
-            inner = value_kind(kind.items[0])
-            return {"tensor": "tensors", "int": "ints"}.get(inner, "vector_" + inner)
-        return "tuple"
-    return "none"
+# --- converting a value to what a schema parameter takes --------------------------------------
 
 
-def param_value(name: str, kind: RegionType) -> CExpr:
-    """A region parameter as a lowered value."""
-    if isinstance(kind, Tuple) and not kind.variadic:
-        items = tuple(
-            param_value(f"::std::get<{index}>({name})", item) for index, item in enumerate(kind.items)
-        )
-        return CExpr(name, "tuple", items=items)
-    return CExpr(name, value_kind(kind))
+def _is(kind: SchemaType, base: Base) -> bool:
+    return isinstance(kind, BaseType) and kind.base is base
 
 
-# --- schema types ------------------------------------------------------------
-
-_LIST = re.compile(r"^(?P<base>[A-Za-z]+\??)\[(?P<size>\d*)\](?P<optional>\?)?$")
-
-
-def _is_int(value: CExpr) -> bool:
-    return value.kind in ("int",)
-
-
-def _is_number(value: CExpr) -> bool:
-    return value.kind in ("int", "float", "bool")
-
-
-def _int_items(value: CExpr) -> list[CExpr] | None:
-    if value.kind == "tuple" and value.items is not None and not value.code and all(_is_int(i) for i in value.items):
-        return list(value.items)
-    return None
-
-
-def unwrap(value: CExpr, what: str) -> CExpr:
-    """An optional parameter used where a value is required: checked at run time, as Python would fail."""
-    if value.kind.startswith("opt_"):
-        return CExpr(f"ppy::value({value.code}, {string_literal(what)})", value.kind[4:])
-    return value
-
-
-def convert(value: CExpr, schema_type: str, *, numbers_as_tensors: bool, what: str = "") -> str:
-    """C++ for passing ``value`` as an argument of ``schema_type``, or TypeMismatch."""
-    optional = schema_type.endswith("?") and not _LIST.match(schema_type)
-    list_match = _LIST.match(schema_type)
-    if list_match is not None:
-        optional = bool(list_match.group("optional"))
-    if value.kind == "none":
-        if optional:
-            return "::std::nullopt"
-        raise TypeMismatch("None")
-    if list_match is not None:
-        return _convert_list(value, list_match.group("base"), list_match.group("size"), numbers_as_tensors)
-    base = schema_type.rstrip("?")
-    if optional and value.kind.startswith("opt_") and _accepts_scalar(value.kind[4:], base, False):
-        return value.code
-    value = unwrap(value, what)
-    if optional:
-        # Spelled out: `int?` next to an `int[]` overload is otherwise ambiguous in C++
-        # (a tensor converts to `std::optional<Tensor>` unambiguously and stays as written).
-        inner = convert(value, base, numbers_as_tensors=numbers_as_tensors, what=what)
-        return f"::std::optional<{_OPTIONAL_TYPES[base]}>({inner})" if base in _OPTIONAL_TYPES else inner
-    kind = value.kind
-    if base == "Tensor":
-        if kind == "tensor":
-            return value.code
-        if numbers_as_tensors and _is_number(value):
-            return f"ppy::wrapped_number({_scalar(value)})"
-        raise TypeMismatch(kind)
-    if not _accepts_scalar(kind, base, numbers_as_tensors):
-        raise TypeMismatch(kind)
-    if base == "Scalar":
-        return _scalar(value)
-    if base == "Device" and kind == "str":
-        return f"c10::Device({value.code})"
-    if base == "float" and kind == "int":
-        return f"static_cast<double>({value.code})"
-    if base in ("int", "SymInt") and value.literal is not None:
-        return f"int64_t{{{value.code}}}"
-    return value.code
+def argument(code: str, value: t.Type, kind: SchemaType) -> str:
+    """C++ passing ``code`` (a value of type ``value``) where ``at::_ops`` takes schema type ``kind``."""
+    if isinstance(value, t.NoneT):
+        return "::std::nullopt"
+    if isinstance(kind, OptionalType):
+        if isinstance(value, t.OptionalT):
+            return _optional_of_optional(code, value, kind)
+        inner = argument(code, value, kind.elem)
+        return f"{optional_cpp(kind.elem)}({inner})"
+    if isinstance(kind, ListType):
+        return _list_argument(code, value, kind)
+    assert isinstance(kind, BaseType)
+    base = kind.base
+    if base is Base.Tensor:
+        if isinstance(value, t.TensorT):
+            return code
+        return f"ppy::wrapped_number({scalar(code, value)})"
+    if base is Base.Scalar:
+        return scalar(code, value)
+    if base is Base.float:
+        return to_double(code, value)
+    if base is Base.int:
+        return code if isinstance(value, t.IntT) else f"static_cast<int64_t>({code})"
+    if base is Base.SymInt:
+        return f"c10::SymInt({code})"
+    if base is Base.bool:
+        return code
+    if base is Base.str:
+        return f"c10::string_view({code})"
+    if base is Base.ScalarType:
+        return code
+    if base is Base.Device:
+        if isinstance(value, t.StrT):
+            return f"c10::Device({code})"
+        if isinstance(value, t.IntT):
+            return f"ppy::device_index({code})"
+        return code
+    if base in (Base.Layout, Base.MemoryFormat):
+        return code
+    raise NoCppForm(f"{value} as {kind}")
 
 
-_OPTIONAL_TYPES = {
-    "int": "int64_t", "SymInt": "int64_t", "float": "double", "bool": "bool",
-    "Scalar": "at::Scalar", "ScalarType": "at::ScalarType", "str": "c10::string_view", "Device": "at::Device",
-}
+def _optional_of_optional(code: str, value: t.OptionalT, kind: OptionalType) -> str:
+    """An optional region value into an optional parameter: convert the inside, keep None."""
+    if cpp_type(value.inner) == optional_inner_cpp(kind.elem) and not isinstance(kind.elem, ListType):
+        return code
+    converted = argument("(*ppy_o)", value.inner, kind.elem)
+    target = optional_cpp(kind.elem)
+    return f"[&]() -> {target} {{ const auto& ppy_o = {code}; if (!ppy_o) return ::std::nullopt; return {converted}; }}()"
 
 
-def _scalar(value: CExpr) -> str:
-    if value.kind == "int" and value.literal is not None:
-        return f"at::Scalar(static_cast<int64_t>({value.code}))"
-    return f"at::Scalar({value.code})"
+def optional_inner_cpp(kind: SchemaType) -> str:
+    if isinstance(kind, BaseType):
+        return {
+            Base.Tensor: "at::Tensor", Base.int: "int64_t", Base.SymInt: "c10::SymInt", Base.float: "double",
+            Base.bool: "bool", Base.Scalar: "at::Scalar", Base.ScalarType: "at::ScalarType", Base.str: "c10::string_view",
+            Base.Device: "at::Device", Base.Layout: "at::Layout", Base.MemoryFormat: "at::MemoryFormat",
+            Base.Generator: "at::Generator", Base.DeviceIndex: "at::DeviceIndex",
+        }[kind.base]
+    if isinstance(kind, ListType):
+        return _list_cpp(kind)
+    raise NoCppForm(str(kind))
 
 
-def _accepts_scalar(kind: str, base: str, numbers_as_tensors: bool) -> bool:
-    return {
-        "int": kind == "int",
-        "SymInt": kind == "int",
-        "float": kind in ("float", "int"),
-        "bool": kind == "bool",
-        "Scalar": kind in ("int", "float", "bool"),
-        "str": kind == "str",
-        "ScalarType": kind == "dtype",
-        "Device": kind in ("device", "str"),
-        "Tensor": kind == "tensor" or (numbers_as_tensors and kind in ("int", "float", "bool")),
-    }.get(base, False)
+def optional_cpp(kind: SchemaType) -> str:
+    """The C++ type of an optional of ``kind`` as ``at::_ops`` takes it."""
+    if isinstance(kind, ListType) and isinstance(kind.elem, BaseType) and kind.elem.base is Base.int:
+        return "at::OptionalIntArrayRef"
+    if isinstance(kind, ListType) and isinstance(kind.elem, BaseType) and kind.elem.base is Base.SymInt:
+        return "at::OptionalSymIntArrayRef"
+    return f"::std::optional<{optional_inner_cpp(kind)}>"
 
 
-def _convert_list(value: CExpr, base: str, size: str, numbers_as_tensors: bool) -> str:
-    if base in ("int", "SymInt"):
-        if value.kind == "ints":
-            return value.code
-        items = _int_items(value)
-        if items is not None:
-            return "c10::IntArrayRef{" + ", ".join(i.code for i in items) + "}"
-        if value.kind == "int" and size:
-            return "c10::IntArrayRef{" + ", ".join([value.code] * int(size)) + "}"
-        raise TypeMismatch(value.kind)
-    if base == "float":
-        if value.kind == "tuple" and value.items is not None and not value.code and all(_is_number(i) for i in value.items):
-            return "::std::vector<double>{" + ", ".join(f"static_cast<double>({i.code})" for i in value.items) + "}"
-        raise TypeMismatch(value.kind)
-    if base == "bool":
-        if value.kind == "tuple" and value.items is not None and not value.code and all(i.kind == "bool" for i in value.items):
-            return f"::std::array<bool, {len(value.items)}>{{" + ", ".join(i.code for i in value.items) + "}"
-        raise TypeMismatch(value.kind)
-    if base == "Tensor":
-        if value.kind == "tensors":
-            return value.code
-        if value.kind == "tuple" and value.items is not None and all(i.kind == "tensor" for i in value.items):
-            codes = [i.code for i in value.items] if not value.code else [f"::std::get<{n}>({value.code})" for n in range(len(value.items))]
-            return "::std::vector<at::Tensor>{" + ", ".join(codes) + "}"
-        raise TypeMismatch(value.kind)
-    if base == "Tensor?":
-        if value.kind == "tuple" and value.items is not None and not value.code and all(
-            i.kind in ("tensor", "opt_tensor", "none") for i in value.items
-        ):
-            parts = ["::std::optional<at::Tensor>()" if i.kind == "none" else i.code for i in value.items]
-            return "c10::List<::std::optional<at::Tensor>>({" + ", ".join(parts) + "})"
-        if value.kind == "tensors":
-            return f"ppy::optional_list({value.code})"
-        raise TypeMismatch(value.kind)
-    raise TypeMismatch(value.kind)
+def _list_cpp(kind: ListType) -> str:
+    elem = kind.elem
+    if _is(elem, Base.int):
+        return "at::IntArrayRef"
+    if _is(elem, Base.SymInt):
+        return "c10::SymIntArrayRef"
+    if _is(elem, Base.float):
+        return "at::ArrayRef<double>"
+    if _is(elem, Base.Tensor):
+        return "at::TensorList"
+    if _is(elem, Base.Scalar):
+        return "at::ArrayRef<at::Scalar>"
+    if _is(elem, Base.bool):
+        return f"::std::array<bool, {kind.size}>"
+    if isinstance(elem, OptionalType) and _is(elem.elem, Base.Tensor):
+        return "c10::List<::std::optional<at::Tensor>>"
+    raise NoCppForm(str(kind))
 
 
-def result_value(code: str, returns: list[tuple[str | None, str]]) -> CExpr:
-    """The lowered value of a call whose schema returns ``returns`` (name, type)."""
-    if len(returns) == 0:
-        return CExpr(code, "none")
-    if len(returns) == 1:
-        return CExpr(code, _return_kind(returns[0][1]))
-    items = tuple(CExpr(f"::std::get<{i}>({code})", _return_kind(t)) for i, (_, t) in enumerate(returns))
-    return CExpr(code, "tuple", items=items, names=tuple(name or "" for name, _ in returns))
+def _list_argument(code: str, value: t.Type, kind: ListType) -> str:
+    elem = kind.elem
+    if _is(elem, Base.int) or _is(elem, Base.SymInt):
+        if isinstance(value, t.IntT):
+            ints = f"::std::vector<int64_t>({kind.size}, {code})"
+        else:
+            ints = code  # a std::vector<int64_t>
+        return ints if _is(elem, Base.int) else f"c10::fromIntArrayRefSlow({ints})"
+    if _is(elem, Base.float):
+        return code
+    if _is(elem, Base.Tensor) or _is(elem, Base.Scalar):
+        return code
+    if _is(elem, Base.bool):
+        return f"ppy::bool_array<{kind.size}>({code})"
+    if isinstance(elem, OptionalType) and _is(elem.elem, Base.Tensor):
+        return f"ppy::optional_tensors({code})"
+    raise NoCppForm(f"{value} as {kind}")
 
 
-def _return_kind(schema_type: str) -> str:
-    kind = {
-        "Tensor": "tensor", "Tensor[]": "tensors", "int": "int", "SymInt": "int", "float": "float",
-        "bool": "bool", "ScalarType": "dtype", "int[]": "ints", "SymInt[]": "ints",
-    }.get(schema_type)
-    if kind is None:
-        raise TypeMismatch(f"a result of type {schema_type}")
-    return kind
+def scalar(code: str, value: t.Type) -> str:
+    if isinstance(value, t.NumberT):
+        return code
+    if isinstance(value, t.IntT):
+        return f"at::Scalar(static_cast<int64_t>({code}))"
+    if isinstance(value, t.FloatT):
+        return f"at::Scalar(static_cast<double>({code}))"
+    if isinstance(value, t.BoolT):
+        return f"at::Scalar(static_cast<bool>({code}))"
+    raise NoCppForm(f"{value} as a Scalar")
+
+
+def to_double(code: str, value: t.Type) -> str:
+    if isinstance(value, t.FloatT):
+        return code
+    if isinstance(value, t.NumberT):
+        return f"({code}).toDouble()"
+    return f"static_cast<double>({code})"
+
+
+def sequence_element(kind: t.Type) -> str:
+    """The C++ element type a sequence of this model type holds."""
+    if isinstance(kind, t.SeqT):
+        return cpp_type(kind.item)
+    element = t.element_type(kind)
+    if element is None:
+        raise NoCppForm(f"no element type for {kind}")
+    return cpp_type(element)
+
+
+def convert(code: str, value: t.Type, target: t.Type) -> str:
+    """A region value as another region type it is assignable to (a return, a tuple item, a sequence)."""
+    if value == target:
+        return code
+    if isinstance(target, t.NumberT):
+        return scalar(code, value)
+    if isinstance(target, t.FloatT):
+        return to_double(code, value)
+    if isinstance(target, t.IntT) and isinstance(value, t.BoolT):
+        return f"static_cast<int64_t>({code})"
+    if isinstance(target, t.OptionalT):
+        if isinstance(value, t.NoneT):
+            return f"{cpp_type(target)}()"
+        if isinstance(value, t.OptionalT):
+            inner = convert("(*ppy_o)", value.inner, target.inner)
+            return (f"[&]() -> {cpp_type(target)} {{ const auto& ppy_o = {code}; if (!ppy_o) return ::std::nullopt; "
+                    f"return {inner}; }}()")
+        return f"{cpp_type(target)}({convert(code, value, target.inner)})"
+    if isinstance(target, t.SeqT) and isinstance(value, t.SeqT):
+        return f"ppy::convert_vector<{cpp_type(target.item)}>({code})"
+    raise NoCppForm(f"{value} as {target}")

@@ -1,102 +1,451 @@
-"""Assemble one translation unit from the lowered regions of one Python module.
+"""Print a region model as C++: one function of ``at::_ops`` calls, and its CPython entry point.
 
-The unit holds the shared preamble, each region as a plain C++ function (what
-``ppy show`` prints), and for each a CPython entry point that converts its
-arguments, releases the GIL around the call, and converts the result back.
+Nothing here decides what a region means; the model already holds every
+resolved overload, type, temporary and effect. Each expression becomes the
+C++ that computes it, each statement one line, calls through
+``at::_ops::<overload>::call`` (the dispatcher entry for exactly the
+overload the model chose, so C++ overload resolution never picks another).
 """
 
 from __future__ import annotations
 
-from ppy_compile.cpp_types import cpp_type, string_literal
-from ppy_compile.lower import LoweredRegion
-from ppy_compile.runtime_cpp import PREAMBLE
-from ppy_check.types import TENSOR, NoneType
+import keyword
+from dataclasses import dataclass, field
 
-from ppy_compile.build import MODULE_NAME
-
-
-def _function(region: LoweredRegion, name: str, first: int, prologue: list[str], void_run: str, value_run: str) -> str:
-    """A CPython fast-call function: check the count, convert each argument, run the region, convert back.
-
-    ``first`` leading arguments are the function's own (``prologue`` reads
-    them); ``void_run``/``value_run`` run the region (``{call}``) without the
-    GIL, the second returning the value handed back to Python.
-    """
-    count = len(region.params) + first
-    lines = [
-        f"static PyObject* {name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
-        f"    if (nargs != {count}) return ppy::wrong_count({string_literal(region.name)}, {count}, nargs);",
-        *prologue,
-    ]
-    names = []
-    for index, (parameter, kind) in enumerate(region.params):
-        where = string_literal(f"region `{region.name}`: parameter `{parameter}`")
-        if kind == TENSOR:
-            # Borrowed from its Python object, which lives as long as the call.
-            lines.append(f"    const at::Tensor* a{index} = ppy::tensor_arg(args[{index + first}], {where});")
-            lines.append(f"    if (a{index} == nullptr) return nullptr;")
-            names.append(f"*a{index}")
-            continue
-        lines.append(f"    {cpp_type(kind)} a{index}{{}};")
-        lines.append(f"    if (!ppy::parse(args[{index + first}], a{index}, {where})) return nullptr;")
-        names.append(f"a{index}")
-    call = f"{region.cpp_name}({', '.join(names)})"
-    lines.append("    try {")
-    if isinstance(region.returns, NoneType):
-        lines.append(f"        {{ ppy::WithoutGil released; {void_run.replace('{call}', call)}; }}")
-        lines.append("        Py_RETURN_NONE;")
-    else:
-        lines.append(f"        auto result = [&] {{ ppy::WithoutGil released; {value_run.replace('{call}', call)} }}();")
-        lines.append("        return ppy::to_python(result);")
-    lines += ["    } catch (...) {", "        return ppy_bridge::raise_current();", "    }", "}"]
-    return "\n".join(lines)
+from ppy_check.model import types as t
+from ppy_check.model.ir import (
+    Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item,
+    Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, SliceIndex, Span,
+    Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var,
+)
+from ppy_check.model.constants import PYTHON_TYPE_DTYPES
+from ppy_check.schema import Base, BaseType, ListType, OptionalType, SchemaArg, SchemaType
+from ppy_compile.options import BuildOptions, Mutation
+from ppy_compile.cpp_types import (
+    argument, comment, convert, cpp_type, float_literal, int_literal, param_type, scalar, sequence_element, std_string,
+    string_literal, to_double,
+)
 
 
-def _entry_point(region: LoweredRegion) -> str:
-    return _function(region, f"py_{region.name}", 0, [], "{call}", "return {call};")
+_RESERVED = frozenset(
+    "alignas alignof and and_eq asm auto bitand bitor bool break case catch char class compl const constexpr "
+    "const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern false "
+    "float for friend goto if inline int long mutable namespace new noexcept not not_eq nullptr operator or "
+    "or_eq private protected public register reinterpret_cast return short signed sizeof static static_assert "
+    "static_cast struct switch template this thread_local throw true try typedef typeid typename union unsigned "
+    "using virtual void volatile wchar_t while xor xor_eq at std c10 torch ppy char8_t char16_t char32_t concept "
+    "consteval constinit co_await co_return co_yield requires int64_t".split()
+)
 
 
-def _repeat_point(region: LoweredRegion) -> str:
-    """`__ppy_repeat_NAME(n, *args)`: the region called n times from C++, for the benchmark's floor."""
-    count = ["    int64_t count = 0;", '    if (!ppy::parse(args[0], count, "count")) return nullptr;']
-    return _function(region, f"py_repeat_{region.name}", 1, count,
-                     "for (int64_t i = 0; i < count; ++i) {call}",
-                     "auto r = {call}; for (int64_t i = 1; i < count; ++i) r = {call}; return r;")
+def identifier(name: str) -> str:
+    """A Python name as a C++ identifier no keyword, macro-ish name or ppy temporary can collide with."""
+    if name in _RESERVED or name.startswith(("ppy_", "_")) or keyword.iskeyword(name) or not name.isascii():
+        return "u_" + "".join(c if c.isalnum() or c == "_" else f"_{ord(c):x}_" for c in name)
+    return name
 
 
-def translation_unit(regions: list[LoweredRegion], origin: str, precompiled: bool = False
-                     ) -> tuple[str, dict[str, list[tuple[int, int]]]]:
-    """The unit's source, and for each region the (first, last) source lines of the code it owns.
+@dataclass
+class _Names:
+    used: dict[int, str] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)
 
-    With ``precompiled``, the unit starts with the precompiled header (it must
-    come first to be used); the includes after it are then already satisfied.
-    """
-    headers = sorted({h for r in regions for h in r.headers})
-    parts = ['#include "ppy_pch.h"'] if precompiled else []
-    parts.append(f"// Generated by ppy from {origin}. Do not edit: edit the regions and rebuild.")
-    parts.append(PREAMBLE.strip())
-    parts.extend(f"#include <{header}>" for header in headers)
-    parts.append("")
-    spans: dict[str, list[tuple[int, int]]] = {region.name: [] for region in regions}
+    def var(self, var: Var) -> str:
+        found = self.used.get(var.index)
+        if found is None:
+            base = identifier(var.name) if var.name else f"ppy_t{var.index}"
+            found, suffix = base, 2
+            while found in self.taken:
+                found, suffix = f"{base}_{suffix}", suffix + 1
+            self.used[var.index] = found
+            self.taken.add(found)
+        return found
 
-    def add(region: LoweredRegion, text: str) -> None:
-        first = sum(part.count("\n") + 1 for part in parts) + 1
-        parts.append(text)
-        spans[region.name].append((first, first + text.count("\n")))
 
-    for region in regions:
-        add(region, region.source())
-    for region in regions:
-        add(region, _entry_point(region) + "\n")
-        add(region, _repeat_point(region) + "\n")
-    table = ",\n".join(
-        f'    {{"{r.name}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(py_{r.name})), METH_FASTCALL, nullptr}}'
-        for r in regions
-    ) + "".join(
-        f',\n    {{"__ppy_repeat_{r.name}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(py_repeat_{r.name})), METH_FASTCALL, nullptr}}'
-        for r in regions
-    )
-    parts.append(f"static PyMethodDef ppy_methods[] = {{\n{table},\n    {{nullptr, nullptr, 0, nullptr}}\n}};")
-    parts.append(f'static PyModuleDef ppy_module = {{PyModuleDef_HEAD_INIT, "{MODULE_NAME}", nullptr, -1, ppy_methods}};')
-    parts.append(f"PyMODINIT_FUNC PyInit_{MODULE_NAME}() {{ return PyModule_Create(&ppy_module); }}")
-    return "\n".join(parts) + "\n", spans
+_HOST_FUNCTIONS = {
+    HostOp.ADD: "ppy::py_add", HostOp.SUB: "ppy::py_sub", HostOp.MUL: "ppy::py_mul", HostOp.TRUEDIV: "ppy::py_truediv",
+    HostOp.FLOORDIV: "ppy::py_floordiv", HostOp.MOD: "ppy::py_mod", HostOp.POW: "ppy::py_pow",
+    HostOp.LSHIFT: "ppy::py_lshift", HostOp.RSHIFT: "ppy::py_rshift", HostOp.BITAND: "ppy::py_and",
+    HostOp.BITOR: "ppy::py_or", HostOp.BITXOR: "ppy::py_xor", HostOp.NEG: "ppy::py_neg", HostOp.POS: "ppy::py_pos",
+    HostOp.INVERT: "ppy::py_invert", HostOp.ABS: "ppy::py_abs", HostOp.MIN: "ppy::py_min", HostOp.MAX: "ppy::py_max",
+    HostOp.ROUND: "ppy::py_round", HostOp.ROUND_DIGITS: "ppy::py_round_digits", HostOp.TO_INT: "ppy::py_int",
+}
+_COMPARISONS = {HostOp.EQ: "==", HostOp.NE: "!=", HostOp.LT: "<", HostOp.LE: "<=", HostOp.GT: ">", HostOp.GE: ">="}
+
+
+class Printer:
+    """Prints one region model; every choice it makes is about spelling, never about meaning."""
+
+    def __init__(self, model: RegionModel, symbol: str, options: BuildOptions):
+        self.model = model
+        self.symbol = symbol
+        self.options = options
+        self.names = _Names()
+        self.params = {p.name: identifier(p.name) for p in model.params}
+        self.names.taken.update(self.params.values())
+        self.lines: list[str] = []
+        self.line_spans: list[Span | None] = []
+        self.headers: set[str] = set()
+        self.lvalues = 0
+
+    # --- the function ----------------------------------------------------------------
+
+    def signature(self) -> str:
+        declared = ", ".join(f"{param_type(p.type)} {self.params[p.name]}" for p in self.model.params)
+        return f"{cpp_type(self.model.returns)} {self.symbol}({declared})"
+
+    def function(self) -> tuple[str, list[Span | None]]:
+        """The function's text and, for each of its lines, the source span it comes from."""
+        mode = self.model.grad_mode
+        if mode is GradMode.NO_GRAD:
+            self.emit("at::AutoGradMode ppy_grad_mode(false);", None)
+        elif mode is GradMode.ENABLE_GRAD:
+            self.emit("at::AutoGradMode ppy_grad_mode(true);", None)
+        elif mode is GradMode.INFERENCE:
+            self.emit("c10::InferenceMode ppy_inference_mode;", None)
+        for statement in self.model.body:
+            self.statement(statement)
+        body = "".join(f"    {line}\n" for line in self.lines)
+        spans: list[Span | None] = [None] + self.line_spans + [None]
+        return f"{self.signature()} {{\n{body}}}\n", spans
+
+    def emit(self, line: str, span: Span | None) -> None:
+        self.lines.append(line)
+        self.line_spans.append(span)
+
+    def statement(self, statement: Stmt) -> None:
+        span = statement.span
+        if isinstance(statement, Let):
+            if self._dropped(statement.value):
+                self.emit(f"{cpp_type(statement.var.type)} {self.names.var(statement.var)} = "
+                          f"{self.expr(self._written_arg(statement.value))};", span)
+                return
+            self.emit(f"{cpp_type(statement.var.type)} {self.names.var(statement.var)} = {self.expr(statement.value)};", span)
+        elif isinstance(statement, Eval):
+            if self._dropped(statement.value):
+                return
+            self.emit(f"(void){self.expr(statement.value)};", span)
+        elif isinstance(statement, Store):
+            target = self.lvalue(statement.target, span)
+            value = statement.value
+            stored = self.expr(value) if isinstance(value.type, t.TensorT) else scalar(self.expr(value), value.type)
+            self.headers.add("ATen/TensorIndexing.h")
+            if self.options.mutation is Mutation.DROP_WRITES:
+                return
+            self.emit(f"{target}.index_put_({self.index_list(statement.parts)}, {stored});", span)
+        elif isinstance(statement, ExpectLength):
+            self.emit(f"ppy::expect_length({self.expr(statement.base)}, {statement.count}, "
+                      f"{'true' if statement.at_least else 'false'});", span)
+        elif isinstance(statement, Return):
+            if statement.value is None:
+                self.emit("return;", span)
+                return
+            value = self.returned(statement.value, self.model.returns)
+            self.emit(f"return {value};", span)
+
+    def _dropped(self, value: Expr) -> bool:
+        return self.options.mutation is Mutation.DROP_WRITES and isinstance(value, Call) and value.native.writes
+
+    def _written_arg(self, call: Call) -> Expr:
+        written = next(arg for arg in call.native.args if arg.is_write)
+        value = dict(call.args)[written.name]
+        assert value is not None
+        return value
+
+    def returned(self, value: Expr, declared: t.Type) -> str:
+        code = self.value_as(value, declared)
+        if self.options.mutation is Mutation.DETACH and isinstance(declared, t.TensorT):
+            return f"({code}).detach()"
+        return code
+
+    def value_as(self, value: Expr, target: t.Type) -> str:
+        """A value spelled as the C++ type of ``target`` (tuples and sequences item by item)."""
+        if isinstance(target, t.TupleT) and isinstance(value, MakeTuple):
+            items = ", ".join(self.value_as(i, k) for i, k in zip(value.items, target.items))
+            return f"{cpp_type(target)}({items})"
+        if isinstance(target, t.SeqT) and isinstance(value, (MakeTuple, MakeSeq)):
+            return self.vector(value, target.item)
+        if isinstance(target, t.OptionalT) and not isinstance(value.type, (t.OptionalT, t.NoneT)):
+            return f"{cpp_type(target)}({self.value_as(value, target.inner)})"
+        return convert(self.expr(value), value.type, target)
+
+    # --- expressions ---------------------------------------------------------------------
+
+    def expr(self, value: Expr) -> str:
+        if isinstance(value, Const):
+            return self.constant(value)
+        if isinstance(value, Param):
+            return self.params[value.name]
+        if isinstance(value, Read):
+            return self.names.var(value.var)
+        if isinstance(value, Call):
+            return self.call(value)
+        if isinstance(value, Host):
+            return self.host(value)
+        if isinstance(value, MakeTuple):
+            return f"{cpp_type(value.type)}({', '.join(self.expr(i) for i in value.items)})"
+        if isinstance(value, MakeSeq):
+            assert isinstance(value.type, t.SeqT)
+            return self.vector(value, value.type.item)
+        if isinstance(value, Item):
+            base = self.expr(value.base)
+            if isinstance(value.base.type, t.TupleT):
+                return f"::std::get<{value.index}>({base})"
+            return f"{base}[{value.index}]"
+        if isinstance(value, SeqIndex):
+            base = value.base
+            if isinstance(base, TensorQuery) and base.query is Query.SHAPE:
+                return f"{self.expr(base.base)}.size({self.expr(value.index)})"
+            return f"ppy::at({self.expr(base)}, {self.expr(value.index)})"
+        if isinstance(value, SeqSlice):
+            bounds = ", ".join(self.optional_int(b) for b in (value.lower, value.upper, value.step))
+            return f"ppy::slice({self.expr(value.base)}, {bounds})"
+        if isinstance(value, Length):
+            return f"static_cast<int64_t>({self.expr(value.base)}.size())"
+        if isinstance(value, TensorIndex):
+            self.headers.add("ATen/TensorIndexing.h")
+            return f"{self.expr(value.base)}.index({self.index_list(value.parts)})"
+        if isinstance(value, TensorQuery):
+            return self.query(value)
+        if isinstance(value, Unwrap):
+            return f"ppy::value({self.expr(value.base)}, {string_literal(value.what)})"
+        if isinstance(value, IsNone):
+            return f"{'' if value.negate else '!'}{self.expr(value.base)}.has_value()"
+        raise AssertionError(f"no C++ for {type(value).__name__}")
+
+    def constant(self, value: Const) -> str:
+        raw = value.value
+        if isinstance(value.type, t.PyTypeT):
+            return f"at::ScalarType::{PYTHON_TYPE_DTYPES[raw]}"
+        if isinstance(raw, DtypeName):
+            return f"at::ScalarType::{raw.scalar_type}"
+        if isinstance(raw, EnumName):
+            return raw.cpp
+        if raw is None:
+            return "::std::nullopt"
+        if isinstance(raw, bool):
+            return "true" if raw else "false"
+        if isinstance(raw, int):
+            return int_literal(raw)
+        if isinstance(raw, float):
+            return float_literal(raw)
+        if isinstance(raw, str):
+            return std_string(raw)
+        raise AssertionError(f"no C++ for the constant {raw!r}")
+
+    def vector(self, value: Expr, item: t.Type) -> str:
+        """A sequence value as a ``std::vector`` of ``item``'s C++ type."""
+        element = cpp_type(item)
+        if isinstance(value, MakeTuple):
+            items = ", ".join(self.value_as(i, item) for i in value.items)
+            return f"::std::vector<{element}>{{{items}}}"
+        if isinstance(value, MakeSeq):
+            parts = []
+            for part, spread in value.parts:
+                parts.append(self.vector(part, item) if spread else f"::std::vector<{element}>{{{self.value_as(part, item)}}}")
+            return f"ppy::join<{element}>({{{', '.join(parts)}}})"
+        if isinstance(value.type, t.TupleT):
+            items = ", ".join(convert(f"::std::get<{i}>({self.expr(value)})", k, item) for i, k in enumerate(value.type.items))
+            return f"::std::vector<{element}>{{{items}}}"
+        assert isinstance(value.type, t.SeqT)
+        return convert(self.expr(value), value.type, t.SeqT(item))
+
+    def optional_int(self, value: Expr | None) -> str:
+        if value is None or isinstance(value.type, t.NoneT):
+            return "::std::nullopt"
+        return f"::std::optional<int64_t>({self.expr(value)})"
+
+    def index_list(self, parts: tuple) -> str:
+        rendered = []
+        for part in parts:
+            if isinstance(part, SliceIndex):
+                bounds = []
+                for bound in (part.lower, part.upper, part.step):
+                    bounds.append("::std::nullopt" if bound is None or isinstance(bound.type, t.NoneT)
+                                  else f"c10::SymInt({self.expr(bound)})")
+                rendered.append(f"at::indexing::Slice({', '.join(bounds)})")
+            elif isinstance(part, IndexList):
+                items = ", ".join(self.expr(i) for i in part.items)
+                kind = "bool" if part.boolean else "int64_t"
+                rendered.append(f"at::indexing::TensorIndex(ppy::index_tensor<{kind}>({{{items}}}))")
+            elif isinstance(part.type, t.NoneT):
+                rendered.append("at::indexing::None")
+            elif isinstance(part.type, t.EllipsisT):
+                rendered.append("at::indexing::Ellipsis")
+            else:
+                rendered.append(f"at::indexing::TensorIndex({self.expr(part)})")
+        return "{" + ", ".join(rendered) + "}"
+
+    def query(self, value: TensorQuery) -> str:
+        base = self.expr(value.base)
+        query = value.query
+        if query is Query.SHAPE:
+            return f"{base}.sizes().vec()"
+        if query is Query.STRIDES:
+            return f"{base}.strides().vec()"
+        if query in (Query.SIZE, Query.STRIDE):
+            return f"{base}.{query.value}({self.expr(value.args[0])})"
+        if query is Query.ELEMENT_SIZE:
+            return f"static_cast<int64_t>({base}.element_size())"
+        if query is Query.DTYPE:
+            return f"{base}.scalar_type()"
+        return f"{base}.{query.value}()"
+
+    def host(self, value: Host) -> str:
+        operands = value.operands
+        if value.op in _COMPARISONS:
+            left, right = operands
+            common = _common(left.type, right.type)
+            return f"ppy::py_compare<{_CMP[value.op]}>({self.number(left, common)}, {self.number(right, common)})"
+        if value.op is HostOp.NOT:
+            return f"(!ppy::py_bool({self.expr(operands[0])}))"
+        if value.op is HostOp.ALL:
+            return "(" + " && ".join(self.expr(o) for o in operands) + ")"
+        if value.op is HostOp.TO_FLOAT:
+            return to_double(self.expr(operands[0]), operands[0].type)
+        if value.op is HostOp.TO_BOOL:
+            return f"ppy::py_bool({self.expr(operands[0])})"
+        if value.op is HostOp.MATH:
+            args = ", ".join(self.number(o, t.FLOAT if value.function not in ("gcd", "lcm") else t.INT) for o in operands)
+            if value.function in ("ceil", "floor", "trunc") and isinstance(operands[0].type, (t.IntT, t.BoolT)):
+                return f"static_cast<int64_t>({self.expr(operands[0])})"
+            return f"ppy::math_{value.function}({args})"
+        if value.op is HostOp.MUL and isinstance(value.type, t.SeqT):
+            return f"ppy::repeat({self.expr(operands[0])}, {self.expr(operands[1])})"
+        if value.op is HostOp.TO_INT:
+            return f"ppy::py_int({self.expr(operands[0])})"
+        common = value.type if value.op not in (HostOp.TRUEDIV, HostOp.ROUND, HostOp.ROUND_DIGITS, HostOp.POW) else None
+        if value.op is HostOp.POW:
+            common = _common(*(o.type for o in operands))
+        if value.op in (HostOp.TRUEDIV,):
+            common = t.FLOAT if not any(isinstance(o.type, t.NumberT) for o in operands) else t.NUMBER
+        if value.op in (HostOp.ROUND, HostOp.ROUND_DIGITS):
+            first = self.expr(operands[0])
+            rest = "".join(f", {self.expr(o)}" for o in operands[1:])
+            return f"{_HOST_FUNCTIONS[value.op]}({first}{rest})"
+        if isinstance(common, t.BoolT) and value.op in (HostOp.BITAND, HostOp.BITOR, HostOp.BITXOR):
+            return f"ppy::py_bool_bits<{_BITS[value.op]}>({self.expr(operands[0])}, {self.expr(operands[1])})"
+        assert common is not None
+        args = ", ".join(self.number(o, common) for o in operands)
+        if value.op in (HostOp.MIN, HostOp.MAX):
+            args = "{" + args + "}"
+        call = f"{_HOST_FUNCTIONS[value.op]}({args})"
+        if value.op is HostOp.TRUEDIV and isinstance(value.type, t.FloatT) and isinstance(common, t.NumberT):
+            return f"({call}).toDouble()"
+        return call
+
+    def number(self, value: Expr, common: t.Type) -> str:
+        """An operand as the C++ type arithmetic of ``common`` runs in (bools count as ints)."""
+        code = self.expr(value)
+        if isinstance(common, t.BoolT) or value.type == common:
+            return code
+        if isinstance(common, t.IntT):
+            return f"static_cast<int64_t>({code})"
+        return convert(code, t.INT if isinstance(value.type, t.BoolT) else value.type, common)
+
+    # --- calls -------------------------------------------------------------------------
+
+    def call(self, value: Call) -> str:
+        native = value.native
+        struct = native.ops_struct
+        header = native.header
+        if self.options.mutation is Mutation.SWAP and native.name == self.options.swap[0]:
+            struct = self.options.swap[1] + struct[len(native.name):]
+            header = self.options.swap[1]
+        self.headers.add(f"ATen/ops/{header}_ops.h")
+        args = []
+        given = dict(value.args)
+        for arg in native.args:
+            supplied = given.get(arg.name)
+            if supplied is None:
+                assert arg.cpp_default is not None, f"{native.key}: `{arg.name}` has no default"
+                args.append(arg.cpp_default)
+                continue
+            args.append(self.argument(supplied, arg, value.span))
+        code = f"at::_ops::{struct}::call({', '.join(args)})"
+        if len(native.returns) == 1 and native.returns[0].type == BaseType(Base.SymInt):
+            code = f"{code}.expect_int()"
+        if value.requires_grad is not None:
+            code = f"ppy::with_requires_grad({code}, {self.expr(value.requires_grad)})"
+        return code
+
+    def argument(self, value: Expr, arg: SchemaArg, span: Span) -> str:
+        kind = arg.type
+        if arg.is_write and isinstance(kind, BaseType):
+            return self.lvalue(value, span)
+        if _is_list(kind):
+            literal = self.literal_list(value, kind)
+            if literal is not None:
+                return literal
+            return argument(self.sequence_code(value, kind), value.type, kind)
+        if isinstance(value, Const) and isinstance(value.value, str) and kind in (BaseType(Base.str), OptionalType(BaseType(Base.str))):
+            view = f"c10::string_view({string_literal(value.value)}, {len(value.value.encode('utf-8', 'surrogatepass'))})"
+            return view if isinstance(kind, BaseType) else f"::std::optional<c10::string_view>({view})"
+        return argument(self.expr(value), value.type, kind)
+
+    def literal_list(self, value: Expr, kind: SchemaType) -> str | None:
+        """A tuple display passed to an int, float or tensor list: an ArrayRef over a braced list, no heap."""
+        optional = isinstance(kind, OptionalType)
+        list_type = kind.elem if optional else kind
+        if not isinstance(value, MakeTuple) or not isinstance(list_type, ListType) or not isinstance(list_type.elem, BaseType):
+            return None
+        base = list_type.elem.base
+        if base in (Base.int, Base.SymInt):
+            ref = f"c10::IntArrayRef{{{', '.join(self.value_as(i, t.INT) for i in value.items)}}}"
+            if base is Base.SymInt:
+                ref = f"c10::fromIntArrayRefSlow({ref})"
+            wrapper = "at::OptionalIntArrayRef" if base is Base.int else "at::OptionalSymIntArrayRef"
+            return f"{wrapper}({ref})" if optional else ref
+        if base is Base.float and not optional:
+            return f"at::ArrayRef<double>{{{', '.join(self.value_as(i, t.FLOAT) for i in value.items)}}}"
+        if base is Base.Tensor and not optional:
+            return f"at::ArrayRef<at::Tensor>{{{', '.join(self.expr(i) for i in value.items)}}}"
+        return None
+
+    def sequence_code(self, value: Expr, kind: SchemaType) -> str:
+        """A tuple or sequence value as the vector a list parameter takes."""
+        list_type = kind.elem if isinstance(kind, OptionalType) else kind
+        assert isinstance(list_type, ListType)
+        if isinstance(value.type, t.IntT):
+            return self.expr(value)
+        elem = list_type.elem
+        if isinstance(elem, OptionalType):
+            if isinstance(value, MakeTuple):
+                items = ", ".join("::std::optional<at::Tensor>()" if isinstance(i.type, t.NoneT) else self.expr(i)
+                                  for i in value.items)
+                return f"::std::vector<::std::optional<at::Tensor>>{{{items}}}"
+            return self.vector(value, t.TENSOR)
+        model_item = {Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL, Base.Tensor: t.TENSOR,
+                      Base.Scalar: t.NUMBER}[elem.base]  # type: ignore[union-attr]
+        return self.vector(value, model_item)
+
+    def lvalue(self, value: Expr, span: Span) -> str:
+        """A tensor an op writes is passed by non-const reference: a named, non-const handle on the same storage."""
+        if isinstance(value, Read) and isinstance(value.type, t.TensorT):
+            return self.names.var(value.var)
+        self.lvalues += 1
+        name = f"ppy_written_{self.lvalues}"
+        self.emit(f"at::Tensor {name} = {self.expr(value)};", span)
+        return name
+
+
+_CMP = {HostOp.EQ: "ppy::Cmp::Eq", HostOp.NE: "ppy::Cmp::Ne", HostOp.LT: "ppy::Cmp::Lt", HostOp.LE: "ppy::Cmp::Le",
+        HostOp.GT: "ppy::Cmp::Gt", HostOp.GE: "ppy::Cmp::Ge"}
+_BITS = {HostOp.BITAND: "'&'", HostOp.BITOR: "'|'", HostOp.BITXOR: "'^'"}
+
+
+def _is_list(kind: object) -> bool:
+    return isinstance(kind, ListType) or (isinstance(kind, OptionalType) and isinstance(kind.elem, ListType))
+
+
+def _common(*kinds: t.Type) -> t.Type:
+    """The C++ arithmetic a mix of Python numbers runs in: double if any float, Scalar if a run-time number, else int."""
+    if any(isinstance(k, t.FloatT) for k in kinds):
+        return t.FLOAT
+    if any(isinstance(k, t.NumberT) for k in kinds):
+        return t.NUMBER
+    if all(isinstance(k, (t.IntT, t.BoolT)) for k in kinds):
+        return t.INT
+    return kinds[0]
+
+

@@ -2,17 +2,19 @@
 
 The bridge is one small shared object built once per torch version (and
 compiler). It is the only code that includes torch's Python headers, whose
-parsing and pybind11 template instantiation cost most of a build (see
-NOTES.md: 16 s for ``python_variable.h`` alone). Region modules include only
-the ATen headers of the ops they call, declare the bridge's few functions,
-and link against it, so a module builds in seconds. The bridge reaches
-tensors through torch's own ``THPVariable`` API, never a copied layout.
+parsing costs most of a build (``torch/csrc/autograd/python_variable.h``
+alone takes about 16 s to compile here). Region modules include only the
+ATen headers of the ops they call, declare the bridge's few functions, and
+link against it, so a module builds in seconds. The bridge reaches tensors
+through torch's own ``THPVariable`` API, never a copied layout.
 """
 
 from __future__ import annotations
 
 BRIDGE_SOURCE = r"""
 // ppy bridge: the only translation unit that includes torch's Python headers.
+#include <ATen/PythonTorchFunctionTLS.h>
+#include <torch/csrc/Device.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Exceptions.h>
@@ -29,6 +31,24 @@ bool unpack_tensor(PyObject* object, at::Tensor& out) {
 // The tensor a Python object holds, without a reference count: valid while the object lives.
 const at::Tensor* borrow_tensor(PyObject* object) {
     return THPVariable_Check(object) ? &THPVariable_Unpack(object) : nullptr;
+}
+
+// Only a plain Tensor (or Parameter) whose torch functions reach ATen unchanged: a subclass with
+// its own __torch_function__, or an active torch function mode, changes what the Python body
+// computes, so the caller runs the body instead.
+const at::Tensor* borrow_plain_tensor(PyObject* object) {
+    if (!THPVariable_CheckExact(object) || at::impl::torch_function_mode_enabled()) return nullptr;
+    return &THPVariable_Unpack(object);
+}
+
+bool unpack_device(PyObject* object, at::Device& out) {
+    if (!THPDevice_Check(object)) return false;
+    out = reinterpret_cast<THPDevice*>(object)->device;
+    return true;
+}
+
+PyObject* wrap_device(const at::Device& device) {
+    return THPDevice_New(device);
 }
 
 PyObject* wrap_tensor(const at::Tensor& tensor) {
@@ -68,8 +88,8 @@ PyMODINIT_FUNC PyInit_ppy_bridge() { return PyModule_Create(&bridge_module); }
 
 # Everything a region module may include, compiled once per torch version,
 # compiler and -O level into a precompiled header (PPY_PCH=0 turns it off).
-# Parsing these headers is most of a module's build (NOTES.md: a GPT-2 block
-# builds in 1.5 s from it against 5.4 s without); the price is a one-time build
+# Parsing these headers is most of a module's build (a GPT-2 block builds in
+# about 1.5 s from it against 5.4 s without); the price is a one-time build
 # of about 17 s and some 400 MB in the cache.
 PCH_HEADER = r"""
 #include <Python.h>
@@ -78,8 +98,14 @@ PCH_HEADER = r"""
 #include <ATen/TensorIndexing.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/core/Reduction.h>
+#include <ATen/core/List.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/SymIntArrayRef.h>
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -92,9 +118,15 @@ PREAMBLE = r"""
 #include <Python.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ScalarOps.h>
-#include <ATen/core/Reduction.h>
+#include <ATen/core/List.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/SymIntArrayRef.h>
+#include <ATen/ops/empty.h>
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -103,78 +135,270 @@ PREAMBLE = r"""
 #include <vector>
 
 namespace ppy_bridge {
-bool unpack_tensor(PyObject* object, at::Tensor& out);
 const at::Tensor* borrow_tensor(PyObject* object);
+const at::Tensor* borrow_plain_tensor(PyObject* object);
 PyObject* wrap_tensor(const at::Tensor& tensor);
 bool unpack_dtype(PyObject* object, at::ScalarType& out);
 PyObject* wrap_dtype(at::ScalarType dtype);
+bool unpack_device(PyObject* object, at::Device& out);
+PyObject* wrap_device(const at::Device& device);
 PyObject* raise_current();
 }
 
 namespace ppy {
 
-// Python's numbers, exactly: `//` and `%` floor, `**` of ints stays an int.
-inline int64_t floordiv(int64_t a, int64_t b) {
-    TORCH_CHECK(b != 0, "integer division or modulo by zero");
+// A Python exception raised by the region's own arithmetic (not by an ATen op).
+struct PythonError {
+    PyObject* type;
+    std::string message;
+    PyObject* raise() const { PyErr_SetString(type, message.c_str()); return nullptr; }
+};
+[[noreturn]] inline void raise(PyObject* type, std::string message) { throw PythonError{type, std::move(message)}; }
+
+// --- Python's arithmetic on ints (64-bit, raising where Python's big ints would not fit) ---
+inline int64_t overflow() { raise(PyExc_OverflowError, "integer result does not fit in the 64 bits torch takes"); }
+inline int64_t py_add(int64_t a, int64_t b) { int64_t r; if (__builtin_add_overflow(a, b, &r)) overflow(); return r; }
+inline int64_t py_sub(int64_t a, int64_t b) { int64_t r; if (__builtin_sub_overflow(a, b, &r)) overflow(); return r; }
+inline int64_t py_mul(int64_t a, int64_t b) { int64_t r; if (__builtin_mul_overflow(a, b, &r)) overflow(); return r; }
+inline int64_t py_neg(int64_t a) { if (a == std::numeric_limits<int64_t>::min()) overflow(); return -a; }
+inline int64_t py_pos(int64_t a) { return a; }
+inline int64_t py_abs(int64_t a) { return a < 0 ? py_neg(a) : a; }
+inline int64_t py_invert(int64_t a) { return ~a; }
+inline int64_t py_floordiv(int64_t a, int64_t b) {
+    if (b == 0) raise(PyExc_ZeroDivisionError, "integer division or modulo by zero");
+    if (a == std::numeric_limits<int64_t>::min() && b == -1) overflow();
     int64_t q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-inline int64_t mod(int64_t a, int64_t b) {
-    TORCH_CHECK(b != 0, "integer division or modulo by zero");
+inline int64_t py_mod(int64_t a, int64_t b) {
+    if (b == 0) raise(PyExc_ZeroDivisionError, "integer division or modulo by zero");
+    if (b == -1) return 0;
     int64_t r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-inline double mod(double a, double b) {
-    TORCH_CHECK(b != 0.0, "float modulo");
+inline int64_t py_lshift(int64_t a, int64_t b) {
+    if (b < 0) raise(PyExc_ValueError, "negative shift count");
+    if (a == 0) return 0;
+    if (b >= 63 || (a > 0 ? a > (std::numeric_limits<int64_t>::max() >> b) : a < (std::numeric_limits<int64_t>::min() >> b))) overflow();
+    return static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+}
+inline int64_t py_rshift(int64_t a, int64_t b) {
+    if (b < 0) raise(PyExc_ValueError, "negative shift count");
+    return b >= 63 ? (a < 0 ? -1 : 0) : (a >> b);
+}
+inline int64_t py_and(int64_t a, int64_t b) { return a & b; }
+inline int64_t py_or(int64_t a, int64_t b) { return a | b; }
+inline int64_t py_xor(int64_t a, int64_t b) { return a ^ b; }
+template <char Op> inline bool py_bool_bits(bool a, bool b) { return Op == '&' ? (a && b) : Op == '|' ? (a || b) : (a != b); }
+inline int64_t py_min(std::initializer_list<int64_t> v) { return std::min(v); }
+inline int64_t py_max(std::initializer_list<int64_t> v) { return std::max(v); }
+
+// --- on floats ---
+inline double py_add(double a, double b) { return a + b; }
+inline double py_sub(double a, double b) { return a - b; }
+inline double py_mul(double a, double b) { return a * b; }
+inline double py_neg(double a) { return -a; }
+inline double py_pos(double a) { return a; }
+inline double py_abs(double a) { return std::fabs(a); }
+inline double py_truediv(double a, double b) {
+    if (b == 0.0) raise(PyExc_ZeroDivisionError, "float division by zero");
+    return a / b;
+}
+inline double py_mod(double a, double b) {
+    if (b == 0.0) raise(PyExc_ZeroDivisionError, "float modulo");
     double r = std::fmod(a, b);
     if (r != 0.0) { if ((b < 0) != (r < 0)) r += b; } else { r = std::copysign(0.0, b); }
     return r;
 }
-inline double floordiv(double a, double b) {
-    TORCH_CHECK(b != 0.0, "float floor division by zero");
-    double r = std::fmod(a, b);
-    double q = (a - r) / b;
-    if (r != 0.0 && ((b < 0) != (r < 0))) q -= 1.0;
-    if (q == 0.0) return std::copysign(0.0, a / b);
-    double f = std::floor(q);
-    return (q - f > 0.5) ? f + 1.0 : f;
+inline double py_floordiv(double a, double b) {
+    if (b == 0.0) raise(PyExc_ZeroDivisionError, "float floor division by zero");
+    double m = std::fmod(a, b);
+    double d = (a - m) / b;
+    if (m != 0.0 && ((b < 0) != (m < 0))) d -= 1.0;
+    if (d == 0.0) return std::copysign(0.0, a / b);
+    double f = std::floor(d);
+    return (d - f > 0.5) ? f + 1.0 : f;
 }
-template <class A, class B> inline auto mod(A a, B b) { return mod(static_cast<double>(a), static_cast<double>(b)); }
-template <class A, class B> inline auto floordiv(A a, B b) { return floordiv(static_cast<double>(a), static_cast<double>(b)); }
-inline int64_t power(int64_t base, int64_t exponent) {
-    TORCH_CHECK_VALUE(exponent >= 0, "a negative int exponent gives a float in Python; write the base as a float");
+inline double py_pow(double a, double b) {
+    if (a == 0.0 && b < 0.0) raise(PyExc_ZeroDivisionError, "0.0 cannot be raised to a negative power");
+    if (a < 0.0 && b != std::floor(b) && std::isfinite(b)) raise(PyExc_ValueError, "a negative number to a fractional power is complex");
+    double r = std::pow(a, b);
+    if (std::isinf(r) && std::isfinite(a) && std::isfinite(b)) raise(PyExc_OverflowError, "(34, 'Numerical result out of range')");
+    return r;
+}
+inline double py_min(std::initializer_list<double> v) { return std::min(v); }
+inline double py_max(std::initializer_list<double> v) { return std::max(v); }
+
+// --- on numbers known only at run time (an int or a float, as at::Scalar keeps them) ---
+inline bool is_int(const at::Scalar& s) { return s.isIntegral(false); }
+inline at::Scalar number(int64_t v) { return at::Scalar(v); }
+inline at::Scalar number(double v) { return at::Scalar(v); }
+#define PPY_NUMBER_OP(name) \
+    inline at::Scalar name(const at::Scalar& a, const at::Scalar& b) { \
+        return (is_int(a) && is_int(b)) ? number(name(a.toLong(), b.toLong())) : number(name(a.toDouble(), b.toDouble())); }
+PPY_NUMBER_OP(py_add)
+PPY_NUMBER_OP(py_sub)
+PPY_NUMBER_OP(py_mul)
+PPY_NUMBER_OP(py_floordiv)
+PPY_NUMBER_OP(py_mod)
+#undef PPY_NUMBER_OP
+inline at::Scalar py_neg(const at::Scalar& a) { return is_int(a) ? number(py_neg(a.toLong())) : number(-a.toDouble()); }
+inline at::Scalar py_pos(const at::Scalar& a) { return a; }
+inline at::Scalar py_abs(const at::Scalar& a) { return is_int(a) ? number(py_abs(a.toLong())) : number(std::fabs(a.toDouble())); }
+inline at::Scalar py_truediv(const at::Scalar& a, const at::Scalar& b) { return number(py_truediv(a.toDouble(), b.toDouble())); }
+inline int64_t py_pow(int64_t a, int64_t b);
+inline at::Scalar py_pow(const at::Scalar& a, const at::Scalar& b) {
+    if (is_int(a) && is_int(b) && b.toLong() >= 0) return number(py_pow(a.toLong(), b.toLong()));
+    return number(py_pow(a.toDouble(), b.toDouble()));
+}
+inline int64_t py_pow(int64_t a, int64_t b) {
+    if (b < 0) raise(PyExc_ValueError, "an int to a negative power is a float");
     int64_t result = 1;
-    while (exponent-- > 0) result *= base;
+    while (b > 0) { if (b & 1) result = py_mul(result, a); b >>= 1; if (b) a = py_mul(a, a); }
     return result;
 }
-template <class A, class B> inline double power(A a, B b) { return std::pow(static_cast<double>(a), static_cast<double>(b)); }
+inline bool scalar_less(const at::Scalar& a, const at::Scalar& b) {
+    return (is_int(a) && is_int(b)) ? a.toLong() < b.toLong() : a.toDouble() < b.toDouble();
+}
+inline at::Scalar py_min(std::initializer_list<at::Scalar> v) {
+    at::Scalar best = *v.begin(); for (const auto& x : v) if (scalar_less(x, best)) best = x; return best;
+}
+inline at::Scalar py_max(std::initializer_list<at::Scalar> v) {
+    at::Scalar best = *v.begin(); for (const auto& x : v) if (scalar_less(best, x)) best = x; return best;
+}
 
+// --- comparisons, truth, conversions ---
+enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };
+template <Cmp C, class T> inline bool py_compare(const T& a, const T& b) {
+    switch (C) {
+        case Cmp::Eq: return a == b;
+        case Cmp::Ne: return a != b;
+        case Cmp::Lt: return a < b;
+        case Cmp::Le: return a <= b;
+        case Cmp::Gt: return a > b;
+        default: return a >= b;
+    }
+}
+template <Cmp C> inline bool py_compare(const at::Scalar& a, const at::Scalar& b) {
+    if (is_int(a) && is_int(b)) return py_compare<C>(a.toLong(), b.toLong());
+    return py_compare<C>(a.toDouble(), b.toDouble());
+}
+inline bool py_bool(bool v) { return v; }
+inline bool py_bool(int64_t v) { return v != 0; }
+inline bool py_bool(double v) { return v != 0.0; }
+inline bool py_bool(const at::Scalar& v) { return is_int(v) ? v.toLong() != 0 : v.toDouble() != 0.0; }
+inline int64_t py_int(int64_t v) { return v; }
+inline int64_t py_int(bool v) { return v; }
+inline int64_t py_int(double v) {
+    if (std::isnan(v)) raise(PyExc_ValueError, "cannot convert float NaN to integer");
+    if (std::isinf(v)) raise(PyExc_OverflowError, "cannot convert float infinity to integer");
+    double truncated = std::trunc(v);
+    if (truncated < -9223372036854775808.0 || truncated >= 9223372036854775808.0) overflow();
+    return static_cast<int64_t>(truncated);
+}
+inline int64_t py_int(const at::Scalar& v) { return is_int(v) ? v.toLong() : py_int(v.toDouble()); }
+inline int64_t py_round(double v) { return py_int(std::nearbyint(v)); }  // the default rounding mode is half to even
+inline int64_t py_round(int64_t v) { return v; }
+inline int64_t py_round(bool v) { return v; }
+inline int64_t py_round(const at::Scalar& v) { return is_int(v) ? v.toLong() : py_round(v.toDouble()); }
+inline double py_round_digits(double v, int64_t digits) {
+    if (!std::isfinite(v) || digits > 308) return v;
+    double scale = std::pow(10.0, static_cast<double>(digits));
+    double scaled = std::nearbyint(v * scale) / scale;
+    return std::isfinite(scaled) ? scaled : v;
+}
+inline int64_t py_round_digits(int64_t v, int64_t digits) {
+    if (digits >= 0) return v;
+    int64_t scale = 1;
+    for (int64_t i = 0; i < -digits && scale <= std::numeric_limits<int64_t>::max() / 10; ++i) scale *= 10;
+    int64_t q = py_floordiv(v, scale), r = v - q * scale;
+    if (2 * r > scale || (2 * r == scale && (q & 1))) q += 1;
+    return q * scale;
+}
+inline at::Scalar py_round_digits(const at::Scalar& v, int64_t digits) {
+    return is_int(v) ? number(py_round_digits(v.toLong(), digits)) : number(py_round_digits(v.toDouble(), digits));
+}
+
+// --- math: Python's domain and range errors ---
+inline double math_check(double r, double x) {
+    if (std::isnan(r) && !std::isnan(x)) raise(PyExc_ValueError, "math domain error");
+    if (std::isinf(r) && std::isfinite(x)) raise(PyExc_OverflowError, "math range error");
+    return r;
+}
+inline double math_sqrt(double x) { return math_check(std::sqrt(x), x); }
+inline double math_exp(double x) { return math_check(std::exp(x), x); }
+inline double math_expm1(double x) { return math_check(std::expm1(x), x); }
+inline double math_log(double x) { if (x <= 0) raise(PyExc_ValueError, "math domain error"); return std::log(x); }
+inline double math_log(double x, double base) { return math_log(x) / math_log(base); }
+inline double math_log2(double x) { if (x <= 0) raise(PyExc_ValueError, "math domain error"); return std::log2(x); }
+inline double math_log10(double x) { if (x <= 0) raise(PyExc_ValueError, "math domain error"); return std::log10(x); }
+inline double math_log1p(double x) { if (x <= -1) raise(PyExc_ValueError, "math domain error"); return std::log1p(x); }
+inline double math_sin(double x) { return math_check(std::sin(x), x); }
+inline double math_cos(double x) { return math_check(std::cos(x), x); }
+inline double math_tan(double x) { return math_check(std::tan(x), x); }
+inline double math_asin(double x) { return math_check(std::asin(x), x); }
+inline double math_acos(double x) { return math_check(std::acos(x), x); }
+inline double math_atan(double x) { return std::atan(x); }
+inline double math_sinh(double x) { return math_check(std::sinh(x), x); }
+inline double math_cosh(double x) { return math_check(std::cosh(x), x); }
+inline double math_tanh(double x) { return std::tanh(x); }
+inline double math_asinh(double x) { return std::asinh(x); }
+inline double math_acosh(double x) { return math_check(std::acosh(x), x); }
+inline double math_atanh(double x) { if (std::fabs(x) >= 1) raise(PyExc_ValueError, "math domain error"); return std::atanh(x); }
+inline double math_erf(double x) { return std::erf(x); }
+inline double math_erfc(double x) { return std::erfc(x); }
+inline double math_gamma(double x) {
+    if (x <= 0 && x == std::floor(x)) raise(PyExc_ValueError, "math domain error");
+    return math_check(std::tgamma(x), x);
+}
+inline double math_lgamma(double x) {
+    if (x <= 0 && x == std::floor(x)) raise(PyExc_ValueError, "math domain error");
+    return math_check(std::lgamma(x), x);
+}
+inline double math_fabs(double x) { return std::fabs(x); }
+inline double math_degrees(double x) { return x * (180.0 / M_PI); }
+inline double math_radians(double x) { return x * (M_PI / 180.0); }
+inline double math_atan2(double y, double x) { return std::atan2(y, x); }
+inline double math_hypot(double x, double y) { return math_check(std::hypot(x, y), x + y); }
+inline double math_pow(double x, double y) {
+    if (x == 0.0 && y < 0.0) raise(PyExc_ValueError, "math domain error");
+    if (x < 0.0 && y != std::floor(y) && std::isfinite(y)) raise(PyExc_ValueError, "math domain error");
+    return math_check(std::pow(x, y), x + y);
+}
+inline double math_fmod(double x, double y) {
+    if (y == 0.0 || std::isinf(x)) raise(PyExc_ValueError, "math domain error");
+    return std::fmod(x, y);
+}
+inline double math_copysign(double x, double y) { return std::copysign(x, y); }
+inline int64_t math_ceil(double x) { return py_int(std::ceil(x)); }
+inline int64_t math_floor(double x) { return py_int(std::floor(x)); }
+inline int64_t math_trunc(double x) { return py_int(std::trunc(x)); }
+inline bool math_isfinite(double x) { return std::isfinite(x); }
+inline bool math_isinf(double x) { return std::isinf(x); }
+inline bool math_isnan(double x) { return std::isnan(x); }
+inline int64_t math_gcd(int64_t a, int64_t b) { a = py_abs(a); b = py_abs(b); while (b) { int64_t r = a % b; a = b; b = r; } return a; }
+inline int64_t math_lcm(int64_t a, int64_t b) { if (a == 0 || b == 0) return 0; return py_abs(py_mul(a / math_gcd(a, b), b)); }
+
+// --- optionals, sequences ---
 template <class T> inline T value(const std::optional<T>& maybe, const char* what) {
-    TORCH_CHECK_TYPE(maybe.has_value(), what, " is None where a value is required");
+    if (!maybe.has_value()) raise(PyExc_TypeError, std::string(what) + " is None where a value is required");
     return *maybe;
 }
-
-inline at::Tensor wrapped_number(const at::Scalar& scalar) {
-    // What torch's Python argument parser does with a number passed as a tensor.
-    auto tensor = c10::scalar_to_tensor(scalar);
-    tensor.unsafeGetTensorImpl()->set_wrapped_number(true);
-    return tensor;
-}
-
-template <class T> inline void expect_size(const std::vector<T>& values, size_t count) {
-    TORCH_CHECK_VALUE(values.size() == count, "expected ", count, " values to unpack, got ", values.size());
+template <class T> inline void expect_length(const std::vector<T>& values, size_t count, bool at_least) {
+    if (values.size() < count) raise(PyExc_ValueError, "not enough values to unpack (expected " + std::to_string(count) + ", got " + std::to_string(values.size()) + ")");
+    if (!at_least && values.size() > count) raise(PyExc_ValueError, "too many values to unpack (expected " + std::to_string(count) + ")");
 }
 template <class T> inline T at(const std::vector<T>& values, int64_t index) {
     int64_t size = static_cast<int64_t>(values.size());
     int64_t position = index < 0 ? index + size : index;
-    TORCH_CHECK_INDEX(position >= 0 && position < size, "index ", index, " is out of range for ", size, " values");
+    if (position < 0 || position >= size) raise(PyExc_IndexError, "tuple index out of range");
     return values[position];
 }
 template <class T> inline std::vector<T> slice(const std::vector<T>& values, std::optional<int64_t> lower,
                                                std::optional<int64_t> upper, std::optional<int64_t> step) {
     int64_t size = static_cast<int64_t>(values.size());
     int64_t s = step.value_or(1);
-    TORCH_CHECK_VALUE(s != 0, "slice step cannot be zero");
+    if (s == 0) raise(PyExc_ValueError, "slice step cannot be zero");
     auto clamp = [&](std::optional<int64_t> bound, int64_t fallback) {
         if (!bound) return fallback;
         int64_t b = *bound < 0 ? *bound + size : *bound;
@@ -186,113 +410,140 @@ template <class T> inline std::vector<T> slice(const std::vector<T>& values, std
     for (int64_t i = start; s > 0 ? i < stop : i > stop; i += s) out.push_back(values[i]);
     return out;
 }
-inline std::vector<int64_t> concat(std::vector<int64_t> a, const std::vector<int64_t>& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
+template <class T> inline std::vector<T> join(std::initializer_list<std::vector<T>> parts) {
+    std::vector<T> out;
+    for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
+    return out;
 }
-inline c10::List<std::optional<at::Tensor>> optional_list(const std::vector<at::Tensor>& tensors) {
+template <class T> inline std::vector<T> repeat(const std::vector<T>& values, int64_t count) {
+    std::vector<T> out;
+    for (int64_t i = 0; i < count; ++i) out.insert(out.end(), values.begin(), values.end());
+    return out;
+}
+template <class T, class S> inline std::vector<T> convert_vector(const std::vector<S>& values) {
+    std::vector<T> out;
+    out.reserve(values.size());
+    for (const auto& v : values) out.push_back(T(v));
+    return out;
+}
+template <size_t N> inline std::array<bool, N> bool_array(const std::vector<bool>& values) {
+    if (values.size() != N) raise(PyExc_TypeError, "expected " + std::to_string(N) + " bools");
+    std::array<bool, N> out{};
+    for (size_t i = 0; i < N; ++i) out[i] = values[i];
+    return out;
+}
+inline c10::List<std::optional<at::Tensor>> optional_tensors(const std::vector<std::optional<at::Tensor>>& tensors) {
+    c10::List<std::optional<at::Tensor>> out;
+    for (const auto& t : tensors) out.push_back(t);
+    return out;
+}
+inline c10::List<std::optional<at::Tensor>> optional_tensors(const std::vector<at::Tensor>& tensors) {
     c10::List<std::optional<at::Tensor>> out;
     for (const auto& t : tensors) out.push_back(t);
     return out;
 }
 
-// Every overload is declared before any is defined: a tuple of vectors of
-// tuples must find them all from inside the templates.
-inline bool parse(PyObject* o, at::Tensor& out, const char* where);
-inline bool parse(PyObject* o, int64_t& out, const char* where);
-inline bool parse(PyObject* o, double& out, const char* where);
-inline bool parse(PyObject* o, bool& out, const char* where);
-inline bool parse(PyObject* o, std::string& out, const char* where);
-inline bool parse(PyObject* o, at::ScalarType& out, const char* where);
-template <class T> inline bool parse(PyObject* o, std::optional<T>& out, const char* where);
-template <class T> inline bool parse(PyObject* o, std::vector<T>& out, const char* where);
-template <class... T> inline bool parse(PyObject* o, std::tuple<T...>& out, const char* where);
-inline PyObject* to_python(const at::Tensor& t);
-inline PyObject* to_python(int64_t v);
-inline PyObject* to_python(double v);
-inline PyObject* to_python(bool v);
-inline PyObject* to_python(const std::string& v);
-inline PyObject* to_python(at::ScalarType v);
-template <class T> inline PyObject* to_python(const std::optional<T>& v);
-template <class T> inline PyObject* to_python(const std::vector<T>& values);
-template <class... T> inline PyObject* to_python(const std::tuple<T...>& values);
-
-// --- Python objects in ------------------------------------------------------
-
-inline bool fail(const char* where, const char* expected, PyObject* object) {
-    PyErr_Format(PyExc_TypeError, "%s must be %s, not %s", where, expected, Py_TYPE(object)->tp_name);
-    return false;
-}
-// A tensor argument: borrowed from its Python object for the length of the call.
-inline const at::Tensor* tensor_arg(PyObject* o, const char* where) {
-    const at::Tensor* tensor = ppy_bridge::borrow_tensor(o);
-    if (tensor == nullptr) fail(where, "a Tensor", o);
+// --- tensors ---
+inline at::Tensor wrapped_number(const at::Scalar& scalar) {
+    // What torch's Python argument parser does with a number passed as a tensor.
+    auto tensor = c10::scalar_to_tensor(scalar);
+    tensor.unsafeGetTensorImpl()->set_wrapped_number(true);
     return tensor;
 }
-inline bool parse(PyObject* o, at::Tensor& out, const char* where) {
-    return ppy_bridge::unpack_tensor(o, out) || fail(where, "a Tensor", o);
+template <class T> inline at::Tensor index_tensor(std::initializer_list<T> values) {
+    // What Python makes of a list inside `[]`: a CPU tensor, int64 for ints and bool for bools.
+    std::vector<T> copy(values);
+    auto options = at::TensorOptions().dtype(std::is_same<T, bool>::value ? at::kBool : at::kLong);
+    auto out = at::empty({static_cast<int64_t>(copy.size())}, options);
+    for (size_t i = 0; i < copy.size(); ++i) out.index_put_({static_cast<int64_t>(i)}, at::Scalar(copy[i]));
+    return out;
 }
-inline bool parse(PyObject* o, int64_t& out, const char* where) {
-    if (!PyLong_Check(o) && !PyIndex_Check(o)) return fail(where, "an int", o);
-    out = PyLong_AsLongLong(o);
-    return !(out == -1 && PyErr_Occurred());
+inline at::Device device_index(int64_t index) { return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index)); }
+inline at::Tensor with_requires_grad(at::Tensor tensor, bool requires_grad) {
+    if (requires_grad) tensor.set_requires_grad(true);
+    return tensor;
 }
-inline bool parse(PyObject* o, double& out, const char* where) {
-    if (!PyFloat_Check(o) && !PyLong_Check(o)) return fail(where, "a float", o);
-    out = PyFloat_AsDouble(o);
-    return !(out == -1.0 && PyErr_Occurred());
+
+// --- Python objects in: 1 taken, 0 not exactly this type (the caller runs the Python body), -1 error ---
+template <class T> inline int take(PyObject* o, std::optional<T>& out);
+template <class T> inline int take(PyObject* o, std::vector<T>& out);
+template <class... T> inline int take(PyObject* o, std::tuple<T...>& out);
+inline int take(PyObject* o, at::Tensor& out) {
+    const at::Tensor* tensor = ppy_bridge::borrow_plain_tensor(o);
+    if (tensor == nullptr) return 0;
+    out = *tensor;
+    return 1;
 }
-inline bool parse(PyObject* o, bool& out, const char* where) {
-    if (!PyBool_Check(o)) return fail(where, "a bool", o);
+inline int take(PyObject* o, int64_t& out) {
+    if (!PyLong_CheckExact(o)) return 0;
+    int overflowed = 0;
+    out = PyLong_AsLongLongAndOverflow(o, &overflowed);
+    if (overflowed) return 0;  // a big int: Python's own arithmetic decides what happens
+    return (out == -1 && PyErr_Occurred()) ? -1 : 1;
+}
+inline int take(PyObject* o, at::Scalar& out) {
+    if (PyFloat_Check(o)) { out = at::Scalar(PyFloat_AS_DOUBLE(o)); return 1; }
+    int64_t value = 0;
+    int taken = take(o, value);
+    if (taken > 0) out = at::Scalar(value);
+    return taken;
+}
+inline int take(PyObject* o, bool& out) {
+    if (!PyBool_Check(o)) return 0;
     out = (o == Py_True);
-    return true;
+    return 1;
 }
-inline bool parse(PyObject* o, std::string& out, const char* where) {
-    if (!PyUnicode_Check(o)) return fail(where, "a str", o);
+inline int take(PyObject* o, std::string& out) {
+    if (!PyUnicode_Check(o)) return 0;
     Py_ssize_t size = 0;
     const char* data = PyUnicode_AsUTF8AndSize(o, &size);
-    if (data == nullptr) return false;
+    if (data == nullptr) return -1;
     out.assign(data, static_cast<size_t>(size));
-    return true;
+    return 1;
 }
-inline bool parse(PyObject* o, at::ScalarType& out, const char* where) {
-    return ppy_bridge::unpack_dtype(o, out) || fail(where, "a torch.dtype", o);
-}
-template <class T> inline bool parse(PyObject* o, std::optional<T>& out, const char* where) {
-    if (o == Py_None) { out.reset(); return true; }
+inline int take(PyObject* o, at::ScalarType& out) { return ppy_bridge::unpack_dtype(o, out) ? 1 : 0; }
+inline int take(PyObject* o, at::Device& out) { return ppy_bridge::unpack_device(o, out) ? 1 : 0; }
+template <class T> inline int take(PyObject* o, std::optional<T>& out) {
+    if (o == Py_None) { out.reset(); return 1; }
     T value{};
-    if (!parse(o, value, where)) return false;
-    out = std::move(value);
-    return true;
+    int taken = take(o, value);
+    if (taken > 0) out = std::move(value);
+    return taken;
 }
-template <class T> inline bool parse(PyObject* o, std::vector<T>& out, const char* where) {
-    if (!PyTuple_Check(o) && !PyList_Check(o)) return fail(where, "a tuple", o);
-    Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
-    PyObject** items = PySequence_Fast_ITEMS(o);
+template <class T> inline int take(PyObject* o, std::vector<T>& out) {
+    if (!PyTuple_Check(o)) return 0;
+    Py_ssize_t size = PyTuple_GET_SIZE(o);
     out.resize(static_cast<size_t>(size));
-    for (Py_ssize_t i = 0; i < size; ++i) if (!parse(items[i], out[i], where)) return false;
-    return true;
-}
-template <class Tuple, size_t... I> inline bool parse_items(PyObject** items, Tuple& out, const char* where, std::index_sequence<I...>) {
-    return (parse(items[I], std::get<I>(out), where) && ...);
-}
-template <class... T> inline bool parse(PyObject* o, std::tuple<T...>& out, const char* where) {
-    if (!PyTuple_Check(o) && !PyList_Check(o)) return fail(where, "a tuple", o);
-    if (PySequence_Fast_GET_SIZE(o) != static_cast<Py_ssize_t>(sizeof...(T))) {
-        PyErr_Format(PyExc_TypeError, "%s must have %d items", where, static_cast<int>(sizeof...(T)));
-        return false;
+    for (Py_ssize_t i = 0; i < size; ++i) {
+        int taken = take(PyTuple_GET_ITEM(o, i), out[i]);
+        if (taken <= 0) return taken;
     }
-    return parse_items(PySequence_Fast_ITEMS(o), out, where, std::index_sequence_for<T...>{});
+    return 1;
+}
+template <class Tuple, size_t... I> inline int take_items(PyObject* o, Tuple& out, std::index_sequence<I...>) {
+    int result = 1;
+    ((result > 0 ? (result = take(PyTuple_GET_ITEM(o, I), std::get<I>(out))) : 0), ...);
+    return result;
+}
+template <class... T> inline int take(PyObject* o, std::tuple<T...>& out) {
+    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != static_cast<Py_ssize_t>(sizeof...(T))) return 0;
+    return take_items(o, out, std::index_sequence_for<T...>{});
 }
 
-// --- Python objects out -----------------------------------------------------
-
+// --- Python objects out ---
 inline PyObject* to_python(const at::Tensor& t) { return ppy_bridge::wrap_tensor(t); }
 inline PyObject* to_python(int64_t v) { return PyLong_FromLongLong(v); }
 inline PyObject* to_python(double v) { return PyFloat_FromDouble(v); }
 inline PyObject* to_python(bool v) { return PyBool_FromLong(v); }
+inline PyObject* to_python(const at::Scalar& v) {
+    return is_int(v) ? PyLong_FromLongLong(v.toLong()) : PyFloat_FromDouble(v.toDouble());
+}
 inline PyObject* to_python(const std::string& v) { return PyUnicode_FromStringAndSize(v.data(), static_cast<Py_ssize_t>(v.size())); }
 inline PyObject* to_python(at::ScalarType v) { return ppy_bridge::wrap_dtype(v); }
+inline PyObject* to_python(const at::Device& v) { return ppy_bridge::wrap_device(v); }
+template <class T> inline PyObject* to_python(const std::optional<T>& v);
+template <class T> inline PyObject* to_python(const std::vector<T>& values);
+template <class... T> inline PyObject* to_python(const std::tuple<T...>& values);
 template <class T> inline PyObject* to_python(const std::optional<T>& v) {
     if (!v) Py_RETURN_NONE;
     return to_python(*v);
@@ -326,6 +577,8 @@ inline PyObject* wrong_count(const char* region, Py_ssize_t expected, Py_ssize_t
     PyErr_Format(PyExc_TypeError, "region `%s` takes %zd arguments, got %zd", region, expected, given);
     return nullptr;
 }
+// NotImplemented: an argument is not exactly the type its annotation names; the caller runs the Python body.
+inline PyObject* fallback() { Py_RETURN_NOTIMPLEMENTED; }
 
 // The GIL is released while ATen works, as torch's own bindings do, and taken
 // back on every way out, exceptions included.

@@ -33,12 +33,12 @@ def test_coverage_is_broad() -> None:
     """Well over a hundred distinct native overloads, from torch.*, F.*, special/linalg/fft and methods."""
     from pathlib import Path
 
-    from ppy_compile.build import _lower_all
+    from ppy_compile.build import _model_all
 
     path = Path(ops_regions.__file__)
-    lowered, errors, _, _ = _lower_all(path.read_text(encoding="utf-8"), str(path))
+    regions, errors, _ = _model_all(path.read_text(encoding="utf-8"), str(path))
     assert not errors
-    overloads = set().union(*(region.overloads for region in lowered))
+    overloads = set().union(*(region.model.natives for region in regions))
     assert len(overloads) >= 150, len(overloads)
     assert {"special_erf", "linalg_vector_norm", "fft_rfft", "scaled_dot_product_attention", "layer_norm"} <= {
         o.split(".")[0] for o in overloads}

@@ -83,6 +83,6 @@ def test_prefill_then_decode_matches_a_whole_forward(gpt2) -> None:
 
 def test_generated_block_is_the_seed_shape(gpt2) -> None:
     source = gpt2.block.cpp_source
-    assert "int64_t batch, int64_t length, int64_t heads, int64_t head_dim, int64_t width, double eps" in source
-    assert "at::scaled_dot_product_attention(q, k, v" in source
-    assert 'at::gelu(at::linear(n, fc_w, fc_b), "tanh")' in source
+    assert "int64_t batch, int64_t length, int64_t heads, int64_t head_dim, int64_t width, const at::Scalar& eps" in source
+    assert "at::_ops::scaled_dot_product_attention::call(q, k, v, " in source
+    assert 'at::_ops::gelu::call(ppy_t17, c10::string_view("tanh", 4))' in source

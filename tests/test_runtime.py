@@ -54,12 +54,25 @@ def test_keywords_and_defaults_bind_as_python_would(mixed) -> None:
         mixed.double(x, nope=1)
 
 
-def test_wrong_argument_type_names_region_and_parameter(mixed) -> None:
+def test_arguments_not_of_their_annotated_type_get_pythons_answer(mixed) -> None:
     mixed.double(torch.randn(1))
-    with pytest.raises(TypeError, match=r"region `double`: parameter `x` must be a Tensor, not str"):
+    assert mixed.double.__ppy_region__
+    # Not a tensor: the compiled code steps aside and the Python body answers, as it would have.
+    with pytest.raises(TypeError, match="can't multiply sequence by non-int of type 'float'"):
         mixed.double("text", 1.0)
+    # A bool where an int is declared: Python's own arithmetic (True + 1 is 2), not the compiled int.
+    x = torch.arange(3)
+    assert torch.equal(mixed.double(x, 2, shift=True), mixed.double.python(x, 2, shift=True))
     with pytest.raises(TypeError):
         mixed.double(torch.randn(1), 1.0, 0)  # `shift` is keyword-only, as in Python
+
+
+def test_an_int_for_a_float_parameter_stays_an_int(mixed) -> None:
+    """PEP 484 lets an int stand for a float, and Python keeps it an int: so does the compiled region."""
+    x = torch.arange(3)
+    compiled, python = mixed.double(x, 2), mixed.double.python(x, 2)
+    assert compiled.dtype == python.dtype == torch.int64 and torch.equal(compiled, python)
+    assert mixed.double(x, 2.0).dtype == torch.float32
 
 
 def test_aten_errors_surface_as_python_errors() -> None:
@@ -76,10 +89,11 @@ def test_autograd_flows_through(mixed) -> None:
 
 
 def test_cpp_source_and_ppy_show(mixed, capsys: pytest.CaptureFixture[str]) -> None:
-    assert "ppy_region_mixed_double(const at::Tensor& x, double factor, int64_t shift)" in mixed.double.cpp_source
+    symbol = mixed.double.site.cpp_symbol
+    assert f"{symbol}(const at::Tensor& x, const at::Scalar& factor, int64_t shift)" in mixed.double.cpp_source
     assert ppy_main(["show", str(MIXED), "double"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("at::Tensor ppy_region_mixed_double(") and out.rstrip().endswith("}")
+    assert out.startswith(f"at::Tensor {symbol}(") and out.rstrip().endswith("}")
     assert ppy_main(["show", str(MIXED), "missing"]) == 1
 
 
@@ -94,7 +108,7 @@ WARM = """
     import tiny
     y = tiny.scale_shift(torch.ones(2), 2.0, 1)
     print(json.dumps({"active": tiny.scale_shift.__ppy_region__, "value": y.tolist(),
-                      "lowering": "ppy_compile.lower" in sys.modules or "ppy_compile.schemas" in sys.modules,
+                      "lowering": "ppy_check.model.builder" in sys.modules or "ppy_check.schema" in sys.modules,
                       "cpp_extension": "torch.utils.cpp_extension" in sys.modules}))
 """
 

@@ -2,7 +2,9 @@
 
 **What.** Any construct whose path depends on a value: `if` statements and
 `x if c else y`, `match`, the short-circuiting `and`/`or`, `try`, and
-`assert`/`raise` (each a hidden `if`).
+`assert`/`raise` (each a hidden `if`), and a chained comparison of tensors
+(`0 < x < 1` is `(0 < x) and (x < 1)`). A chained comparison of numbers
+(`0 < n < 4`) is plain arithmetic and allowed.
 
 **Why.** One build serves every call, so the code cannot depend on values
 known only at run time. Reading a tensor's value to decide also forces a
@@ -30,7 +32,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ppy_check import messages as m
-from ppy_check.analysis import RegionFacts
+from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
 from ppy_check.rules import Finding
 
@@ -79,8 +81,10 @@ _MESSAGES: dict[type, Callable[[str, Any], str]] = {
 }
 
 
-def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
+def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for node in region.nodes:
         message = _MESSAGES.get(type(node))
         if message is not None:
             yield Finding(CODE, node, message(region.name, node))
+    for span, text in analysis.problems.branches:
+        yield Finding(CODE, span, m.BRANCH_CHAINED.format(region=region.name, text=text))

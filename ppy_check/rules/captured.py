@@ -3,8 +3,11 @@
 **What.** A free name that is not a module (`torch`, `F`, `math`) and not a
 module-level literal constant (`EPS = 1e-5`, `SHAPE = (2, 3)`): a module-level
 tensor, a name imported from another module, a variable of an enclosing
-function (a closure), or an attribute of a non-tensor parameter such as
-`self.weight`.
+function (a closure, even one that shadows a module constant), or an
+attribute of a non-tensor parameter such as `self.weight`. A module-level
+name is a constant only when nothing can rebind it: one assignment of a
+literal, no `global` of it in any function, no later assignment, import or
+`def` of the same name.
 
 **Why.** A region's only inputs are its parameters. A captured tensor would
 be baked into the build (every layer would need its own) or read behind the
@@ -29,7 +32,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ppy_check import messages as m
-from ppy_check.analysis import RegionFacts
+from ppy_check.model.builder import Analysis
+from ppy_check.model.problems import CaptureOrigin
 from ppy_check.region import Region
 from ppy_check.rules import Finding
 
@@ -37,18 +41,19 @@ CODE = m.CAPTURED
 SUMMARY = "a region reads a name that is not a parameter, a local, a module or a literal constant"
 
 
-def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
-    for capture in facts.captures:
-        name = region.name
-        if capture.origin == "global":
+def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
+    name = region.name
+    for capture in analysis.problems.captures:
+        origin = capture.origin
+        if origin is CaptureOrigin.GLOBAL:
             message = m.CAPTURED_GLOBAL.format(region=name, name=capture.name, line=capture.detail)
-        elif capture.origin == "imported":
+        elif origin is CaptureOrigin.IMPORTED:
             message = m.CAPTURED_IMPORTED.format(region=name, name=capture.name, origin=capture.detail)
-        elif capture.origin == "closure":
+        elif origin is CaptureOrigin.CLOSURE:
             message = m.CAPTURED_CLOSURE.format(region=name, name=capture.name, scope=capture.detail)
-        elif capture.origin == "attribute":
+        elif origin is CaptureOrigin.ATTRIBUTE:
             message = m.CAPTURED_ATTRIBUTE.format(
                 region=name, name=capture.name, attr=capture.detail, text=f"{capture.name}.{capture.detail}")
         else:
             message = m.CAPTURED_UNDEFINED.format(region=name, name=capture.name)
-        yield Finding(CODE, capture.node, message)
+        yield Finding(CODE, capture.span, message)

@@ -5,9 +5,12 @@
 (`x[i] = y`, `x += y` on a tensor), and any of these through a view of a
 parameter (`torch.narrow(k_cache, 2, pos, n).copy_(k)`, `x.view(-1).zero_()`).
 Which ops write and which return views comes from torch's own schemas
-(`Tensor(a!)` and `Tensor(a)`), not a hand list. A write into a tensor the
-region allocated itself (`x.clone().mul_(2)`) is invisible to the caller and
-allowed.
+(`Tensor(a!)` and `Tensor(a)`), not a hand list, and from running each op
+where its schema says nothing (`torch.batch_norm(..., training=True, ...)`
+updates its running statistics; `x.type_as(y)` may hand back `x` itself). A
+write into a tensor the region allocated itself (`x.clone().mul_(2)`) is
+invisible to the caller and allowed. `pytest --ppy-verify` also checks the
+promise at run time: a tensor argument whose version counter moved fails.
 
 **Why.** `@ppy.pure` is a promise callers and tools rely on: the region can be
 reordered, cached, run twice or traced, and its inputs stay as they were.
@@ -30,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ppy_check import messages as m
-from ppy_check.analysis import RegionFacts
+from ppy_check.model.builder import Analysis
+from ppy_check.model.ir import WriteKind
 from ppy_check.region import Region
 from ppy_check.rules import Finding
 
@@ -38,13 +42,14 @@ CODE = m.IMPURE
 SUMMARY = "a @ppy.pure region writes memory its caller can see"
 
 
-def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
+def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     if not region.pure:
         return
-    for write in facts.writes:
-        template = {"op": m.IMPURE_WRITE, "out": m.IMPURE_OUT}.get(write.how)
-        if template is not None:
-            message = template.format(region=region.name, op=write.op, param=write.param)
+    for write in analysis.writes:
+        if write.kind is WriteKind.STORE:
+            message = m.IMPURE_STORE.format(region=region.name, text=write.text, param=write.param)
+        elif write.kind is WriteKind.OUT:
+            message = m.IMPURE_OUT.format(region=region.name, op=write.text, param=write.param)
         else:
-            message = m.IMPURE_STORE.format(region=region.name, text=write.op, param=write.param)
-        yield Finding(CODE, write.node, message)
+            message = m.IMPURE_WRITE.format(region=region.name, op=write.text, param=write.param)
+        yield Finding(CODE, write.span, message)

@@ -24,7 +24,7 @@ import ast
 from collections.abc import Iterator
 
 from ppy_check import messages as m
-from ppy_check.analysis import RegionFacts
+from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
 from ppy_check.rules import Finding
 
@@ -39,7 +39,7 @@ _COMPREHENSIONS = {
 }
 
 
-def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
+def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for node in region.nodes:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             yield Finding(CODE, node, m.LOOP_FOR.format(region=region.name, target=ast.unparse(node.target)))

@@ -25,7 +25,7 @@ import ast
 from collections.abc import Iterator
 
 from ppy_check import messages as m
-from ppy_check.analysis import RegionFacts
+from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
 from ppy_check.rules import Finding
 
@@ -51,7 +51,7 @@ _CONSTRUCTS = {
 }
 
 
-def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
+def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for node, problem in region.decorator_problems:
         yield Finding(CODE, node, m.SYNTAX_DECORATOR.format(region=region.name, what=problem))
     if isinstance(region.node, ast.AsyncFunctionDef):

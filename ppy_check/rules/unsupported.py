@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ppy_check import messages as m
-from ppy_check.analysis import RegionFacts
+from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
 from ppy_check.rules import Finding
 
@@ -36,7 +36,7 @@ CODE = m.UNSUPPORTED
 SUMMARY = "a call or attribute in a region has no ATen lowering"
 
 
-def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
-    for item in facts.unlowerable:
+def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
+    for item in analysis.problems.unsupported:
         template = m.UNSUPPORTED_ATTRIBUTE if item.attribute else m.UNSUPPORTED_CALL
-        yield Finding(CODE, item.node, template.format(region=region.name, name=item.name, text=item.name, why=item.why))
+        yield Finding(CODE, item.span, template.format(region=region.name, name=item.name, text=item.name, why=item.why))

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ppy_check import messages as m
-from ppy_check.analysis import RegionFacts
+from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
 from ppy_check.rules import Finding
 
@@ -33,7 +33,7 @@ CODE = m.UNTYPED
 SUMMARY = "a parameter or the return lacks a type a region can take"
 
 
-def check(region: Region, facts: RegionFacts) -> Iterator[Finding]:
+def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for param in region.params:
         if param.node.annotation is None:
             yield Finding(CODE, param.node, m.PARAM_UNANNOTATED.format(region=region.name, name=param.name))

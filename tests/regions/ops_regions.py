@@ -1,3 +1,5 @@
+# mypy: allow-redefinition
+# (`reassigned` binds one name to a value of another type, as a region may.)
 """A broad set of regions, one translation unit: well over a hundred ops, overloads and argument forms.
 
 Every region registers samples; tests/test_compile_ops.py builds this file
@@ -7,6 +9,7 @@ once and checks each region against its own Python body.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Optional
 
 import ppy
@@ -37,7 +40,7 @@ def operators(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> tuple[torch.
 
 
 @operators.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     yield r(3, 4, device=device), r(3, 4, device=device), r(4, 5, device=device)
 
 
@@ -51,7 +54,7 @@ def comparisons(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.T
 
 
 @comparisons.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     x = r(4, 4, device=device)
     yield x, torch.where(x > 0, x, r(4, 4, device=device))
 
@@ -68,7 +71,7 @@ def unary_math(x: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
 
 
 @unary_math.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     yield r(5, 6, device=device), pos(5, 6, device=device)
 
 
@@ -79,7 +82,7 @@ def methods_chain(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 @methods_chain.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     yield r(3, 3, device=device), r(3, 3, device=device)
 
 
@@ -98,7 +101,7 @@ def reductions(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tenso
 
 
 @reductions.samples
-def _(device: str):
+def _(device: str) -> Iterator[torch.Tensor]:
     yield r(4, 5, device=device)
 
 
@@ -113,7 +116,7 @@ def multi_output(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Ten
 
 
 @multi_output.samples
-def _(device: str):
+def _(device: str) -> Iterator[torch.Tensor]:
     yield r(4, 6, device=device)
 
 
@@ -124,13 +127,13 @@ def _(device: str):
 def shapes(x: torch.Tensor, b: int, l: int, d: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     v = x.view(b, l, d).transpose(1, 2).contiguous().view((b, d * l))
     w = x.reshape(b, l, d).permute(0, 2, 1).reshape(b, -1) + x.reshape((b, l, d)).permute((0, 2, 1)).flatten(1)
-    u = x.view(b, l, d).unsqueeze(1).squeeze(1).flatten().unflatten(0, (b, l * d))
+    u = x.view(b, l, d).unsqueeze(1).squeeze(1).flatten().unflatten(0, (b, l * d))  # type: ignore[no-untyped-call]
     e = x.view(b, l, d)[:, :1, :].expand(b, l, d) + x.view(b, l, d)[:, :1, :].expand_as(x.view(b, l, d))
     return v + w, u, e.repeat(1, 2, 1), torch.movedim(e, 0, 2).flip(0).roll(1, 1)
 
 
 @shapes.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, int, int, int]]:
     yield r(2, 12, device=device), 2, 3, 4
     yield r(6, 10, device=device), 6, 5, 2
 
@@ -142,13 +145,13 @@ def joins(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor,
     stacked = torch.stack((x, y), 2)
     first, second = torch.chunk(both, 2)
     a, b, c = torch.split(x, 1, 0)
-    parts = x.split([1, 2], 0)
+    parts = x.split([1, 2], 0)  # type: ignore[no-untyped-call]
     rows = torch.unbind(y, 1)
     return first + second + a.sum() + b.sum() + c.sum(), listed + rows[0].sum(), stacked + parts[1].sum(), torch.split(y, 2, 1)
 
 
 @joins.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     yield r(3, 4, device=device), r(3, 4, device=device)
 
 
@@ -161,7 +164,7 @@ def views(x: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Te
 
 
 @views.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, int]]:
     yield r(4, 4, device=device), 2
 
 
@@ -176,7 +179,7 @@ def indexing(x: torch.Tensor, i: int, n: int, idx: torch.Tensor) -> tuple[torch.
 
 
 @indexing.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, int, int, torch.Tensor]]:
     yield r(4, 4, device=device), 1, 2, torch.tensor([3, 0, 1, 1]).to(device)
 
 
@@ -193,7 +196,7 @@ def creation(x: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor, torch
 
 
 @creation.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, int]]:
     yield r(4, 3, device=device), 4
 
 
@@ -207,7 +210,7 @@ def dtypes(x: torch.Tensor, dtype: torch.dtype, i: torch.Tensor) -> tuple[torch.
 
 
 @dtypes.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.dtype, torch.Tensor]]:
     yield r(3, 3, device=device), torch.float32, torch.arange(9).view(3, 3).to(device)
     yield r(3, 3, device=device), torch.float64, torch.arange(9).view(3, 3).to(device)
 
@@ -225,7 +228,7 @@ def activations(x: torch.Tensor) -> torch.Tensor:
 
 
 @activations.samples
-def _(device: str):
+def _(device: str) -> Iterator[torch.Tensor]:
     yield r(4, 6, device=device)
 
 
@@ -237,7 +240,7 @@ def norms(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, width: int, groups:
 
 
 @norms.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor, int, int]]:
     yield r(3, 8, device=device), r(8, device=device), r(8, device=device), 8, 2
 
 
@@ -250,7 +253,7 @@ def linear_layers(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], m
 
 
 @linear_layers.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor], torch.Tensor]]:
     yield r(3, 4, device=device), r(5, 4, device=device), r(5, device=device), r(2, 3, 3, device=device)
     yield r(3, 4, device=device), r(5, 4, device=device), None, r(2, 3, 3, device=device)
 
@@ -264,7 +267,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, s
 
 
 @attention.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor, bool, float]]:
     yield r(1, 2, 5, 8, device=device), r(1, 2, 5, 8, device=device), r(1, 2, 5, 8, device=device), True, 0.125
     yield r(2, 2, 3, 4, device=device), r(2, 2, 3, 4, device=device), r(2, 2, 3, 4, device=device), False, 0.5
 
@@ -279,7 +282,7 @@ def convolutions(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, s: torch.Ten
 
 
 @convolutions.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
     yield (r(1, 2, 6, 6, device=device), r(3, 2, 3, 3, device=device), r(3, device=device),
            r(2, 3, 7, device=device), r(1, 3, 3, device=device))
 
@@ -294,7 +297,7 @@ def embeddings_and_losses(ids: torch.Tensor, table: torch.Tensor, logits: torch.
 
 
 @embeddings_and_losses.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
     yield (torch.tensor([[0, 2, 1], [3, 3, 0]]).to(device), r(4, 6, device=device), r(3, 5, device=device),
            torch.tensor([1, 0, 4]).to(device))
 
@@ -305,7 +308,7 @@ def distances(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 @distances.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     yield r(4, 3, device=device), r(4, 3, device=device)
 
 
@@ -318,7 +321,7 @@ def special_linalg_fft(x: torch.Tensor, p: torch.Tensor, sq: torch.Tensor) -> tu
 
 
 @special_linalg_fft.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     yield r(3, 8, device=device, dtype=torch.float64), pos(3, 8, device=device).double(), r(3, 3, device=device, dtype=torch.float64)
 
 
@@ -336,7 +339,7 @@ def integers(x: torch.Tensor, n: int, m: int) -> tuple[int, int, int, float, int
 
 
 @integers.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, int, int]]:
     yield r(3, 5, device=device), 7, 3
     yield r(2, 2, device=device), -7, 4
 
@@ -348,7 +351,7 @@ def optionals(x: torch.Tensor, bias: torch.Tensor | None, mode: str, inf: float)
 
 
 @optionals.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor | None, str, float]]:
     yield r(2, 4, device=device), r(4, device=device), "tanh", 1.0
     yield r(2, 4, device=device), None, "none", float("inf")
 
@@ -361,7 +364,7 @@ def tuples(x: torch.Tensor, shape: tuple[int, ...], pair: tuple[torch.Tensor, in
 
 
 @tuples.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, tuple[int, ...], tuple[torch.Tensor, int]]]:
     yield r(2, 6, device=device), (3, 4), (r(2, device=device), 3)
 
 
@@ -377,7 +380,7 @@ def reassigned(x: torch.Tensor, n: int) -> torch.Tensor:
 
 
 @reassigned.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, int]]:
     yield r(3, 2, device=device), 4
 
 
@@ -391,7 +394,7 @@ def slot_cache(cache: torch.Tensor, k: torch.Tensor, position: int, length: int)
 
 
 @slot_cache.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, int, int]]:
     yield torch.zeros(1, 2, 8, 4).to(device), r(1, 2, 3, 4, device=device), 2, 3
 
 
@@ -407,7 +410,7 @@ def stores(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor, i: int) -> None:
 
 
 @stores.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]]:
     yield r(3, 4, device=device), r(3, 4, device=device), torch.zeros(3, 4).to(device), 2
 
 
@@ -419,7 +422,7 @@ def random_in_order(x: torch.Tensor, p: float) -> tuple[torch.Tensor, torch.Tens
 
 
 @random_in_order.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, float]]:
     yield r(4, 4, device=device), 0.5
 
 
@@ -435,5 +438,5 @@ def fresh_writes(x: torch.Tensor) -> torch.Tensor:
 
 
 @fresh_writes.samples
-def _(device: str):
+def _(device: str) -> Iterator[torch.Tensor]:
     yield r(2, 3, device=device)

@@ -1,5 +1,7 @@
 """A one-region module: small enough to build from scratch in a test."""
 
+from collections.abc import Iterator
+
 import ppy
 import torch
 
@@ -10,5 +12,5 @@ def scale_shift(x: torch.Tensor, scale: float, shift: int) -> torch.Tensor:
 
 
 @scale_shift.samples
-def _(device: str):
+def _(device: str) -> Iterator[tuple[torch.Tensor, float, int]]:
     yield torch.randn(3, 4, device=device), 0.5, 2

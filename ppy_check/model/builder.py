@@ -1,0 +1,1596 @@
+"""Build a region's model: run its body once, as Python would, on static types.
+
+For each statement, in order, the builder evaluates the expressions Python
+would evaluate, in Python's order, and records what each is: a call bound to
+the torch overload Python's argument parser would pick, scalar arithmetic
+with Python's own result types, indexing, tuple building. Values carry the
+parameters they may alias, so writes through views land on the parameter they
+reach. A construct the builder cannot give a complete meaning becomes a
+problem (a finding); then the region has no model, and nothing downstream can
+compile something the checker did not accept.
+
+Python-level torch functions (``F.softmax``) are expanded from
+``wrappers.py``'s templates by this same builder, over arguments already
+evaluated once; tests on literal arguments (``inplace``, ``dim is None``)
+fold at build time.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ppy_check.model import constants, hostmath
+from ppy_check.model import types as t
+from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
+from ppy_check.model.effects import effects_of
+from ppy_check.model.ir import (
+    Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    MakeSeq, MakeTuple, Param, ParamInfo, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, SliceIndex, Span,
+    Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
+)
+from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
+from ppy_check.region import Region
+from ppy_check.scope import BUILTIN_NAMES, BindingKind
+from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
+from ppy_check.wrappers import REDUCTIONS, Wrapper, lookup
+
+# Python namespaces whose builtins reach a native function (``opdata.json``'s bindings).
+FUNCTION_NAMESPACES = ("torch", "torch.nn.functional", "torch._C._nn", "torch.special", "torch.linalg", "torch.fft")
+MODULE_PATHS = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
+                          "torch._C", "torch._C._nn", "torch._C._VariableFunctions", "math"})
+# Names an expansion template uses for the native functions and the torch module, and its own helpers.
+ATEN, TORCH = "aten", "torch"
+TEMPLATE_FUNCTIONS = ("unsupported", "aten_reduction")
+PYTHON_TYPES = ("float", "int", "bool", "complex")
+SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len"})
+
+HOST_READING_METHODS = {
+    "item": "it reads a value back into Python",
+    "tolist": "it builds a Python list",
+    "numpy": "numpy runs outside torch's dispatcher",
+    "backward": "autograd runs outside the region",
+    "data_ptr": "it reads a raw address",
+    "register_hook": "hooks are Python callbacks",
+    "__len__": "it reads a value back into Python",
+    "__bool__": "it reads a value back into Python",
+    "storage_offset": "it reads a raw offset",
+}
+QUERY_METHODS: dict[str, tuple[Query, Query | None, t.Type]] = {
+    # name: (query with no argument, query with a dim argument, result of the no-argument form)
+    "size": (Query.SHAPE, Query.SIZE, t.SeqT(t.INT)),
+    "stride": (Query.STRIDES, Query.STRIDE, t.SeqT(t.INT)),
+    "dim": (Query.DIM, None, t.INT),
+    "ndimension": (Query.DIM, None, t.INT),
+    "numel": (Query.NUMEL, None, t.INT),
+    "nelement": (Query.NUMEL, None, t.INT),
+    "element_size": (Query.ELEMENT_SIZE, None, t.INT),
+    "is_contiguous": (Query.IS_CONTIGUOUS, None, t.BOOL),
+}
+TENSOR_PROPERTIES: dict[str, tuple[Query, t.Type]] = {
+    "shape": (Query.SHAPE, t.SeqT(t.INT)),
+    "dtype": (Query.DTYPE, t.DTYPE),
+    "device": (Query.DEVICE, t.DEVICE),
+    "ndim": (Query.DIM, t.INT),
+    "is_cuda": (Query.IS_CUDA, t.BOOL),
+    "requires_grad": (Query.REQUIRES_GRAD, t.BOOL),
+    "layout": (Query.LAYOUT, t.LAYOUT),
+}
+# Tensor properties that are views, as the native method torch's getter calls.
+VIEW_PROPERTIES = {"T": "numpy_T", "mT": "mT", "H": "matrix_H", "mH": "mH"}
+VIEW_FUNCTIONS = {"real": "real", "imag": "imag"}
+PROPERTY_REFUSALS = {
+    "data": "it detaches without autograd seeing it; use `.detach()`",
+    "grad": "gradients are read outside the region",
+    "grad_fn": "autograd's graph is read outside the region",
+    "is_leaf": "autograd's graph is read outside the region",
+}
+
+BINARY_OPS = {
+    ast.Add: HostOp.ADD, ast.Sub: HostOp.SUB, ast.Mult: HostOp.MUL, ast.Div: HostOp.TRUEDIV,
+    ast.FloorDiv: HostOp.FLOORDIV, ast.Mod: HostOp.MOD, ast.Pow: HostOp.POW, ast.LShift: HostOp.LSHIFT,
+    ast.RShift: HostOp.RSHIFT, ast.BitAnd: HostOp.BITAND, ast.BitOr: HostOp.BITOR, ast.BitXor: HostOp.BITXOR,
+}
+COMPARE_OPS = {ast.Eq: HostOp.EQ, ast.NotEq: HostOp.NE, ast.Lt: HostOp.LT, ast.LtE: HostOp.LE, ast.Gt: HostOp.GT,
+               ast.GtE: HostOp.GE}
+# Python operators on tensors, as the Tensor method each calls (torch/_tensor.py and TensorBase).
+TENSOR_BINARY = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floor_divide",
+    ast.Mod: "remainder", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "__and__", ast.BitOr: "__or__",
+    ast.BitXor: "__xor__", ast.LShift: "__lshift__", ast.RShift: "__rshift__",
+}
+TENSOR_INPLACE = {
+    ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_", ast.FloorDiv: "floor_divide_",
+    ast.Mod: "remainder_", ast.Pow: "pow_", ast.MatMult: None, ast.BitAnd: "__iand__", ast.BitOr: "__ior__",
+    ast.BitXor: "__ixor__", ast.LShift: "__ilshift__", ast.RShift: "__irshift__",
+}
+TENSOR_COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+GRAD_DECORATORS = {
+    "torch.no_grad": GradMode.NO_GRAD, "torch.enable_grad": GradMode.ENABLE_GRAD,
+    "torch.inference_mode": GradMode.INFERENCE, "torch.autograd.grad_mode.no_grad": GradMode.NO_GRAD,
+}
+OPERATOR_NAMES = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+    ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+}
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    """A module (``torch``, ``F``): a name, not a value."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A function of a module (``torch.relu``, ``math.sqrt``, ``builtins.min``): callable, not a value."""
+
+    dotted: str
+    shown: str
+
+
+@dataclass(frozen=True)
+class UntypedParam:
+    """A parameter without a region type (reported by the untyped rule); reading through it is a capture."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Poisoned:
+    """A value whose problem is already reported: anything computed from it is not reported again."""
+
+
+POISON = Poisoned()
+Value = Union[Expr, ModuleRef, FunctionRef, UntypedParam, Poisoned]
+
+
+class _Abandon(Exception):
+    """The current statement cannot be modelled any further (its problem is recorded)."""
+
+
+@dataclass
+class Analysis:
+    """The builder's result: a complete model, or the problems that stopped it."""
+
+    model: RegionModel | None
+    problems: Problems
+    writes: list[Write] = field(default_factory=list)
+
+
+def display(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _strip_dotted(dotted: str) -> str:
+    """One spelling per function: ``torch.functional.X`` and ``torch._C._VariableFunctions.X`` are ``torch.X``."""
+    for prefix in ("torch.functional.", "torch._C._VariableFunctions.", "torch._VF."):
+        if dotted.startswith(prefix):
+            return "torch." + dotted[len(prefix):]
+    return dotted
+
+
+class Builder:
+    def __init__(self, region: Region, data: OpData | None = None):
+        self.region = region
+        self.scope = region.scope
+        self.data = data or opdata()
+        self.problems = Problems()
+        self.writes: list[Write] = []
+        self.body: list[Any] = []
+        self.env: dict[str, Value] = {}
+        self.vars = 0
+        self.complete = True
+        self.template_span: Span | None = None  # set while expanding a wrapper: problems point at the user's call
+        self.template_shown = ""
+        self.random = False
+        self.natives: set[str] = set()
+        self.returned = False
+
+    # --- entry -------------------------------------------------------------------
+
+    def build(self) -> Analysis:
+        region = self.region
+        params = []
+        for index, param in enumerate(region.params):
+            if param.type is None:
+                self.complete = False
+                self.env[param.name] = UntypedParam(param.name)
+                continue
+            aliases = frozenset({param.name}) if _carries_tensors(param.type) else frozenset()
+            self.env[param.name] = Param(param.name, index, param.type, Span.of(param.node), aliases)
+            params.append(ParamInfo(param.name, param.type, param.node in region.node.args.kwonlyargs))
+        if region.returns is None or any(p.type is None for p in region.params):
+            self.complete = False
+        if region.node.args.vararg or region.node.args.kwarg or region.decorator_problems:
+            self.complete = False
+        grad_mode = self._grad_mode()
+        self.statements(region.node.body)
+        returns = region.returns if region.returns is not None else t.NONE
+        if self.complete and not self.returned and not isinstance(returns, t.NoneT):
+            self.type_problem(Span.of(region.node), region.name,
+                              f"it ends without `return` (so returns None), but is annotated `-> {returns}`")
+        if not self.complete or self.problems:
+            return Analysis(None, self.problems, self.writes)
+        model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
+                            self.body, self.writes, self.random, self.natives)
+        return Analysis(model, self.problems, self.writes)
+
+    def _grad_mode(self) -> GradMode:
+        """A grad-mode decorator under ppy's is understood; any other decorator there is refused."""
+        mode = GradMode.INHERIT
+        inside = False
+        for decorator in self.region.node.decorator_list:
+            func = decorator.func if isinstance(decorator, ast.Call) else decorator
+            target = self.scope.resolve(func)
+            if target in ("ppy.opt", "ppy.pure"):
+                inside = True
+                continue
+            if not inside:
+                continue  # above ppy's decorators: it wraps the region object, which is fine
+            target = _strip_dotted(target or "")
+            if target in GRAD_DECORATORS and isinstance(decorator, ast.Call) and not decorator.args and not decorator.keywords:
+                mode = GRAD_DECORATORS[target]
+                continue
+            self.unsupported(Span.of(decorator), display(decorator),
+                             "a decorator under `@ppy.opt` changes what the function does, and the compiled code "
+                             "would leave it out; put it above the ppy decorators, or remove it")
+        return mode
+
+    # --- problems ----------------------------------------------------------------------
+
+    def _span(self, span: Span) -> Span:
+        return self.template_span or span
+
+    def unsupported(self, span: Span, name: str, why: str, attribute: bool = False) -> Poisoned:
+        if self.template_span is not None:
+            name = self.template_shown
+        self.problems.unsupported.append(Unsupported(self._span(span), name, why, attribute))
+        self.complete = False
+        return POISON
+
+    def type_problem(self, span: Span, subject: str, why: str) -> Poisoned:
+        if self.template_span is not None:
+            subject = self.template_shown
+        self.problems.types.append(TypeProblem(self._span(span), subject, why))
+        self.complete = False
+        return POISON
+
+    def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
+        self.problems.captures.append(Capture(self._span(span), name, origin, detail))
+        self.complete = False
+        return POISON
+
+    def structural(self, node: ast.AST) -> None:
+        """A construct the loop, branch or syntax rule reports from the syntax."""
+        self.problems.structural.append(Span.of(node))
+        self.complete = False
+
+    # --- statements ----------------------------------------------------------------------
+
+    def statements(self, statements: list[ast.stmt]) -> None:
+        for index, statement in enumerate(statements):
+            if index == 0 and _is_docstring(statement):
+                continue
+            if self.returned:
+                # Code after `return` never runs; Python compiles it anyway.
+                continue
+            try:
+                self.statement(statement)
+            except _Abandon:
+                self.poison_targets(statement)
+
+    def poison_targets(self, statement: ast.stmt) -> None:
+        """A statement that could not be modelled binds nothing usable: later reads are not reported again."""
+        targets: list[ast.expr] = []
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+            targets = [statement.target]
+        for target in targets:
+            self.bind_poison(target)
+
+    def statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Expr):
+            value = self.expr(node.value, top=True)
+            if isinstance(value, (Call, TensorIndex)) or _may_raise(value):
+                self.body.append(Eval(value, Span.of(node)))  # type: ignore[arg-type]
+        elif isinstance(node, ast.Assign):
+            value = self.expr(node.value, top=True)
+            if len(node.targets) > 1:
+                value = self.atom(value, node.value)
+            for target in node.targets:
+                self.assign(target, value, node)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                self.assign(node.target, self.expr(node.value, top=True), node)
+        elif isinstance(node, ast.AugAssign):
+            self.augmented(node)
+        elif isinstance(node, ast.Return):
+            self.ret(node)
+        elif isinstance(node, ast.Pass):
+            return
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.structural(node)
+            self.env[node.name] = POISON
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.structural(node)
+            for alias in node.names:
+                self.env[(alias.asname or alias.name).split(".")[0]] = POISON
+        else:
+            self.structural(node)
+            self.shadow(node)
+
+    def shadow(self, node: ast.AST) -> None:
+        """Look inside a construct the structural rules refuse, so one run reports every problem in it."""
+        saved = (len(self.body), dict(self.env), self.returned)
+        for child in ast.iter_child_nodes(node):
+            try:
+                if isinstance(child, ast.stmt):
+                    try:
+                        self.statement(child)
+                    except _Abandon:
+                        self.poison_targets(child)
+                        raise
+                elif isinstance(child, ast.expr):
+                    if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.target:
+                        self.bind_poison(child)
+                    elif isinstance(node, ast.withitem) and child is node.optional_vars:
+                        self.bind_poison(child)
+                    elif not isinstance(node, (ast.ExceptHandler, ast.match_case, ast.arguments)):
+                        self.expr(child)
+                elif isinstance(child, (ast.withitem, ast.match_case, ast.ExceptHandler)):
+                    self.shadow(child)
+            except _Abandon:
+                pass
+        del self.body[saved[0]:]
+        self.returned = saved[2]
+
+    def shadow_scope(self, node: ast.expr) -> Poisoned:
+        """A comprehension, lambda or walrus: reported by the loop or syntax rule; its names are still checked."""
+        self.structural(node)
+        saved = dict(self.env)
+        try:
+            if isinstance(node, ast.Lambda):
+                for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+                    self.env[arg.arg] = POISON
+                self.expr(node.body)
+            elif isinstance(node, ast.NamedExpr):
+                self.expr(node.value)
+            else:
+                for generator in node.generators:  # type: ignore[union-attr]
+                    self.expr(generator.iter)
+                    self.bind_poison(generator.target)
+                    for condition in generator.ifs:
+                        self.expr(condition)
+                parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)  # type: ignore[union-attr]
+                for part in parts:
+                    self.expr(part)
+        except _Abandon:
+            pass
+        finally:
+            self.env = saved
+        if isinstance(node, ast.NamedExpr):
+            self.env[node.target.id] = POISON
+        return POISON
+
+    def bind_poison(self, target: ast.expr) -> None:
+        for name in ast.walk(target):
+            if isinstance(name, ast.Name):
+                self.env[name.id] = POISON
+
+    def new_var(self, name: str, kind: t.Type) -> Var:
+        self.vars += 1
+        return Var(name, self.vars, kind)
+
+    def let(self, value: Expr, name: str = "") -> Read:
+        var = self.new_var(name, value.type)
+        self.body.append(Let(var, value, value.span))
+        return Read(var, value.type, value.span, value.aliases)
+
+    def atom(self, value: Value, node: ast.AST | None = None) -> Expr:
+        """The value as something cheap to read more than once: a constant, a parameter, a variable or a tuple of them."""
+        if isinstance(value, (Poisoned, UntypedParam)):
+            raise _Abandon
+        if isinstance(value, (ModuleRef, FunctionRef)):
+            self.unsupported(Span.of(node) if node is not None else Span(0, 0, 0, 0), value.dotted if isinstance(value, ModuleRef) else value.shown,
+                             "a module or function is not a value a region can hold")
+            raise _Abandon
+        if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
+            if not hostmath.fits_int64(value.value):
+                self.type_problem(value.span, str(value.value), "the int does not fit in the 64 bits torch takes "
+                                  "(Python would raise OverflowError when torch receives it)")
+                raise _Abandon
+        if isinstance(value, (Const, Param, Read)):
+            return value
+        if isinstance(value, MakeTuple):
+            return MakeTuple(tuple(self.atom(i) for i in value.items), value.type, value.span, value.aliases)
+        return self.let(value)
+
+    def assign(self, target: ast.expr, value: Value, statement: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            self.bind_name(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self.unpack(target, value, statement)
+        elif isinstance(target, ast.Subscript):
+            self.store(target, value, statement)
+        elif isinstance(target, ast.Starred):
+            self.unsupported(Span.of(target), display(target), "a starred target must be inside a tuple")
+        else:
+            self.unsupported(Span.of(target), display(target),
+                             "assigning to an attribute changes an object outside the region")
+
+    def bind_name(self, name: str, value: Value) -> None:
+        if isinstance(value, (Poisoned, UntypedParam)):
+            self.env[name] = POISON
+            return
+        if isinstance(value, (ModuleRef, FunctionRef)):
+            self.env[name] = value  # an alias of a module or function: known at build time
+            return
+        if isinstance(value, Read) and self.body and isinstance(self.body[-1], Let) and self.body[-1].var is value.var \
+                and not value.var.name:
+            # The value was just computed into a temporary: give the variable the user's name.
+            last = self.body.pop()
+            self.env[name] = self.let(last.value, name)
+            return
+        if isinstance(value, (Const, Param, MakeTuple, Read)):
+            self.env[name] = self.atom(value)
+            return
+        self.env[name] = self.let(value, name)
+
+    def unpack(self, target: ast.Tuple | ast.List, value: Value, statement: ast.stmt) -> None:
+        if isinstance(value, Poisoned):
+            self.bind_poison(target)
+            return
+        source = self.atom(value, statement)
+        starred = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+        count = len(target.elts)
+        span = Span.of(target)
+        if len(starred) > 1:
+            self.unsupported(span, display(target), "two starred targets")
+            raise _Abandon
+        if isinstance(source.type, t.TupleT):
+            items = [_item(source, i) for i in range(len(source.type.items))]
+            if starred:
+                star = starred[0]
+                after = count - star - 1
+                if len(items) < count - 1:
+                    self.type_problem(span, display(target), f"unpacks {len(items)} values into at least {count - 1} names")
+                    raise _Abandon
+                middle = items[star:len(items) - after]
+                rest = MakeTuple(tuple(middle), t.TupleT(tuple(i.type for i in middle)), span,
+                                 frozenset().union(*(i.aliases for i in middle)))
+                values = items[:star] + [rest] + items[len(items) - after:]
+            else:
+                if len(items) != count:
+                    self.type_problem(span, display(target), f"unpacks {len(items)} values into {count} names "
+                                      "(Python raises ValueError)")
+                    raise _Abandon
+                values = items
+        elif isinstance(source.type, t.SeqT):
+            self.body.append(ExpectLength(source, count - len(starred), bool(starred), span))
+            item_type = source.type.item
+            values = []
+            for index, element in enumerate(target.elts):
+                if isinstance(element, ast.Starred):
+                    after = count - index - 1
+                    upper = Const(-after, t.INT, span) if after else None
+                    values.append(SeqSlice(source, Const(index, t.INT, span), upper, None, source.type, span, source.aliases))
+                elif starred and index > starred[0]:
+                    values.append(SeqIndex(source, Const(index - count, t.INT, span), item_type, span, source.aliases))
+                else:
+                    values.append(Item(source, index, item_type, span, source.aliases))
+        else:
+            self.type_problem(span, display(target), f"cannot unpack a {source.type}")
+            raise _Abandon
+        for element, item in zip(target.elts, values):
+            self.assign(element.value if isinstance(element, ast.Starred) else element, item, statement)
+
+    def store(self, target: ast.Subscript, value: Value, statement: ast.stmt) -> None:
+        base = self.atom(self.expr(target.value), target.value)
+        if not isinstance(base.type, t.TensorT):
+            self.unsupported(Span.of(target), display(target), f"item assignment into a {base.type} changes an object "
+                             "outside the region" if not isinstance(base.type, (t.TupleT, t.SeqT)) else "tuples cannot change")
+            raise _Abandon
+        parts = self.index_parts(target.slice)
+        item = self.atom(value, statement)
+        if not (isinstance(item.type, t.TensorT) or t.is_number(item.type)):
+            self.type_problem(Span.of(statement), display(statement), f"cannot store a {item.type} into a tensor")
+            raise _Abandon
+        span = Span.of(statement)
+        self.body.append(Store(base, parts, item, span))
+        self._record_writes(base.aliases, span, display(statement), WriteKind.STORE)
+
+    def _record_writes(self, params: frozenset[str], span: Span, text: str, kind: WriteKind) -> None:
+        for param in sorted(params):
+            self.writes.append(Write(param, self._span(span), text, kind))
+
+    def augmented(self, node: ast.AugAssign) -> None:
+        span = Span.of(node)
+        if isinstance(node.target, ast.Subscript):
+            # x[i] += y: x.__setitem__(i, x.__getitem__(i).__iadd__(y)), in that order.
+            base = self.atom(self.expr(node.target.value), node.target.value)
+            parts = self.index_parts(node.target.slice)
+            current = self.atom(self.tensor_index(base, parts, span), node)
+            other = self.atom(self.expr(node.value), node.value)
+            updated = self.atom(self.operator(node.op, current, other, span, in_place=True, text=display(node)), node)
+            if isinstance(base.type, t.TensorT):
+                self.body.append(Store(base, parts, updated, span))
+                self._record_writes(base.aliases, span, display(node), WriteKind.STORE)
+            return
+        if not isinstance(node.target, ast.Name):
+            self.unsupported(span, display(node.target), "assigning to an attribute changes an object outside the region")
+            raise _Abandon
+        current = self.name(node.target)
+        if isinstance(current, Poisoned):
+            raise _Abandon
+        current_atom = self.atom(current, node.target)
+        other = self.atom(self.expr(node.value), node.value)
+        if isinstance(current_atom.type, t.TensorT):
+            # `x += y` on a tensor is Tensor.__iadd__: the same tensor, written in place.
+            result = self.operator(node.op, current_atom, other, span, in_place=True, text=display(node))
+            self.body.append(Eval(result, span))  # type: ignore[arg-type]
+            return
+        self.bind_name(node.target.id, self.operator(node.op, current_atom, other, span, text=display(node)))
+
+    def ret(self, node: ast.Return) -> None:
+        span = Span.of(node)
+        declared = self.region.returns
+        value: Expr | None = None
+        if node.value is not None:
+            value = self.atom(self.expr(node.value, top=True), node.value)
+        self.returned = True
+        if declared is None:
+            return
+        if isinstance(declared, t.NoneT):
+            if value is not None and not isinstance(value.type, t.NoneT):
+                self.type_problem(span, display(node), f"returns a {value.type} but is annotated `-> None`")
+                raise _Abandon
+            self.body.append(Return(None, span))
+            return
+        if value is None:
+            self.type_problem(span, display(node), f"returns None but is annotated `-> {declared}`")
+            raise _Abandon
+        problem = _assignable(value.type, declared)
+        if problem:
+            self.type_problem(span, display(node), f"returns a {value.type} where `-> {declared}` was declared{problem}")
+            raise _Abandon
+        self.body.append(Return(value, span))
+
+    # --- expressions --------------------------------------------------------------------
+
+    def expr(self, node: ast.expr, top: bool = False) -> Value:
+        """The value of an expression; with ``top``, a call is left for the statement to bind."""
+        value = self._expr(node)
+        if top or isinstance(value, (Poisoned, ModuleRef, FunctionRef, UntypedParam)):
+            return value
+        if _needs_binding(value):  # type: ignore[arg-type]
+            return self.let(value)  # type: ignore[arg-type]
+        return value
+
+    def _expr(self, node: ast.expr) -> Value:
+        span = Span.of(node)
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, (bytes, complex)):
+                kind = "complex numbers" if isinstance(node.value, complex) else "bytes"
+                return self.unsupported(span, repr(node.value), f"{kind} have no region type")
+            return Const(node.value, hostmath.type_of_value(node.value), span)
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.BinOp):
+            left = self.expr(node.left)
+            right = self.expr(node.right)
+            if isinstance(left, (Poisoned, UntypedParam)) or isinstance(right, (Poisoned, UntypedParam)):
+                return POISON
+            return self.operator(node.op, self.atom(left, node.left), self.atom(right, node.right), span, text=display(node))
+        if isinstance(node, ast.UnaryOp):
+            return self.unary(node)
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return self.display_sequence(node)
+        if isinstance(node, ast.IfExp):
+            if self.template_span is not None:
+                return self.fold_condition(node)
+            self.structural(node)
+            self.expr(node.test)
+            self.expr(node.body)
+            self.expr(node.orelse)
+            return POISON
+        if isinstance(node, ast.BoolOp):
+            self.structural(node)
+            for value in node.values:
+                self.expr(value)
+            return POISON
+        if isinstance(node, ast.JoinedStr):
+            return self.fstring(node)
+        if isinstance(node, (ast.Dict, ast.Set)):
+            kind = "a dict" if isinstance(node, ast.Dict) else "a set"
+            return self.unsupported(span, display(node), f"{kind} has no region type; regions pass tuples")
+        if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
+            return self.shadow_scope(node)
+        if isinstance(node, ast.Starred):
+            return self.unsupported(span, display(node), "`*` unpacking belongs in a call or a tuple")
+        if isinstance(node, ast.Slice):
+            return self.unsupported(span, display(node), "a slice belongs inside `[]`")
+        # lambda, walrus, await, yield: the syntax rule reports them.
+        self.structural(node)
+        return POISON
+
+    def fstring(self, node: ast.JoinedStr) -> Value:
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+                continue
+            assert isinstance(value, ast.FormattedValue)
+            inner = self.expr(value.value)
+            if isinstance(inner, Const) and value.format_spec is None and value.conversion == -1 and \
+                    isinstance(inner.value, (str, int)) and not isinstance(inner.value, bool):
+                parts.append(str(inner.value))
+                continue
+            return self.unsupported(Span.of(node), display(node), "an f-string builds its text at run time; "
+                                    "pass the string as a parameter")
+        return Const("".join(parts), t.STR, Span.of(node))
+
+    # --- names ----------------------------------------------------------------------------
+
+    def name(self, node: ast.Name) -> Value:
+        name = node.id
+        span = Span.of(node)
+        if name in self.env:
+            return self.env[name]
+        if self.template_span is not None:
+            if name == ATEN:
+                return ModuleRef("aten")
+            if name == TORCH:
+                return ModuleRef("torch")
+        if name in self.region.locals:
+            return self.type_problem(span, name, f"`{name}` is used before it is assigned "
+                                     "(Python raises UnboundLocalError)")
+        return self.free_name(node)
+
+    def free_name(self, node: ast.Name) -> Value:
+        """Python's order: enclosing functions, then the module, then builtins."""
+        name = node.id
+        span = Span.of(node)
+        for scope_name, names in reversed(self.region.enclosing):
+            if name in names:
+                return self.capture(span, name, CaptureOrigin.CLOSURE, scope_name)
+        scope = self.scope
+        if name in scope.imports:
+            target = scope.imports[name]
+            if name in scope.modules:
+                return ModuleRef(target)
+            return self.dotted_value(_strip_dotted(target), span, name)
+        binding = scope.bindings.get(name)
+        if binding is not None:
+            if binding.kind is BindingKind.CONSTANT and binding.value is not None:
+                return self.constant(binding.value, span)
+            if binding.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
+                return FunctionRef(f"<module>.{name}", name)
+            return self.capture(span, name, CaptureOrigin.GLOBAL, str(binding.line))
+        if name in BUILTIN_NAMES:
+            return FunctionRef(f"builtins.{name}", name)
+        return self.capture(span, name, CaptureOrigin.UNDEFINED, "")
+
+    def constant(self, node: ast.expr, span: Span) -> Value:
+        """A module-level literal constant, at the place it is read."""
+        if isinstance(node, ast.Constant):
+            return Const(node.value, hostmath.type_of_value(node.value), span)
+        if isinstance(node, ast.UnaryOp):
+            inner = self.constant(node.operand, span)
+            assert isinstance(inner, Const)
+            value = -inner.value if isinstance(node.op, ast.USub) else +inner.value
+            return Const(value, hostmath.type_of_value(value), span)
+        assert isinstance(node, ast.Tuple)
+        items = tuple(self.constant(item, span) for item in node.elts)
+        return MakeTuple(items, t.TupleT(tuple(i.type for i in items)), span)  # type: ignore[union-attr]
+
+    def dotted_value(self, dotted: str, span: Span, shown: str) -> Value:
+        """What ``torch.float32``, ``math.pi``, ``torch.relu`` or ``F`` is, read as a name or attribute chain."""
+        found = constants.module_constant(dotted)
+        if found is not None:
+            value, kind = found
+            return Const(value, kind, span)
+        if dotted in MODULE_PATHS:
+            return ModuleRef(dotted)
+        root = dotted.split(".")[0]
+        if root in ("torch", "math", "builtins") or self._is_function(dotted):
+            return FunctionRef(dotted, shown)
+        oracle = self.region.oracle
+        module, _, _ = dotted.rpartition(".")
+        if oracle is not None and oracle.module_variable(dotted):
+            return self.capture(span, shown, CaptureOrigin.IMPORTED, module)
+        if oracle is None and "." in shown:
+            return self.unsupported(span, shown, "not a value a region can read", attribute=True)
+        if "." not in shown:
+            return self.capture(span, shown, CaptureOrigin.IMPORTED, module)
+        return FunctionRef(dotted, shown)
+
+    def _is_function(self, dotted: str) -> bool:
+        return False
+
+    # --- attributes ---------------------------------------------------------------------
+
+    def attribute(self, node: ast.Attribute) -> Value:
+        span = Span.of(node)
+        base = self.expr(node.value)
+        if isinstance(base, Poisoned):
+            return POISON
+        if isinstance(base, ModuleRef):
+            return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
+        if isinstance(base, FunctionRef):
+            return self.unsupported(span, display(node), "an attribute of a function", attribute=True)
+        if isinstance(base, UntypedParam):
+            return self.capture(span, base.name, CaptureOrigin.ATTRIBUTE, node.attr)
+        value = self.atom(base, node.value)
+        kind = t.strip_optional(value.type)
+        if isinstance(kind, t.TupleT) and kind.names and node.attr in kind.names:
+            return _item(value, kind.names.index(node.attr))
+        if isinstance(kind, t.TensorT):
+            if isinstance(value.type, t.OptionalT):
+                value = self.unwrap(value, display(node.value), span)
+            return self.tensor_property(value, node.attr, span, display(node))
+        if isinstance(kind, t.DtypeT) and node.attr in ("is_floating_point", "is_complex", "is_signed", "itemsize"):
+            return self.unsupported(span, display(node), "dtype properties are not compiled yet", attribute=True)
+        return self.unsupported(span, display(node), f"an attribute of a {value.type}", attribute=True)
+
+    def tensor_property(self, base: Expr, attr: str, span: Span, shown: str) -> Value:
+        if attr in TENSOR_PROPERTIES:
+            query, kind = TENSOR_PROPERTIES[attr]
+            return TensorQuery(base, query, (), kind, span)
+        if attr in VIEW_PROPERTIES:
+            return self.invoke_method(VIEW_PROPERTIES[attr], base, [], {}, span, shown)
+        if attr in VIEW_FUNCTIONS:
+            return self.invoke_function(VIEW_FUNCTIONS[attr], [Argument(base)], {}, span, shown)
+        if attr in PROPERTY_REFUSALS:
+            return self.unsupported(span, shown, PROPERTY_REFUSALS[attr], attribute=True)
+        if attr in self.data.properties:
+            return self.unsupported(span, shown, "a tensor property ppy does not compile", attribute=True)
+        if self.data.has_method(attr) or attr in QUERY_METHODS:
+            return self.unsupported(span, shown, f"`Tensor.{attr}` is a method: call it", attribute=True)
+        return self.unsupported(span, shown, "not a tensor attribute ppy can compile", attribute=True)
+
+    def unwrap(self, value: Expr, what: str, span: Span) -> Expr:
+        """An optional used where a value is needed: the run time raises TypeError for None, as Python would."""
+        if not isinstance(value.type, t.OptionalT):
+            return value
+        return self.let(Unwrap(value, what, value.type.inner, span, value.aliases))
+
+    # --- subscripts ---------------------------------------------------------------------
+
+    def subscript(self, node: ast.Subscript) -> Value:
+        span = Span.of(node)
+        base = self.expr(node.value)
+        if isinstance(base, Poisoned):
+            return POISON
+        base = self.atom(base, node.value)
+        kind = base.type
+        if isinstance(kind, t.OptionalT):
+            base = self.unwrap(base, display(node.value), span)
+            kind = base.type
+        if isinstance(kind, t.TensorT):
+            return self.tensor_index(base, self.index_parts(node.slice), span)
+        if isinstance(kind, (t.TupleT, t.SeqT)):
+            return self.sequence_index(base, node.slice, span)
+        return self.type_problem(span, display(node), f"a {kind} cannot be indexed")
+
+    def sequence_index(self, base: Expr, index_node: ast.expr, span: Span) -> Value:
+        kind = base.type
+        if isinstance(index_node, ast.Slice):
+            bounds = [None if p is None else self.atom(self.expr(p), p) for p in
+                      (index_node.lower, index_node.upper, index_node.step)]
+            for bound in bounds:
+                if bound is not None and not isinstance(bound.type, (t.IntT, t.NoneT)):
+                    return self.type_problem(span, display(index_node), f"slice bounds must be ints, not {bound.type}")
+            if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
+                items = [_item(base, i) for i in range(len(kind.items))]
+                picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
+                return MakeTuple(tuple(picked), t.TupleT(tuple(i.type for i in picked)), span,
+                                 frozenset().union(*(i.aliases for i in picked)))
+            seq_type = t.SeqT(t.element_type(kind) or t.INT) if isinstance(kind, t.TupleT) else kind
+            if isinstance(kind, t.TupleT) and t.element_type(kind) is None:
+                return self.type_problem(span, display(index_node), "a tuple of mixed types sliced by run-time bounds")
+            return SeqSlice(self.as_sequence(base), *bounds, seq_type, span, base.aliases)  # type: ignore[arg-type]
+        index = self.atom(self.expr(index_node), index_node)
+        if not isinstance(index.type, (t.IntT, t.BoolT)):
+            return self.type_problem(span, display(index_node), f"a sequence index must be an int, not {index.type}")
+        if isinstance(kind, t.TupleT):
+            if isinstance(index, Const):
+                position = int(index.value)
+                if -len(kind.items) <= position < len(kind.items):
+                    return _item(base, position % len(kind.items))
+                return self.type_problem(span, display(index_node), f"index {position} is out of range for a tuple of "
+                                         f"{len(kind.items)} (Python raises IndexError)")
+            element = t.element_type(kind)
+            if element is None:
+                return self.type_problem(span, display(index_node), "a tuple of mixed types indexed at run time")
+            return SeqIndex(self.as_sequence(base), index, element, span, base.aliases)
+        return SeqIndex(base, index, kind.item, span, base.aliases)  # type: ignore[union-attr]
+
+    def as_sequence(self, value: Expr) -> Expr:
+        """A tuple of one item type as a run-time sequence."""
+        if isinstance(value.type, t.SeqT):
+            return value
+        assert isinstance(value.type, t.TupleT)
+        element = t.element_type(value.type)
+        items = tuple(_item(value, i) for i in range(len(value.type.items)))
+        return MakeSeq(tuple((i, False) for i in items), t.SeqT(element or t.INT), value.span, value.aliases)
+
+    def index_parts(self, node: ast.expr) -> tuple[IndexPart, ...]:
+        """Python indexing, part by part: ints, slices, None, ..., tensors, and lists of ints (advanced indexing)."""
+        elements = node.elts if isinstance(node, ast.Tuple) else [node]
+        parts: list[IndexPart] = []
+        for element in elements:
+            if isinstance(element, ast.Slice):
+                bounds = []
+                for bound in (element.lower, element.upper, element.step):
+                    if bound is None:
+                        bounds.append(None)
+                        continue
+                    value = self.atom(self.expr(bound), bound)
+                    if isinstance(value.type, t.OptionalT):
+                        value = self.unwrap(value, display(bound), Span.of(bound))
+                    if not isinstance(value.type, (t.IntT, t.NoneT)):
+                        self.type_problem(Span.of(bound), display(bound), f"slice bounds must be ints, not {value.type}")
+                        raise _Abandon
+                    bounds.append(value)
+                parts.append(SliceIndex(*bounds))
+                continue
+            if isinstance(element, ast.List):
+                parts.append(self.index_list(element))
+                continue
+            value = self.atom(self.expr(element), element)
+            values = [_item(value, i) for i in range(len(value.type.items))] if isinstance(value.type, t.TupleT) \
+                and not isinstance(node, ast.Tuple) else [value]
+            for value in values:
+                if isinstance(value.type, t.OptionalT) and not isinstance(value, Const):
+                    value = self.unwrap(value, display(element), Span.of(element))
+                if not isinstance(value.type, (t.IntT, t.BoolT, t.TensorT, t.NoneT, t.EllipsisT)):
+                    self.type_problem(Span.of(element), display(element), f"cannot index a tensor with a {value.type}")
+                    raise _Abandon
+                parts.append(value)
+        return tuple(parts)
+
+    def index_list(self, node: ast.List) -> IndexList:
+        """``x[[0, 1]]``: Python makes an index tensor of the list (ints, or bools as a mask)."""
+        items = [self.atom(self.expr(e), e) for e in node.elts]
+        ints = all(isinstance(i.type, t.IntT) for i in items)
+        if not items or not (ints or all(isinstance(i.type, t.BoolT) for i in items)):
+            self.type_problem(Span.of(node), display(node), "an index list must hold ints (or bools)")
+            raise _Abandon
+        return IndexList(tuple(items), boolean=not ints)
+
+    def tensor_index(self, base: Expr, parts: tuple[IndexPart, ...], span: Span) -> Expr:
+        # Basic indexing returns a view of the tensor; advanced indexing a copy.
+        view = all(isinstance(p, SliceIndex) or (not isinstance(p, IndexList) and not isinstance(p.type, t.TensorT))
+                   for p in parts)
+        return TensorIndex(base, parts, t.TENSOR, span, base.aliases if view else frozenset())
+
+    # --- sequences ----------------------------------------------------------------------
+
+    def display_sequence(self, node: ast.Tuple | ast.List) -> Value:
+        span = Span.of(node)
+        parts: list[tuple[Expr, bool]] = []
+        for element in node.elts:
+            spread = isinstance(element, ast.Starred)
+            value = self.expr(element.value if spread else element)  # type: ignore[attr-defined]
+            if isinstance(value, Poisoned):
+                return POISON
+            atom = self.atom(value, element)
+            if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
+                return self.type_problem(Span.of(element), display(element), f"`*` of a {atom.type}")
+            parts.append((atom, spread))
+        return self.concatenate(parts, span)
+
+    def concatenate(self, parts: list[tuple[Expr, bool]], span: Span) -> Expr:
+        """Items and spreads as one tuple: of known length when every spread is, else a run-time sequence."""
+        if all(not spread or isinstance(value.type, t.TupleT) for value, spread in parts):
+            items: list[Expr] = []
+            for value, spread in parts:
+                if spread:
+                    items.extend(_item(value, i) for i in range(len(value.type.items)))  # type: ignore[union-attr]
+                else:
+                    items.append(value)
+            return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span,
+                             frozenset().union(*(i.aliases for i in items)))
+        kinds = []
+        for value, spread in parts:
+            element = t.element_type(value.type) if spread else value.type
+            if element is None:
+                self.type_problem(span, "tuple", "joins tuples of mixed item types at run time")
+                raise _Abandon
+            kinds.append(element)
+        element = kinds[0] if len(set(kinds)) == 1 else (t.join_numbers(*kinds) if all(t.is_number(k) for k in kinds) else None)
+        if element is None:
+            self.type_problem(span, "tuple", "joins tuples of mixed item types at run time")
+            raise _Abandon
+        return MakeSeq(tuple(parts), t.SeqT(element), span, frozenset().union(*(v.aliases for v, _ in parts)))
+
+    # --- operators ------------------------------------------------------------------------
+
+    def operator(self, op: ast.operator, left: Expr, right: Expr, span: Span, in_place: bool = False,
+                 text: str = "") -> Expr:
+        """``left <op> right`` as Python evaluates it: a tensor operator, number arithmetic or tuple joining."""
+        left = self.unwrap(left, "operand", span) if isinstance(left.type, t.OptionalT) else left
+        right = self.unwrap(right, "operand", span) if isinstance(right.type, t.OptionalT) else right
+        if isinstance(left.type, t.TensorT) or isinstance(right.type, t.TensorT):
+            return self.tensor_operator(op, left, right, span, in_place, text)
+        if isinstance(left.type, (t.TupleT, t.SeqT)) or isinstance(right.type, (t.TupleT, t.SeqT)):
+            return self.sequence_operator(op, left, right, span, text)
+        if isinstance(left.type, t.StrT) and isinstance(right.type, t.StrT) and isinstance(op, ast.Add) \
+                and isinstance(left, Const) and isinstance(right, Const):
+            return Const(left.value + right.value, t.STR, span)
+        host = BINARY_OPS.get(type(op))
+        if host is None:
+            self.type_problem(span, text, f"`{OPERATOR_NAMES[type(op)]}` does not take a {left.type} and a {right.type}")
+            raise _Abandon
+        return self.host(host, [left, right], span, text)
+
+    def host(self, op: HostOp, operands: list[Expr], span: Span, text: str, function: str = "",
+             kind: t.Type | None = None) -> Expr:
+        """Scalar arithmetic: folded when every operand is a literal, else computed on the host."""
+        if kind is None:
+            try:
+                if len(operands) == 2:
+                    right = operands[1]
+                    kind = hostmath.binary_type(op, operands[0].type, right.type,
+                                                right.value if isinstance(right, Const) else None)
+                else:
+                    kind = hostmath.unary_type(op, operands[0].type)
+            except hostmath.HostTypeError as error:
+                self.type_problem(span, text, str(error))
+                raise _Abandon from None
+        if all(isinstance(o, Const) for o in operands):
+            try:
+                value = hostmath.fold(op, [o.value for o in operands], function)  # type: ignore[union-attr]
+            except (ArithmeticError, ValueError) as error:
+                self.type_problem(span, text, f"always raises {type(error).__name__} ({error})")
+                raise _Abandon from None
+            return Const(value, hostmath.type_of_value(value), span)
+        return Host(op, tuple(operands), kind, span, function)
+
+    def sequence_operator(self, op: ast.operator, left: Expr, right: Expr, span: Span, text: str) -> Expr:
+        seq_left = isinstance(left.type, (t.TupleT, t.SeqT))
+        seq_right = isinstance(right.type, (t.TupleT, t.SeqT))
+        if isinstance(op, ast.Add) and seq_left and seq_right:
+            return self.concatenate([(left, True), (right, True)], span)
+        if isinstance(op, ast.Mult) and (seq_left != seq_right):
+            sequence, count = (left, right) if seq_left else (right, left)
+            if not isinstance(count.type, (t.IntT, t.BoolT)):
+                self.type_problem(span, text, f"a tuple repeated by a {count.type}")
+                raise _Abandon
+            if isinstance(sequence.type, t.TupleT) and isinstance(count, Const):
+                items = [_item(sequence, i) for i in range(len(sequence.type.items))] * max(int(count.value), 0)
+                return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span, sequence.aliases)
+            seq = self.as_sequence(sequence) if isinstance(sequence.type, t.TupleT) else sequence
+            if isinstance(sequence.type, t.TupleT) and t.element_type(sequence.type) is None:
+                self.type_problem(span, text, "a tuple of mixed types repeated a run-time number of times")
+                raise _Abandon
+            return Host(HostOp.MUL, (seq, count), seq.type, span, aliases=seq.aliases)
+        self.type_problem(span, text, f"`{OPERATOR_NAMES[type(op)]}` does not take a {left.type} and a {right.type}")
+        raise _Abandon
+
+    def tensor_operator(self, op: ast.operator, left: Expr, right: Expr, span: Span, in_place: bool, text: str) -> Expr:
+        symbol = OPERATOR_NAMES[type(op)]
+        if in_place:
+            method = TENSOR_INPLACE.get(type(op))
+            if method is None or not isinstance(left.type, t.TensorT):
+                self.type_problem(span, text, f"`{symbol}=` does not take a {left.type} and a {right.type}")
+                raise _Abandon
+            return self.invoke_method(method, left, [Argument(right)], {}, span, text, write_kind=WriteKind.STORE)
+        method = TENSOR_BINARY[type(op)]
+        if isinstance(left.type, t.TensorT):
+            return self.invoke_method(method, left, [Argument(right)], {}, span, text)
+        # A number on the left: Tensor's reflected operators (torch/_tensor.py).
+        if method in ("add", "mul", "__and__", "__or__", "__xor__"):
+            return self.invoke_method(method, right, [Argument(left)], {}, span, text)
+        if method == "sub":
+            return self.invoke_function("rsub", [Argument(right), Argument(left)], {}, span, text)
+        if method == "div":
+            reciprocal = self.atom(self.invoke_method("reciprocal", right, [], {}, span, text))
+            return self.invoke_method("mul", reciprocal, [Argument(left)], {}, span, text)
+        if method in ("floor_divide", "remainder", "pow"):
+            return self.invoke_function(method, [Argument(left), Argument(right)], {}, span, text)
+        self.type_problem(span, text, f"a {left.type} on the left of `{symbol}` with a tensor")
+        raise _Abandon
+
+    def unary(self, node: ast.UnaryOp) -> Value:
+        span = Span.of(node)
+        value = self.expr(node.operand)
+        if isinstance(value, Poisoned):
+            return POISON
+        operand = self.atom(value, node.operand)
+        if isinstance(operand.type, t.OptionalT) and not isinstance(node.op, ast.Not):
+            operand = self.unwrap(operand, display(node.operand), span)
+        if isinstance(operand.type, t.TensorT):
+            if isinstance(node.op, ast.Not):
+                return self.unsupported(span, display(node), "`not` reads the tensor's value back into Python; "
+                                        "use `torch.logical_not`")
+            method = {ast.USub: "neg", ast.Invert: "bitwise_not", ast.UAdd: "positive"}[type(node.op)]
+            return self.invoke_method(method, operand, [], {}, span, display(node))
+        if isinstance(node.op, ast.Not) and isinstance(operand.type, t.OptionalT):
+            return IsNone(operand, False, t.BOOL, span)
+        op = {ast.USub: HostOp.NEG, ast.UAdd: HostOp.POS, ast.Invert: HostOp.INVERT, ast.Not: HostOp.NOT}[type(node.op)]
+        if op is HostOp.NOT and not t.is_number(operand.type):
+            return self.unsupported(span, display(node), f"`not` of a {operand.type}")
+        return self.host(op, [operand], span, display(node))
+
+    def compare(self, node: ast.Compare) -> Value:
+        span = Span.of(node)
+        operands = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+        if any(isinstance(o, Poisoned) for o in operands):
+            return POISON
+        values = [self.atom(o, n) for o, n in zip(operands, [node.left, *node.comparators])]
+        if len(node.ops) > 1 and any(isinstance(v.type, t.TensorT) for v in values):
+            # `a < x < b` on tensors is `and`, which reads the tensor's value: a branch.
+            self.problems.branches.append((self._span(span), display(node)))
+            self.complete = False
+            return POISON
+        results = []
+        for op, left, right in zip(node.ops, values, values[1:]):
+            results.append(self.atom(self.compare_pair(op, left, right, span, display(node)), node))
+        if len(results) == 1:
+            return results[0]
+        return self.host(HostOp.ALL, results, span, display(node), kind=t.BOOL)
+
+    def compare_pair(self, op: ast.cmpop, left: Expr, right: Expr, span: Span, text: str) -> Expr:
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            negate = isinstance(op, ast.IsNot)
+            for value, other in ((left, right), (right, left)):
+                if isinstance(other.type, t.NoneT):
+                    if isinstance(value.type, t.NoneT):
+                        return Const(not negate, t.BOOL, span)
+                    if isinstance(value.type, t.OptionalT):
+                        return IsNone(value, negate, t.BOOL, span)
+                    return Const(negate, t.BOOL, span)  # a value that can never be None
+            self.type_problem(span, text, "`is` compares identity; only `is None` has a meaning in a region")
+            raise _Abandon
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if isinstance(right.type, t.TupleT) and not isinstance(left.type, t.TensorT) and \
+                    not any(isinstance(i, t.TensorT) for i in right.type.items):
+                equal = [self.atom(self.compare_pair(ast.Eq(), left, _item(right, i), span, text))
+                         for i in range(len(right.type.items))]
+                found = self.any_of(equal, span, text)
+                return self.host(HostOp.NOT, [found], span, text) if isinstance(op, ast.NotIn) else found
+            self.unsupported(span, text, "`in` here reads values back into Python")
+            raise _Abandon
+        name = TENSOR_COMPARE[type(op)]
+        left = self.unwrap(left, "operand", span) if isinstance(left.type, t.OptionalT) else left
+        right = self.unwrap(right, "operand", span) if isinstance(right.type, t.OptionalT) else right
+        if isinstance(left.type, t.TensorT):
+            return self.invoke_method(name, left, [Argument(right)], {}, span, text)
+        if isinstance(right.type, t.TensorT):
+            return self.invoke_method(MIRRORED[name], right, [Argument(left)], {}, span, text)
+        return self.host(COMPARE_OPS[type(op)], [left, right], span, text)
+
+    def any_of(self, values: list[Expr], span: Span, text: str) -> Expr:
+        if not values:
+            return Const(False, t.BOOL, span)
+        negated = [self.atom(self.host(HostOp.NOT, [v], span, text)) for v in values]
+        return self.host(HostOp.NOT, [self.atom(self.host(HostOp.ALL, negated, span, text, kind=t.BOOL))], span, text)
+
+    # --- calls ----------------------------------------------------------------------------
+
+    def call(self, node: ast.Call) -> Value:
+        span = Span.of(node)
+        func = node.func
+        shown = display(func)
+        if self.template_span is not None and isinstance(func, ast.Name) and func.id in TEMPLATE_FUNCTIONS:
+            return self.template_function(func.id, node)
+        callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
+        if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
+            self.arguments(node)
+            return self.unsupported(span, shown, f"a method of `{callee.name}`, which is not a tensor")
+        if isinstance(callee, (Poisoned, UntypedParam)):
+            self.arguments(node)
+            return POISON
+        args, keywords = self.arguments(node)
+        if args is None:
+            if isinstance(callee, FunctionRef) and callee.dotted.startswith("builtins.") and \
+                    callee.dotted[len("builtins."):] not in SUPPORTED_BUILTINS:
+                return self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
+            return POISON
+        if isinstance(func, ast.Attribute):
+            if isinstance(callee, ModuleRef):
+                return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
+            if isinstance(callee, FunctionRef):
+                return self.unsupported(span, shown, "an attribute of a function")
+            receiver = self.atom(callee, func.value)
+            return self.call_method(func.attr, receiver, args, keywords, span, shown, node)
+        if isinstance(callee, FunctionRef):
+            return self.call_function(_strip_dotted(callee.dotted), args, keywords, span, shown, node)
+        if isinstance(callee, ModuleRef):
+            return self.unsupported(span, shown, "a module cannot be called")
+        return self.unsupported(span, shown, f"`{shown}` is a {callee.type}, not a function")  # type: ignore[union-attr]
+
+    def arguments(self, node: ast.Call) -> tuple[list[Argument] | None, dict[str, Expr]]:
+        """The call's arguments, evaluated once, left to right, as Python does."""
+        args: list[Argument] = []
+        keywords: dict[str, Expr] = {}
+        failed = False
+        for arg in node.args:
+            spread = isinstance(arg, ast.Starred)
+            value = self.expr(arg.value if spread else arg)  # type: ignore[attr-defined]
+            if isinstance(value, (Poisoned, UntypedParam)):
+                failed = True
+                continue
+            value = _python_type_value(value, Span.of(arg))
+            atom = self.atom(value, arg)
+            if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
+                self.type_problem(Span.of(arg), display(arg), f"`*` of a {atom.type}")
+                failed = True
+                continue
+            args.append(Argument(atom, spread))
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                expanded = self.keyword_spread(keyword)
+                if expanded is None:
+                    failed = True
+                    continue
+                for key, value in expanded.items():
+                    if key in keywords:
+                        self.type_problem(Span.of(keyword), key, f"keyword argument `{key}` is given twice")
+                        failed = True
+                    keywords[key] = value
+                continue
+            value = self.expr(keyword.value)
+            if isinstance(value, (Poisoned, UntypedParam)):
+                failed = True
+                continue
+            keywords[keyword.arg] = self.atom(_python_type_value(value, Span.of(keyword.value)), keyword.value)
+        return (None if failed else args), keywords
+
+    def keyword_spread(self, keyword: ast.keyword) -> dict[str, Expr] | None:
+        """``**{"out": y}``: a dict display of literal keys spreads into keywords; anything else is refused."""
+        node = keyword.value
+        if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            result = {}
+            for key, value in zip(node.keys, node.values):
+                evaluated = self.expr(value)
+                if isinstance(evaluated, Poisoned):
+                    return None
+                result[key.value] = self.atom(evaluated, value)  # type: ignore[union-attr]
+            return result
+        self.unsupported(Span.of(node), f"**{display(node)}", "`**` of anything but a dict of literal keys")
+        return None
+
+    def call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
+                      node: ast.Call) -> Value:
+        namespace, _, name = dotted.rpartition(".")
+        if namespace == "builtins":
+            return self.builtin(name, args, keywords, span, shown)
+        if namespace == "math":
+            return self.math(name, args, keywords, span, shown)
+        if namespace == "aten":
+            if not self.data.has_function(name):
+                return self.unsupported(span, shown, f"torch {self.data.torch_version} has no native `{name}`")
+            return self.invoke_function(name, args, keywords, span, shown)
+        wrapper = lookup(namespace, name)
+        if wrapper is not None:
+            return self.expand(wrapper, args, keywords, span, shown)
+        if namespace in FUNCTION_NAMESPACES:
+            native = self.data.binding(namespace, name)
+            if native is not None:
+                return self.invoke_function(native, args, keywords, span, shown)
+            return self.unsupported(span, shown, f"`{namespace}.{name}` is not a torch operator with a C++ API")
+        root = dotted.split(".")[0]
+        if root == "torch":
+            return self.unsupported(span, shown, f"`{dotted}` is not a torch operator with a C++ API")
+        if root == "ppy":
+            return self.unsupported(span, shown, "ppy's own API cannot be called inside a region")
+        if root == "<module>":
+            binding = self.scope.bindings.get(name)
+            line = binding.line if binding is not None else 0
+            what = "a class" if binding is not None and binding.kind is BindingKind.CLASS else "a plain Python function"
+            return self.unsupported(span, shown, f"{what} (line {line})")
+        return self.unsupported(span, shown, f"`{root}` is not torch; only torch operators lower to ATen")
+
+    def call_method(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                    shown: str, node: ast.Call) -> Value:
+        kind = receiver.type
+        if isinstance(kind, t.OptionalT) and isinstance(kind.inner, t.TensorT):
+            receiver = self.unwrap(receiver, display(node.func.value), span)  # type: ignore[attr-defined]
+            kind = receiver.type
+        if not isinstance(kind, t.TensorT):
+            return self.unsupported(span, shown, f"a method of a {kind}")
+        if name in self.data.properties:
+            return self.type_problem(span, shown, f"`Tensor.{name}` is a property, not a method: write "
+                                     f"`{display(node.func)}` without the call")
+        if name in HOST_READING_METHODS:
+            return self.unsupported(span, shown, HOST_READING_METHODS[name])
+        if name in QUERY_METHODS:
+            return self.query(name, receiver, args, keywords, span, shown)
+        wrapper = lookup("Tensor", name)
+        if wrapper is not None:
+            return self.expand(wrapper, [Argument(receiver), *args], keywords, span, shown)
+        if self.data.has_method(name):
+            return self.invoke_method(name, receiver, args, keywords, span, shown)
+        return self.unsupported(span, shown, f"`Tensor.{name}` is not a tensor method with a C++ API")
+
+    def query(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
+              shown: str) -> Expr:
+        whole, per_dim, kind = QUERY_METHODS[name]
+        given = [a.value for a in args if not a.spread]
+        if len(given) != len(args):
+            self.type_problem(span, shown, "`*` unpacking into a tensor query")
+            raise _Abandon
+        if "dim" in keywords and per_dim is not None and not given:
+            given = [keywords.pop("dim")]
+        if keywords or len(given) > (1 if per_dim is not None else 0):
+            self.type_problem(span, shown, f"`Tensor.{name}` takes {'one optional dim' if per_dim else 'no arguments'}")
+            raise _Abandon
+        if given and isinstance(given[0].type, t.NoneT):
+            given = []
+        if given:
+            if not isinstance(given[0].type, t.IntT):
+                self.type_problem(span, shown, f"`Tensor.{name}(dim)` takes an int, not a {given[0].type}")
+                raise _Abandon
+            return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)  # type: ignore[arg-type]
+        return TensorQuery(receiver, whole, (), kind, span)
+
+    def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        values = [a.value for a in args]
+        if any(a.spread for a in args) or keywords:
+            self.unsupported(span, shown, f"`{name}()` with `*` or keywords")
+            raise _Abandon
+        conversions = {"int": HostOp.TO_INT, "float": HostOp.TO_FLOAT, "bool": HostOp.TO_BOOL}
+        if name in conversions and len(values) == 1:
+            value = values[0]
+            if isinstance(value.type, (t.TensorT, t.SeqT, t.TupleT)):
+                self.unsupported(span, shown, f"`{name}()` of a {value.type} reads its value back into Python; "
+                                 "use `.to()`" if isinstance(value.type, t.TensorT) else f"`{name}()` of a {value.type}")
+                raise _Abandon
+            if name == "float" and isinstance(value, Const) and isinstance(value.value, str):
+                try:
+                    return Const(float(value.value), t.FLOAT, span)
+                except ValueError:
+                    self.type_problem(span, shown, f"float({value.value!r}) raises ValueError")
+                    raise _Abandon from None
+            kind = {"int": t.INT, "float": t.FLOAT, "bool": t.BOOL}[name]
+            return self.host(conversions[name], [value], span, shown, kind=kind) if t.is_number(value.type) else \
+                self._refuse_conversion(name, value, span, shown)
+        if name == "abs" and len(values) == 1:
+            if isinstance(values[0].type, t.TensorT):
+                return self.invoke_method("abs", values[0], [], {}, span, shown)
+            return self.host(HostOp.ABS, values, span, shown)
+        if name in ("min", "max") and len(values) >= 2:
+            if not all(t.is_number(v.type) for v in values):
+                self.unsupported(span, shown, f"`{name}()` of tensors compares their values in Python; "
+                                 f"use `torch.{'minimum' if name == 'min' else 'maximum'}`")
+                raise _Abandon
+            return self.host(HostOp.MIN if name == "min" else HostOp.MAX, values, span, shown,
+                             kind=t.join_numbers(*(v.type for v in values)))
+        if name == "round" and len(values) in (1, 2) and t.is_number(values[0].type):
+            if len(values) == 1:
+                return self.host(HostOp.ROUND, values, span, shown, kind=t.INT)
+            if not isinstance(values[1].type, t.IntT):
+                self.type_problem(span, shown, "round()'s digits must be an int")
+                raise _Abandon
+            kind = t.INT if isinstance(values[0].type, (t.IntT, t.BoolT)) else values[0].type
+            return self.host(HostOp.ROUND_DIGITS, values, span, shown, kind=kind)
+        if name == "len" and len(values) == 1:
+            kind = values[0].type
+            if isinstance(kind, t.TupleT):
+                return Const(len(kind.items), t.INT, span)
+            if isinstance(kind, t.SeqT):
+                return Length(values[0], t.INT, span)
+            if isinstance(kind, t.TensorT):
+                return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
+        self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
+        raise _Abandon
+
+    def _refuse_conversion(self, name: str, value: Expr, span: Span, shown: str) -> Expr:
+        self.type_problem(span, shown, f"`{name}()` of a {value.type}")
+        raise _Abandon
+
+    def math(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        if name not in hostmath.MATH_FUNCTIONS:
+            self.unsupported(span, shown, f"`math.{name}` is not compiled")
+            raise _Abandon
+        kind, arity = hostmath.MATH_FUNCTIONS[name]
+        values = [a.value for a in args]
+        if keywords or any(a.spread for a in args) or len(values) != (2 if name == "log" and len(values) == 2 else arity):
+            self.type_problem(span, shown, f"`math.{name}` takes {arity} argument{'s' if arity > 1 else ''}")
+            raise _Abandon
+        for value in values:
+            if not t.is_number(value.type):
+                self.type_problem(span, shown, f"`math.{name}` takes numbers, not a {value.type}")
+                raise _Abandon
+        if name in ("gcd", "lcm") and not all(isinstance(v.type, (t.IntT, t.BoolT)) for v in values):
+            self.type_problem(span, shown, f"`math.{name}` takes ints")
+            raise _Abandon
+        return self.host(HostOp.MATH, values, span, shown, function=name, kind=kind)
+
+    # --- torch operators --------------------------------------------------------------------
+
+    def invoke_function(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        return self.invoke(self.data.function(name), args, keywords, span, shown, name)
+
+    def invoke_method(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                      shown: str, write_kind: WriteKind | None = None) -> Expr:
+        overloads = self.data.method(name)
+        return self.invoke(overloads, args, keywords, span, shown, name, receiver=receiver, write_kind=write_kind)
+
+    def invoke(self, overloads: tuple[Overload, ...], args: list[Argument], keywords: dict[str, Expr], span: Span,
+               shown: str, name: str, receiver: Expr | None = None, write_kind: WriteKind | None = None) -> Expr:
+        if not overloads:
+            self.unsupported(span, shown, f"`{name}` has no ATen lowering")
+            raise _Abandon
+        bound = resolve(overloads, args, keywords)
+        if bound is None:
+            tried = "; ".join(o.signature_text() for o in overloads[:4])
+            self.type_problem(span, shown, f"no overload of `{name}` takes {describe_arguments(args, keywords)}; "
+                              f"torch has {tried}")
+            raise _Abandon
+        self._check_none_choice(bound, overloads, args, keywords, span, shown)
+        return self.make_call(bound, receiver, span, shown, write_kind)
+
+    def _check_none_choice(self, bound: Bound, overloads: tuple[Overload, ...], args: list[Argument],
+                           keywords: dict[str, Expr], span: Span, shown: str) -> None:
+        """An optional argument bound where None is not taken: torch must not pick another overload for None."""
+        for key, value in list(bound.values.items()):
+            if not isinstance(value.type, t.OptionalT):
+                continue
+            param = next(p for p in bound.overload.params if p.schema_name == key)
+            if isinstance(param.type, OptionalType):
+                continue
+            none = Const(None, t.NONE, value.span)
+            swapped_args = [Argument(none) if a.value is value else a for a in args]
+            swapped_keywords = {k: (none if v is value else v) for k, v in keywords.items()}
+            other = resolve(overloads, swapped_args, swapped_keywords)
+            if other is not None:
+                self.type_problem(span, shown, f"an argument may be None, and torch would then call another overload "
+                                  f"of `{shown}`; decide in the caller")
+                raise _Abandon
+
+    def make_call(self, bound: Bound, receiver: Expr | None, span: Span, shown: str,
+                  write_kind: WriteKind | None = None) -> Expr:
+        overload = bound.overload
+        native = overload.out if bound.out else overload.native
+        assert native is not None
+        values = dict(bound.values)
+        if receiver is not None:
+            values["self"] = receiver
+        for key, fixed in overload.fixed:
+            values[key] = _fixed_constant(native, key, fixed, span)
+        out_names: tuple[str, ...] = ()
+        if bound.out:
+            out_names = overload.outputs
+            values.update(zip(out_names, bound.out))
+        for key, value in list(values.items()):
+            if isinstance(value.type, t.OptionalT) and not isinstance(native.arg[key].type, OptionalType):
+                values[key] = self.unwrap(value, f"argument `{key}` of `{shown}`", span)
+        kind = self.result_type(native, span, shown)
+        effects = effects_of(native, values, out_names)
+        for param, how in effects.writes:
+            self.writes.append(Write(param, self._span(span), self.template_shown or shown, write_kind or how))
+        if effects.random:
+            self.random = True
+        self.natives.add(native.key)
+        args = tuple((arg.name, values.get(arg.name)) for arg in native.args)
+        return Call(native, overload, args, kind, span, effects.aliases, shown, bound.requires_grad)
+
+    def result_type(self, native: Native, span: Span, shown: str) -> t.Type:
+        kinds = []
+        for returned in native.returns:
+            kind = _schema_result(returned.type)
+            if kind is None:
+                self.unsupported(span, shown, f"it returns a {returned.type}, which a region cannot hold")
+                raise _Abandon
+            kinds.append(kind)
+        if not kinds:
+            return t.NONE
+        if len(kinds) == 1:
+            return kinds[0]
+        names = tuple(r.name for r in native.returns)
+        return t.TupleT(tuple(kinds), names if all(names) else None)
+
+    # --- Python-level torch functions ----------------------------------------------------------
+
+    def expand(self, wrapper: Wrapper, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        """Evaluate a wrapper's template over the already-evaluated arguments (folding tests on literals)."""
+        bound = self.bind_signature(wrapper.arguments, args, keywords, span, shown)
+        saved = (self.env, self.template_span, self.template_shown)
+        self.env = dict(bound)
+        if self.template_span is None:
+            self.template_span, self.template_shown = span, shown
+        try:
+            result = self._expr(wrapper.template)
+            if not isinstance(result, (Poisoned, ModuleRef, FunctionRef)) and _needs_binding(result):
+                result = self.let(result)
+            return result
+        finally:
+            self.env, self.template_span, self.template_shown = saved
+
+    def bind_signature(self, spec: ast.arguments, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                       shown: str) -> dict[str, Expr]:
+        """Python's binding of arguments to a ``def``'s parameters (defaults are literals)."""
+        positional_names = [a.arg for a in spec.posonlyargs + spec.args]
+        defaults = dict(zip(positional_names[len(positional_names) - len(spec.defaults):], spec.defaults))
+        for argument, default in zip(spec.kwonlyargs, spec.kw_defaults):
+            if default is not None:
+                defaults[argument.arg] = default
+        values: list[Expr] = []
+        for argument in args:
+            if not argument.spread:
+                values.append(argument.value)
+            elif isinstance(argument.value.type, t.TupleT):
+                values.extend(_item(argument.value, i) for i in range(len(argument.value.type.items)))
+            else:
+                self.type_problem(span, shown, "`*` of a sequence whose length is known only at run time")
+                raise _Abandon
+        bound: dict[str, Expr] = dict(zip(positional_names, values))
+        extra = values[len(positional_names):]
+        if spec.vararg is not None:
+            bound[spec.vararg.arg] = MakeTuple(tuple(extra), t.TupleT(tuple(e.type for e in extra)), span,
+                                               frozenset().union(*(e.aliases for e in extra)))
+        elif extra:
+            self.type_problem(span, shown, f"takes at most {len(positional_names)} positional arguments "
+                              f"({len(values)} given)")
+            raise _Abandon
+        allowed = set(positional_names) | {a.arg for a in spec.kwonlyargs}
+        for key, value in keywords.items():
+            if key not in allowed:
+                self.type_problem(span, shown, f"got an unexpected keyword argument `{key}`")
+                raise _Abandon
+            if key in bound:
+                self.type_problem(span, shown, f"got multiple values for argument `{key}`")
+                raise _Abandon
+            bound[key] = value
+        for name in positional_names + [a.arg for a in spec.kwonlyargs]:
+            if name not in bound:
+                if name not in defaults:
+                    self.type_problem(span, shown, f"missing a required argument: `{name}`")
+                    raise _Abandon
+                default = self.constant(defaults[name], span)
+                bound[name] = default  # type: ignore[assignment]
+        return bound
+
+    def fold_condition(self, node: ast.IfExp) -> Value:
+        test = self.expr(node.test)
+        if isinstance(test, Const):
+            return self._expr(node.body if test.value else node.orelse)
+        source = node.test.left if isinstance(node.test, ast.Compare) else node.test
+        self.unsupported(Span.of(node), self.template_shown,
+                         f"`{display(source)}` must be a literal here")
+        raise _Abandon
+
+    def template_function(self, name: str, node: ast.Call) -> Value:
+        """A template's own helpers: ``unsupported("why")`` and ``aten_reduction(reduction)``."""
+        if name == "unsupported":
+            assert isinstance(node.args[0], ast.Constant)
+            return self.unsupported(Span.of(node), self.template_shown, str(node.args[0].value))
+        value = self.expr(node.args[0])
+        if not isinstance(value, Const) or value.value not in REDUCTIONS:
+            return self.unsupported(Span.of(node), self.template_shown,
+                                    "`reduction` must be the literal 'none', 'mean' or 'sum'")
+        return Const(REDUCTIONS[value.value], t.INT, Span.of(node))
+
+
+def _python_type_value(value: Value, span: Span) -> Value:
+    """``float`` passed as an argument: torch's parser takes Python's types as dtypes (``x.to(float)``)."""
+    if isinstance(value, FunctionRef) and value.dotted.startswith("builtins.") and value.shown in PYTHON_TYPES:
+        name = value.dotted.split(".")[1]
+        return Const(name, t.PyTypeT(name), span)
+    return value
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
+
+
+def _carries_tensors(kind: t.Type) -> bool:
+    if isinstance(kind, t.TensorT):
+        return True
+    if isinstance(kind, t.OptionalT):
+        return _carries_tensors(kind.inner)
+    if isinstance(kind, t.SeqT):
+        return _carries_tensors(kind.item)
+    if isinstance(kind, t.TupleT):
+        return any(_carries_tensors(i) for i in kind.items)
+    return False
+
+
+def _item(base: Expr, index: int) -> Expr:
+    """Item ``index`` of a tuple value (a literal tuple's own item, or a read of a std::tuple's field)."""
+    if isinstance(base, MakeTuple):
+        return base.items[index]
+    assert isinstance(base.type, t.TupleT)
+    return Item(base, index, base.type.items[index], base.span, base.aliases)
+
+
+# Host operations that can raise: integer overflow, division by zero, math domain errors, int() of inf.
+_OVERFLOWING = {HostOp.ADD, HostOp.SUB, HostOp.MUL, HostOp.POW, HostOp.LSHIFT, HostOp.NEG, HostOp.ABS}
+_ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, HostOp.ROUND, HostOp.MATH}
+
+
+def _may_raise(value: Value) -> bool:
+    if isinstance(value, Host):
+        if value.op in _ALWAYS_RAISING:
+            return True
+        return value.op in _OVERFLOWING and isinstance(value.type, (t.IntT, t.NumberT, t.SeqT))
+    return isinstance(value, (SeqIndex, Unwrap)) or (
+        isinstance(value, TensorQuery) and value.query in (Query.SIZE, Query.STRIDE))
+
+
+def _needs_binding(value: Expr) -> bool:
+    """Calls and everything that can raise get a variable of their own, in evaluation order."""
+    return isinstance(value, (Call, TensorIndex, MakeSeq, SeqSlice)) or _may_raise(value)
+
+
+def _fixed_constant(native: Native, key: str, raw: Any, span: Span) -> Const:
+    from ppy_check.schema import Named
+
+    kind = native.arg[key].type
+    base = kind.elem if isinstance(kind, OptionalType) else kind
+    if isinstance(raw, Named) and base == BaseType(Base.ScalarType):
+        return Const(DtypeName(raw.name), t.DTYPE, span)
+    if isinstance(raw, Named) and base == BaseType(Base.Device):
+        return Const(raw.name, t.STR, span)
+    return Const(raw, hostmath.type_of_value(raw), span)
+
+
+def _schema_result(kind: SchemaType) -> t.Type | None:
+    if isinstance(kind, BaseType):
+        return {
+            Base.Tensor: t.TENSOR, Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL,
+            Base.ScalarType: t.DTYPE, Base.Scalar: t.NUMBER,
+        }.get(kind.base)
+    if isinstance(kind, ListType) and kind.elem == BaseType(Base.Tensor):
+        return t.SeqT(t.TENSOR)
+    if isinstance(kind, ListType) and isinstance(kind.elem, BaseType) and kind.elem.base in (Base.int, Base.SymInt):
+        return t.SeqT(t.INT)
+    return None
+
+
+def _assignable(value: t.Type, declared: t.Type) -> str:
+    """Why a value of type ``value`` cannot be returned as ``declared`` ("" when it can)."""
+    if value == declared:
+        return ""
+    if isinstance(declared, t.NumberT) and isinstance(value, (t.IntT, t.FloatT)):
+        return ""
+    if isinstance(declared, t.OptionalT):
+        if isinstance(value, t.NoneT):
+            return ""
+        return _assignable(t.strip_optional(value), declared.inner)
+    if isinstance(declared, t.TupleT) and isinstance(value, t.TupleT) and len(declared.items) == len(value.items):
+        problems = [_assignable(v, d) for v, d in zip(value.items, declared.items)]
+        return next((p for p in problems if p), "")
+    if isinstance(declared, t.SeqT) and isinstance(value, t.SeqT):
+        return _assignable(value.item, declared.item)
+    if isinstance(declared, t.SeqT) and isinstance(value, t.TupleT):
+        problems = [_assignable(v, declared.item) for v in value.items]
+        return next((p for p in problems if p), "")
+    if isinstance(declared, t.IntT) and isinstance(value, t.BoolT):
+        return " (the compiled region would hand back 1 for True; declare `-> bool` or convert with `int()`)"
+    return " "
+
+
+def build_model(region: Region) -> Analysis:
+    """The region's model; a body nested too deeply for this recursive builder is one problem, not a crash."""
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))
+    try:
+        return Builder(region).build()
+    except RecursionError:
+        problems = Problems()
+        problems.unsupported.append(Unsupported(
+            Span.of(region.node), region.name,
+            "an expression nested deeper than ppy follows; split it into statements"))
+        return Analysis(None, problems)
+    finally:
+        sys.setrecursionlimit(limit)

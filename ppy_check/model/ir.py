@@ -1,0 +1,391 @@
+"""The model's records: expressions and statements of a region in evaluation order, with spans and effects.
+
+Every expression knows its static type, the source it came from, and which
+tensor parameters it may alias (a view or the parameter itself), so a write
+through it is a write to the caller's tensor. The body is in A-normal form:
+every call and every operation that can raise is bound to a variable of its
+own, in the order Python evaluates it, so the C++ runs the same steps in the
+same order (C++ leaves the order of function arguments unspecified).
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ppy_check.model.types import Type
+from ppy_check.schema import Native, Overload
+from ppy_check.site import RegionSite
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where in the file: 1-based lines, 0-based columns, as ``ast`` counts (UTF-8 bytes)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def of(cls, node: ast.AST) -> Span:
+        line = getattr(node, "lineno", 1)
+        column = getattr(node, "col_offset", 0)
+        return cls(line, column, getattr(node, "end_lineno", None) or line, getattr(node, "end_col_offset", None) or column)
+
+
+NO_ALIASES: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, eq=False)
+class Var:
+    """One assignment's variable (a name assigned twice is two variables)."""
+
+    name: str  # the Python name, or "" for a temporary
+    index: int  # unique in the region
+    type: Type
+
+
+# --- expressions -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Const:
+    value: Any  # int, float, bool, str, None, Ellipsis, or a Named constant below
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True)
+class DtypeName:
+    """``torch.float32``: ATen's ScalarType name (``Float``)."""
+
+    scalar_type: str
+
+
+@dataclass(frozen=True)
+class EnumName:
+    """A torch constant of an enum type: ``torch.strided`` (Layout), ``torch.channels_last`` (MemoryFormat)."""
+
+    cpp: str  # the C++ spelling, e.g. at::MemoryFormat::ChannelsLast
+
+
+@dataclass(frozen=True, eq=False)
+class Param:
+    name: str
+    index: int
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class Read:
+    """The value of a variable."""
+
+    var: Var
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class Call:
+    """One ATen operator overload, every schema argument given (``args`` in schema order; None: its default)."""
+
+    native: Native
+    overload: Overload
+    args: tuple[tuple[str, Expr | None], ...]
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+    text: str = ""  # the call as the user wrote it, for messages
+    requires_grad: Expr | None = None  # `requires_grad=` of a factory: applied to the result, as Python does
+
+
+class HostOp(enum.Enum):
+    """Python's operations on ints, floats and bools, run on the host with Python's exact semantics."""
+
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    TRUEDIV = "/"
+    FLOORDIV = "//"
+    MOD = "%"
+    POW = "**"
+    LSHIFT = "<<"
+    RSHIFT = ">>"
+    BITAND = "&"
+    BITOR = "|"
+    BITXOR = "^"
+    NEG = "neg"
+    POS = "pos"
+    INVERT = "~"
+    NOT = "not"
+    EQ = "=="
+    NE = "!="
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    ABS = "abs"
+    MIN = "min"
+    MAX = "max"
+    ROUND = "round"
+    ROUND_DIGITS = "round_digits"
+    TO_INT = "int"
+    TO_FLOAT = "float"
+    TO_BOOL = "bool"
+    ALL = "all"  # `and` of comparisons in a chain: operands already evaluated
+    MATH = "math"  # math.<function>: `function` names it
+
+
+@dataclass(frozen=True, eq=False)
+class Host:
+    op: HostOp
+    operands: tuple[Expr, ...]
+    type: Type
+    span: Span
+    function: str = ""  # for HostOp.MATH
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class MakeTuple:
+    items: tuple[Expr, ...]
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class MakeSeq:
+    """A sequence built at run time: items, and spreads of other sequences (``(*shape[:-1], -1, 2)``)."""
+
+    parts: tuple[tuple[Expr, bool], ...]  # (value, spread)
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class Item:
+    """Item ``index`` of a tuple of known length (a std::tuple), or of a checked sequence."""
+
+    base: Expr
+    index: int
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class SeqIndex:
+    """``seq[i]`` with a run-time index: Python's negative indices, IndexError out of range."""
+
+    base: Expr
+    index: Expr
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class SeqSlice:
+    base: Expr
+    lower: Expr | None
+    upper: Expr | None
+    step: Expr | None
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class Length:
+    base: Expr
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class SliceIndex:
+    lower: Expr | None
+    upper: Expr | None
+    step: Expr | None
+
+
+@dataclass(frozen=True, eq=False)
+class IndexList:
+    """``x[[0, 1]]``: Python turns a list in an index into an index tensor (int64, or bool for bools)."""
+
+    items: tuple[Expr, ...]
+    boolean: bool
+
+
+IndexPart = Union["Expr", SliceIndex, IndexList]
+
+
+@dataclass(frozen=True, eq=False)
+class TensorIndex:
+    """``x[...]``: ATen's own indexing (``Tensor::index``), the same rules as Python's."""
+
+    base: Expr
+    parts: tuple[IndexPart, ...]
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+class Query(enum.Enum):
+    """What a region may ask a tensor without dispatching an operator."""
+
+    SHAPE = "shape"  # x.shape, x.size()
+    SIZE = "size"  # x.size(d), x.shape[d]
+    STRIDE = "stride"  # x.stride(d)
+    STRIDES = "strides"  # x.stride()
+    DIM = "dim"
+    NUMEL = "numel"
+    ELEMENT_SIZE = "element_size"
+    DTYPE = "dtype"
+    DEVICE = "device"
+    IS_CUDA = "is_cuda"
+    REQUIRES_GRAD = "requires_grad"
+    IS_CONTIGUOUS = "is_contiguous"
+    IS_FLOATING_POINT = "is_floating_point"
+    IS_COMPLEX = "is_complex"
+    LAYOUT = "layout"
+
+
+@dataclass(frozen=True, eq=False)
+class TensorQuery:
+    base: Expr
+    query: Query
+    args: tuple[Expr, ...]
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class Unwrap:
+    """The value inside an optional; TypeError if it is None, as the Python body would fail."""
+
+    base: Expr
+    what: str
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
+class IsNone:
+    base: Expr
+    negate: bool
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+Expr = Union[Const, Param, Read, Call, Host, MakeTuple, MakeSeq, Item, SeqIndex, SeqSlice, Length, TensorIndex,
+             TensorQuery, Unwrap, IsNone]
+
+
+# --- statements --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Let:
+    var: Var
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, eq=False)
+class Eval:
+    """An expression statement whose value is dropped (an in-place op, say)."""
+
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, eq=False)
+class Store:
+    """``x[parts] = value``: ATen's ``index_put_`` on the tensor ``target``."""
+
+    target: Expr
+    parts: tuple[IndexPart, ...]
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, eq=False)
+class ExpectLength:
+    """Unpacking a sequence of run-time length: ValueError unless it has ``count`` items (at least, with a star)."""
+
+    base: Expr
+    count: int
+    at_least: bool
+    span: Span
+
+
+@dataclass(frozen=True, eq=False)
+class Return:
+    value: Expr | None
+    span: Span
+
+
+Stmt = Union[Let, Eval, Store, ExpectLength, Return]
+
+
+# --- what the region does to its caller -------------------------------------------
+
+
+class WriteKind(enum.Enum):
+    OP = "op"  # an in-place op or an op whose schema writes the argument
+    OUT = "out"  # an out= argument
+    STORE = "store"  # x[i] = y, x += y
+    HIDDEN = "hidden"  # an op torch's schema does not annotate (observed by the op-data probe)
+
+
+@dataclass(frozen=True)
+class Write:
+    param: str
+    span: Span
+    text: str  # the operation as written, for messages
+    kind: WriteKind
+
+
+class GradMode(enum.Enum):
+    """A grad-mode decorator under ``@ppy.opt`` (``@torch.no_grad()``): the body runs in that mode."""
+
+    INHERIT = "inherit"
+    NO_GRAD = "no_grad"
+    ENABLE_GRAD = "enable_grad"
+    INFERENCE = "inference_mode"
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    name: str
+    type: Type
+    kwonly: bool
+
+
+@dataclass
+class RegionModel:
+    site: RegionSite
+    name: str
+    params: tuple[ParamInfo, ...]
+    returns: Type
+    pure: bool
+    level: int
+    grad_mode: GradMode = GradMode.INHERIT
+    body: list[Stmt] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
+    random: bool = False  # draws random numbers: its order relative to the caller's draws matters
+    natives: set[str] = field(default_factory=set)  # every overload it calls ("add.Tensor")

@@ -1,0 +1,59 @@
+"""What the model builder could not give a meaning to, as typed records the rules turn into findings.
+
+Each record belongs to one rule (captured, unsupported, type); constructs the
+structural rules report from the syntax (loops, branches, nested scopes) are
+only marked, so that a region with any of them has no model and the same
+finding is never reported twice.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from ppy_check.model.ir import Span
+
+
+class CaptureOrigin(enum.Enum):
+    GLOBAL = "global"
+    IMPORTED = "imported"
+    CLOSURE = "closure"
+    ATTRIBUTE = "attribute"
+    UNDEFINED = "undefined"
+
+
+@dataclass(frozen=True)
+class Capture:
+    span: Span
+    name: str
+    origin: CaptureOrigin
+    detail: str  # the line it was bound at, the module it came from, the enclosing function, the attribute
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    span: Span
+    name: str  # the call or attribute as written
+    why: str
+    attribute: bool = False
+
+
+@dataclass(frozen=True)
+class TypeProblem:
+    """What Python would reject when the region runs (a TypeError, an unbound name, an overflow)."""
+
+    span: Span
+    subject: str
+    why: str
+
+
+@dataclass
+class Problems:
+    captures: list[Capture] = field(default_factory=list)
+    unsupported: list[Unsupported] = field(default_factory=list)
+    types: list[TypeProblem] = field(default_factory=list)
+    branches: list[tuple[Span, str]] = field(default_factory=list)  # chained comparisons of tensors
+    structural: list[Span] = field(default_factory=list)  # reported by the loop, branch and syntax rules
+
+    def __bool__(self) -> bool:
+        return bool(self.captures or self.unsupported or self.types or self.branches or self.structural)
