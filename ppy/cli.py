@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _region_files(paths: list[Path]) -> tuple[list[tuple[Path, bytes]], list[str]]:
-    from ppy_check.config import Config, iter_files
+    from ppy_check.config import Config
+    from ppy_check.files import iter_files
     from ppy_check.runner import region_candidates
 
     files, problems = [], []
@@ -63,27 +64,32 @@ def _region_files(paths: list[Path]) -> tuple[list[tuple[Path, bytes]], list[str
 def _build(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.text import Text
 
     from ppy.errors import BuildError
     from ppy_check.runner import decode
+    from ppy_check.terminal import plural
     from ppy_compile.build import build_module
 
-    console = Console(stderr=True)
+    # Paths, messages and source are the user's text, never markup or emoji codes (`:100:`
+    # is one), and a finding stays on one line for tools that parse `path:line:col:`.
+    console = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
     files, problems = _region_files(args.paths)
     for problem in problems:
         console.print(f"ppy: {problem}")
     failed = bool(problems)
     regions = compiled = 0
     os.environ.setdefault("PPY_QUIET", "1")  # the bar below is the progress
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} files"),
-                  TimeElapsedColumn(), console=console, transient=not console.is_terminal) as progress:
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} files", markup=False),
+                  TimeElapsedColumn(), console=console, disable=not console.is_terminal) as progress:
         task = progress.add_task("ppy build", total=len(files))
         for path, data in files:
             progress.update(task, description=f"ppy build {path}")
             try:
                 built = build_module(str(path.resolve()), decode(data))
             except (BuildError, UnicodeDecodeError, SyntaxError, LookupError, OSError) as error:
-                console.print(f"{path}: [red]cannot build[/red]: {error}")
+                console.print(Text.assemble(f"{path}: ", ("cannot build", "red"), f": {error}"))
                 failed = True
                 progress.advance(task)
                 continue
@@ -92,23 +98,38 @@ def _build(args: argparse.Namespace) -> int:
             for diagnostics in built.errors.values():
                 failed = True
                 for d in diagnostics:
-                    console.print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}", highlight=False)
+                    console.print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}")
             for rid, reason in built.fallbacks.items():
                 failed = True
-                console.print(f"{path}: region `{rid.split(':')[0]}` runs as Python: {reason}", highlight=False)
+                console.print(f"{path}: region `{rid.split(':')[0]}` runs as Python: {reason}")
             progress.advance(task)
-    print(f"ppy build: {compiled} of {regions} regions compiled, in {len(files)} files", file=sys.stderr)
+    print(f"ppy build: {compiled} of {plural(regions, 'region')} compiled, in {plural(len(files), 'file')}", file=sys.stderr)
     return 1 if failed else 0
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ppy_compile.build import build_module
+    from ppy_check.runner import decode, read
 
     path: Path = args.file
-    if not path.is_file():
+    if os.path.isdir(path):
+        print(f"ppy show: {path}: a folder; ppy show prints one file's C++ (`ppy build {path}` compiles a folder)", file=sys.stderr)
+        return 2
+    if not os.path.isfile(path):
         print(f"ppy show: {path}: no such file", file=sys.stderr)
         return 2
-    built = build_module(str(path.resolve()), path.read_text(encoding="utf-8"))
+    data = read(path)
+    if isinstance(data, str):
+        print(f"ppy show: {data}", file=sys.stderr)
+        return 2
+    try:
+        text = decode(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        print(f"ppy show: {path}: not valid UTF-8 or its declared encoding ({error})", file=sys.stderr)
+        return 2
+
+    from ppy_compile.build import build_module
+
+    built = build_module(str(path.resolve()), text)
     if built.cpp_source is None:
         print(f"ppy show: {path}: no region of this file compiled", file=sys.stderr)
         for diagnostics in built.errors.values():
