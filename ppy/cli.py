@@ -156,7 +156,7 @@ def _cache(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         cache = Cache.open()
     for warning in seen:  # the cache refused and why, as one line
-        print(f"ppy cache: {warning.message}", file=sys.stderr)
+        print(f"ppy cache: {str(warning.message).removeprefix('ppy: ')}", file=sys.stderr)
     if args.action == "info":
         _cache_info(cache.info())
     elif args.action == "clear":
