@@ -21,8 +21,12 @@ def _parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="print the C++ a file's regions compile to")
     show.add_argument("file", type=Path, help="a Python file holding regions")
     show.add_argument("region", nargs="?", help="only this region's function")
-    cache = commands.add_parser("cache", help="the build cache: `info` or `clear`")
-    cache.add_argument("action", choices=["info", "clear"])
+    cache = commands.add_parser("cache", help="the build cache: `info`, `clear` or `prune`")
+    cache.add_argument("action", choices=["info", "clear", "prune"],
+                       help="info: what it holds; clear: remove the modules and the index; "
+                            "prune: remove what killed builds and ended processes left")
+    cache.add_argument("--all", action="store_true", help="with clear: the bridge and precompiled header too "
+                                                          "(a minute to build again)")
     return parser
 
 
@@ -165,18 +169,56 @@ def extract_function(source: str, symbol: str) -> str | None:
 
 
 def _cache(args: argparse.Namespace) -> int:
+    import warnings
+
     from ppy_compile.cache import Cache
 
-    cache = Cache.open()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        cache = Cache.open()
+    for warning in seen:  # the cache refused and why, as one line
+        print(f"ppy cache: {str(warning.message).removeprefix('ppy: ')}", file=sys.stderr)
     if args.action == "info":
-        info = cache.info()
-        print(f"cache: {info['root']}")
-        print(f"builds: {info['builds']} ({info['bytes'] / 1e6:.1f} MB)")
-        print(f"indexed source files: {info['index']}")
-        return 0
-    removed = cache.clear()
-    print(f"removed {removed} builds from {cache.root}")
+        _cache_info(cache.info())
+    elif args.action == "clear":
+        removed = cache.clear(everything=args.all)
+        kept = "" if args.all else " (kept the bridge and the precompiled header; `ppy cache clear --all` removes them too)"
+        print(f"removed {removed} builds from {cache.root}{kept}")
+    else:
+        pruned = cache.prune()
+        for what, label in (("leftovers", "leftover of killed builds"), ("broken", "broken build"),
+                            ("fallbacks", "fallback cache of an ended process")):
+            sizes = pruned[what]
+            print(f"removed {len(sizes)} {label}{'s' if len(sizes) != 1 else ''} ({_megabytes(sum(sizes))})")
     return 0
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
+def _cache_info(info: dict) -> None:  # type: ignore[type-arg]
+    kinds, staging = info["kinds"], info["staging"]
+    print(f"cache: {info['root']}")
+    print(f"builds: {info['builds']} ({_megabytes(info['bytes'])})")
+    for kind, label in (("bridge", "bridges"), ("pch", "precompiled headers"), ("module", "modules"),
+                        ("broken", "broken (`ppy cache prune` removes them)")):
+        count, size = kinds.get(kind, (0, 0))
+        if count or kind != "broken":
+            print(f"  {label}: {count} ({_megabytes(size)})")
+    print(f"indexed source files: {info['index']}")
+    print(f"builds in progress: {staging['building'][0]} ({_megabytes(staging['building'][1])})")
+    print(f"leftovers of killed builds: {staging['stale'][0]} ({_megabytes(staging['stale'][1])})")
+    print(f"logs of failed builds: {staging['logs'][0]} ({_megabytes(staging['logs'][1])})")
+    fallbacks = info["fallbacks"]
+    alive = [f for f in fallbacks if f.alive]
+    ended = [f for f in fallbacks if not f.alive]
+    print(f"fallback caches of running processes: {len(alive)} ({_megabytes(sum(f.bytes for f in alive))})")
+    print(f"fallback caches of ended processes: {len(ended)} ({_megabytes(sum(f.bytes for f in ended))})")
+    for found in fallbacks:
+        print(f"  {found.path}{'' if found.alive else ' (ended)'}")
+    if staging["stale"][0] or ended:
+        print("`ppy cache prune` removes the leftovers and the ended processes' caches")
 
 
 if __name__ == "__main__":

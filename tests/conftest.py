@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,23 @@ sys.path.insert(0, str(Path(__file__).parent / "regions"))
 SESSION_CACHE = ROOT / ".ppy-cache" / "tests"
 SESSION_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
 os.chmod(SESSION_CACHE.parent, 0o700)
+
+
+def _trusted(folder: Path) -> bool:
+    from ppy_compile import safedir
+
+    try:
+        os.close(safedir.open_dir(folder))
+    except (safedir.Untrusted, OSError):
+        return False
+    return True
+
+
+if not _trusted(SESSION_CACHE):
+    # A checkout another user owns (as some CI runners mount it): the cache would
+    # refuse it and every process would build alone. Use one of our own instead.
+    SESSION_CACHE = Path(tempfile.mkdtemp(prefix="ppy-test-cache-"))
+    atexit.register(shutil.rmtree, SESSION_CACHE, True)
 os.environ["PPY_CACHE_DIR"] = str(SESSION_CACHE)
 os.environ.setdefault("PPY_QUIET", "1")
 
