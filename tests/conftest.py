@@ -65,3 +65,24 @@ def fresh_cache(tmp_path: Path, toolchain_entries: list[str], monkeypatch: pytes
         shutil.copytree(SESSION_CACHE / "builds" / key, cache.build_dir(key), copy_function=os.link)
     monkeypatch.setenv("PPY_CACHE_DIR", str(root))
     return root
+
+
+# What each test file needs, so that a run can pick by need (`pytest -m checker`).
+NEEDS = {
+    "test_rules.py": "checker", "test_cli.py": "checker", "test_checker_robustness.py": "checker",
+    "test_opdata.py": "torch",
+    "test_compile_ops.py": "compiler", "test_gpt2.py": "compiler", "test_runtime.py": "compiler",
+    "test_wrappers.py": "compiler", "test_decorators.py": "compiler", "test_cache.py": "compiler",
+    "test_security.py": "compiler", "test_properties.py": "compiler", "test_layers.py": "checker",
+    "test_no_torch.py": "integration", "test_packaging.py": "integration", "test_mypy_plugin.py": "integration",
+    "test_typing.py": "integration", "test_pytest_plugin.py": "integration", "test_verify_collect.py": "integration",
+    "test_verify_compare.py": "compiler", "test_verify_config.py": "integration", "test_verify_regions.py": "integration",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        need = NEEDS.get(item.path.name) if item.path is not None else None
+        if need is not None:
+            item.add_marker(need)
+
