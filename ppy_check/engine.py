@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from ppy_check import messages as m
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.model.builder import Analysis, build_model
+from ppy_check.model.problems import Problems
 from ppy_check.module import ModuleRegions
 from ppy_check.region import Region
 from ppy_check.rules import RULES, unused_ignore
@@ -33,6 +34,11 @@ def _column(lines: list[str], line: int, byte_offset: int) -> int:
     return byte_offset + 1
 
 
+# The rules that read a function's syntax alone: they also check the helpers a region calls.
+STRUCTURAL = (m.LOOP, m.BRANCH, m.SYNTAX)
+EMPTY_ANALYSIS = Analysis(None, Problems())
+
+
 def analyse(region: Region) -> Analysis:
     """The region's model (or what stopped it), built once and shared by every rule."""
     cached = region.analysis
@@ -55,6 +61,19 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
             column = _column(lines, span.line, span.column)
             key = (span.line, column, finding.code, finding.message)
             found.setdefault(key, Diagnostic(path, span.line, column, finding.code, finding.message, region.name))
+    for callee, context, anchor in analysis.callees:
+        # A helper's loops and branches are the region's: the structural rules read its syntax too.
+        for code in STRUCTURAL:
+            if code not in wanted:
+                continue
+            for finding in RULES[code].check(callee, EMPTY_ANALYSIS):
+                any_finding = True
+                span = anchor or finding.span
+                column = _column(lines, span.line, span.column)
+                message = finding.message.replace(f"region `{callee.name}`", f"region `{region.name}`", 1)
+                message += m.IN_HELPER.format(context=context)
+                key = (span.line, column, finding.code, message)
+                found.setdefault(key, Diagnostic(path, span.line, column, finding.code, message, region.name))
     if analysis.model is None and not any_finding:
         # The builder refused something no rule explains: never let it pass as valid.
         line, column = region.node.lineno, _column(lines, region.node.lineno, region.node.col_offset)

@@ -18,6 +18,9 @@ TYPE = "ppy-type"
 
 ALL_CODES: tuple[str, ...] = (UNTYPED, LOOP, BRANCH, CAPTURED, IMPURE, UNSUPPORTED, SYNTAX, TYPE)
 
+# Any finding inside a helper the region calls says how the region got there.
+IN_HELPER = " ({context})"
+
 # ppy-untyped
 PARAM_UNANNOTATED = "region `{region}`: parameter `{name}` has no type annotation"
 RETURN_UNANNOTATED = "region `{region}`: the return type is not annotated"

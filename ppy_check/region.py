@@ -212,6 +212,11 @@ def first_line(node: FunctionNode) -> int:
     return node.decorator_list[0].lineno if node.decorator_list else node.lineno
 
 
+def describe_function(node: FunctionNode, scope: ModuleScope, path: str) -> Region:
+    """A helper a region calls, described like a region, so that the structural rules can read its syntax."""
+    return _describe(node, scope, [], [], RegionSite(path, node.name, first_line(node)))
+
+
 def find_regions(module: ast.Module, scope: ModuleScope, lines: list[str] | None = None,
                  path: str = "<string>") -> list[Region]:
     regions: list[Region] = []

@@ -137,7 +137,9 @@ def _bindings_of(statement: ast.stmt) -> Iterator[tuple[str, _Bound]]:
         for alias in statement.names:
             if alias.name == "*":
                 continue
-            target = f"{statement.module}.{alias.name}" if statement.level == 0 and statement.module else None
+            # A relative import keeps its leading dots: imports.py finds the file from the importer.
+            module = "." * statement.level + (statement.module or "")
+            target = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
             yield alias.asname or alias.name, _Bound(line, BindingKind.VALUE, import_target=target)
     elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
         yield statement.name, _Bound(line, BindingKind.FUNCTION, node=statement)

@@ -232,7 +232,7 @@ def build_module(origin: str, text: str, cache: Cache | None = None, options: Bu
     cache = cache or Cache.open()
     source_key = _sha("source", light_identity(options), origin, text)
     index = cache.read_index(source_key)
-    if index is not None:
+    if index is not None and not _dependencies_changed(index):
         try:
             return _from_index(cache, index)
         except (FileNotFoundError, ImportError, OSError):
@@ -245,6 +245,20 @@ def build_module(origin: str, text: str, cache: Cache | None = None, options: Bu
         if not _pch_crashes(cache):
             raise
         return _build(cache, source_key, origin, text, options)  # with a precompiled header built anew
+
+
+def _dependencies_changed(index: dict[str, Any]) -> bool:
+    """Whether a file holding a helper the regions call changed since the build (then it is built again)."""
+    dependencies = index.get("dependencies", {})
+    if not isinstance(dependencies, dict):
+        return True
+    for path, digest in dependencies.items():
+        try:
+            if hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
+                return True
+        except (OSError, TypeError):
+            return True
+    return False
 
 
 def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
@@ -272,8 +286,10 @@ def _build(cache: Cache, source_key: str, origin: str, text: str, options: Build
     symbols = {r.model.site.key: r.symbol for r in regions}
     effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
                for r in regions}
+    dependencies = {path: digest for r in regions for path, digest in r.model.dependencies.items()}
     index: dict[str, Any] = {
         "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": {}, "effects": effects,
+        "dependencies": dependencies,
         "errors": {key: _diagnostics_json(found) for key, found in errors.items()},
     }
     result = BuiltModule(errors=errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects)

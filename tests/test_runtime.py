@@ -161,3 +161,40 @@ def test_a_ppy_bug_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest
     with pytest.warns(RuntimeWarning, match=r"region `twice` runs as Python: ppy failed while compiling buggy_regions.py \(ValueError: boom\).*a ppy bug"):
         result = module.twice(torch.ones(2))
     assert result.tolist() == [2.0, 2.0] and not module.twice.__ppy_region__
+
+
+HELPER_PACKAGE = {
+    "__init__.py": "",
+    "layers.py": "import torch\n\n\ndef scale(x, by):\n    return x * by\n",
+    "model.py": textwrap.dedent(
+        """\
+        import ppy
+        import torch
+        from .layers import scale
+
+
+        @ppy.opt(1)
+        def block(x: torch.Tensor) -> torch.Tensor:
+            return scale(x, 2.0) + 1
+        """
+    ),
+}
+
+CALL_BLOCK = """
+    import json, torch
+    from helperpkg.model import block
+    print(json.dumps({"value": block(torch.ones(2)).tolist(), "active": block.__ppy_region__}))
+"""
+
+
+def test_a_helper_in_another_file_is_compiled_and_its_edits_rebuild_the_caller(tmp_path: Path) -> None:
+    package = tmp_path / "helperpkg"
+    package.mkdir()
+    for name, text in HELPER_PACKAGE.items():
+        (package / name).write_text(text)
+    env = {"PYTHONPATH": f"{ROOT}:{tmp_path}"}
+    first = _run(CALL_BLOCK, **env)
+    assert json.loads(first.stdout) == {"value": [3.0, 3.0], "active": True}, first.stderr
+    (package / "layers.py").write_text(HELPER_PACKAGE["layers.py"].replace("x * by", "x * by * 2"))
+    second = _run(CALL_BLOCK, **env)
+    assert json.loads(second.stdout) == {"value": [5.0, 5.0], "active": True}, second.stderr

@@ -32,7 +32,7 @@ from ppy_check.model.ir import (
 )
 from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
 from ppy_check.region import Region
-from ppy_check.scope import BUILTIN_NAMES, BindingKind
+from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
 from ppy_check.wrappers import REDUCTIONS, Wrapper, lookup
 
@@ -130,6 +130,24 @@ class FunctionRef:
 
     dotted: str
     shown: str
+    helper: Helper | None = None  # a function of the project: inlined where it is called
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A function of the project's own code, and the module it is defined in."""
+
+    node: ast.FunctionDef
+    scope: ModuleScope
+    path: str
+
+
+@dataclass(frozen=True)
+class ProjectModule:
+    """A module of the project imported by a region's module (``import layers``): its functions are helpers."""
+
+    path: str
+    dotted: str
 
 
 @dataclass(frozen=True)
@@ -145,7 +163,7 @@ class Poisoned:
 
 
 POISON = Poisoned()
-Value = Union[Expr, ModuleRef, FunctionRef, UntypedParam, Poisoned]
+Value = Union[Expr, ModuleRef, FunctionRef, ProjectModule, UntypedParam, Poisoned]
 
 
 class _Abandon(Exception):
@@ -159,6 +177,21 @@ class Analysis:
     model: RegionModel | None
     problems: Problems
     writes: list[Write] = field(default_factory=list)
+    # Helpers and regions the region calls (inlined): the structural rules check their syntax too.
+    # (helper, how the region reached it, the call in the region's file when the helper is in another file)
+    callees: list[tuple[Region, str, Span | None]] = field(default_factory=list)
+
+
+@dataclass
+class Frame:
+    """The function whose body is being interpreted: the region itself, or a helper it calls."""
+
+    locals: frozenset[str]
+    enclosing: list[tuple[str, frozenset[str]]]
+    context: str  # "" for the region; how the region reached a helper, for messages
+    node: ast.AST
+    scope: ModuleScope
+    path: str
 
 
 def display(node: ast.AST) -> str:
@@ -190,6 +223,12 @@ class Builder:
         self.random = False
         self.natives: set[str] = set()
         self.returned = False
+        self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path)
+        self.dependencies: dict[str, str] = {}  # other files the region reached: path -> sha256
+        self.anchor: Span | None = None  # the call in the region's file that reached another file
+        self.inlining: list[ast.AST] = []  # the helpers being inlined, outermost first (recursion is refused)
+        self.returned_value: Value | None = None
+        self.callees: list[tuple[Region, str, Span | None]] = []
 
     # --- entry -------------------------------------------------------------------
 
@@ -215,10 +254,10 @@ class Builder:
             self.type_problem(Span.of(region.node), region.name,
                               f"it ends without `return` (so returns None), but is annotated `-> {returns}`")
         if not self.complete or self.problems:
-            return Analysis(None, self.problems, self.writes)
+            return Analysis(None, self.problems, self.writes, self.callees)
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
-                            self.body, self.writes, self.random, self.natives)
-        return Analysis(model, self.problems, self.writes)
+                            self.body, self.writes, self.random, self.natives, self.dependencies)
+        return Analysis(model, self.problems, self.writes, self.callees)
 
     def _grad_mode(self) -> GradMode:
         """A grad-mode decorator under ppy's is understood; any other decorator there is refused."""
@@ -244,29 +283,30 @@ class Builder:
     # --- problems ----------------------------------------------------------------------
 
     def _span(self, span: Span) -> Span:
-        return self.template_span or span
+        # Inside a helper of another file, a finding stands at the call in the region's own file.
+        return self.template_span or self.anchor or span
 
     def unsupported(self, span: Span, name: str, why: str, attribute: bool = False) -> Poisoned:
         if self.template_span is not None:
             name = self.template_shown
-        self.problems.unsupported.append(Unsupported(self._span(span), name, why, attribute))
+        self.problems.unsupported.append(Unsupported(self._span(span), name, why, attribute, self.frame.context))
         self.complete = False
         return POISON
 
     def type_problem(self, span: Span, subject: str, why: str) -> Poisoned:
         if self.template_span is not None:
             subject = self.template_shown
-        self.problems.types.append(TypeProblem(self._span(span), subject, why))
+        self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context))
         self.complete = False
         return POISON
 
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
-        self.problems.captures.append(Capture(self._span(span), name, origin, detail))
+        self.problems.captures.append(Capture(self._span(span), name, origin, detail, self.frame.context))
         self.complete = False
         return POISON
 
     def structural(self, node: ast.AST) -> None:
-        """A construct the loop, branch or syntax rule reports from the syntax."""
+        """A construct the loop, branch or syntax rule reports from the syntax (of the region or a helper it calls)."""
         self.problems.structural.append(Span.of(node))
         self.complete = False
 
@@ -539,6 +579,11 @@ class Builder:
 
     def ret(self, node: ast.Return) -> None:
         span = Span.of(node)
+        if self.inlining:
+            # A helper's return hands its value back to the call being inlined.
+            self.returned_value = Const(None, t.NONE, span) if node.value is None else self.expr(node.value)
+            self.returned = True
+            return
         declared = self.region.returns
         value: Expr | None = None
         if node.value is not None:
@@ -655,7 +700,7 @@ class Builder:
                 return ModuleRef("aten")
             if name == TORCH:
                 return ModuleRef("torch")
-        if name in self.region.locals:
+        if name in self.frame.locals:
             return self.type_problem(span, name, f"`{name}` is used before it is assigned "
                                      "(Python raises UnboundLocalError)")
         return self.free_name(node)
@@ -664,19 +709,25 @@ class Builder:
         """Python's order: enclosing functions, then the module, then builtins."""
         name = node.id
         span = Span.of(node)
-        for scope_name, names in reversed(self.region.enclosing):
+        for scope_name, names in reversed(self.frame.enclosing):
             if name in names:
                 return self.capture(span, name, CaptureOrigin.CLOSURE, scope_name)
-        scope = self.scope
+        scope = self.frame.scope
         if name in scope.imports:
             target = scope.imports[name]
             if name in scope.modules:
+                if target.split(".")[0] not in ("torch", "math", "builtins"):
+                    found = self.project_value(target, name)
+                    if isinstance(found, ProjectModule):
+                        return found
                 return ModuleRef(target)
             return self.dotted_value(_strip_dotted(target), span, name)
         binding = scope.bindings.get(name)
         if binding is not None:
             if binding.kind is BindingKind.CONSTANT and binding.value is not None:
                 return self.constant(binding.value, span)
+            if binding.kind is BindingKind.FUNCTION and isinstance(binding.node, ast.FunctionDef):
+                return FunctionRef(f"<module>.{name}", name, Helper(binding.node, scope, self.frame.path))
             if binding.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
                 return FunctionRef(f"<module>.{name}", name)
             return self.capture(span, name, CaptureOrigin.GLOBAL, str(binding.line))
@@ -706,8 +757,11 @@ class Builder:
         if dotted in MODULE_PATHS:
             return ModuleRef(dotted)
         root = dotted.split(".")[0]
-        if root in ("torch", "math", "builtins") or self._is_function(dotted):
+        if root in ("torch", "math", "builtins"):
             return FunctionRef(dotted, shown)
+        found = self.project_value(dotted, shown)
+        if found is not None:
+            return found
         oracle = self.region.oracle
         module, _, _ = dotted.rpartition(".")
         if oracle is not None and oracle.module_variable(dotted):
@@ -718,8 +772,24 @@ class Builder:
             return self.capture(span, shown, CaptureOrigin.IMPORTED, module)
         return FunctionRef(dotted, shown)
 
-    def _is_function(self, dotted: str) -> bool:
-        return False
+    def project_value(self, dotted: str, shown: str) -> Value | None:
+        """A module or function of the project's own files, found without importing (imports.py)."""
+        from ppy_check.imports import file_digest, find_module, load_module
+
+        path = find_module(self.frame.path, dotted)
+        if path is not None:
+            return ProjectModule(path, dotted)
+        module_name, _, name = dotted.rpartition(".")
+        path = find_module(self.frame.path, module_name) if module_name else None
+        module = load_module(path) if path is not None else None
+        if module is None or module.tree is None:
+            return None
+        binding = module.scope.bindings.get(name)
+        if binding is None or binding.kind is not BindingKind.FUNCTION or not isinstance(binding.node, ast.FunctionDef):
+            return None
+        if path not in self.dependencies and path != self.region.site.path:
+            self.dependencies[path] = file_digest(path)  # type: ignore[index]
+        return FunctionRef(dotted, shown, Helper(binding.node, module.scope, path))  # type: ignore[arg-type]
 
     # --- attributes ---------------------------------------------------------------------
 
@@ -730,6 +800,11 @@ class Builder:
             return POISON
         if isinstance(base, ModuleRef):
             return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
+        if isinstance(base, ProjectModule):
+            found = self.project_value(f"{base.dotted}.{node.attr}", display(node))
+            if found is None:
+                return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
+            return found
         if isinstance(base, FunctionRef):
             return self.unsupported(span, display(node), "an attribute of a function", attribute=True)
         if isinstance(base, UntypedParam):
@@ -1105,13 +1180,20 @@ class Builder:
         if isinstance(func, ast.Attribute):
             if isinstance(callee, ModuleRef):
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
+            if isinstance(callee, ProjectModule):
+                found = self.project_value(f"{callee.dotted}.{func.attr}", shown)
+                if isinstance(found, FunctionRef) and found.helper is not None:
+                    return self.inline(found.helper, args, keywords, span, shown)
+                return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
             if isinstance(callee, FunctionRef):
                 return self.unsupported(span, shown, "an attribute of a function")
             receiver = self.atom(callee, func.value)
             return self.call_method(func.attr, receiver, args, keywords, span, shown, node)
         if isinstance(callee, FunctionRef):
+            if callee.helper is not None:
+                return self.inline(callee.helper, args, keywords, span, shown)
             return self.call_function(_strip_dotted(callee.dotted), args, keywords, span, shown, node)
-        if isinstance(callee, ModuleRef):
+        if isinstance(callee, (ModuleRef, ProjectModule)):
             return self.unsupported(span, shown, "a module cannot be called")
         return self.unsupported(span, shown, f"`{shown}` is a {callee.type}, not a function")  # type: ignore[union-attr]
 
@@ -1191,10 +1273,9 @@ class Builder:
         if root == "ppy":
             return self.unsupported(span, shown, "ppy's own API cannot be called inside a region")
         if root == "<module>":
-            binding = self.scope.bindings.get(name)
+            binding = self.frame.scope.bindings.get(name)
             line = binding.line if binding is not None else 0
-            what = "a class" if binding is not None and binding.kind is BindingKind.CLASS else "a plain Python function"
-            return self.unsupported(span, shown, f"{what} (line {line})")
+            return self.unsupported(span, shown, f"a class (line {line})")
         return self.unsupported(span, shown, f"`{root}` is not torch; only torch operators lower to ATen")
 
     def call_method(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
@@ -1466,6 +1547,55 @@ class Builder:
         self.unsupported(Span.of(node), self.template_shown,
                          f"`{display(source)}` must be a literal here")
         raise _Abandon
+
+    def inline(self, helper: Helper, args: list[Argument], keywords: dict[str, Expr], span: Span,
+               shown: str) -> Value:
+        """A call of a helper or of another region: its body runs here, on the arguments as they are.
+
+        Everything a region reaches is straight-line, so the helper's body is
+        interpreted like the region's own: its parameters take the types of the
+        arguments (annotations or none), findings inside it point at its lines
+        and say how the region got there.
+        """
+        node = helper.node
+        if any(n is node for n in self.inlining) or node is self.region.node:
+            return self.type_problem(span, shown, f"`{node.name}` calls itself (recursion has no straight-line form)")
+        for decorator in node.decorator_list:
+            func = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if helper.scope.resolve(func) not in ("ppy.opt", "ppy.pure"):
+                return self.unsupported(span, shown, f"`{node.name}` is decorated with `{display(decorator)}`, "
+                                        "which ppy cannot see through")
+        if node.args.kwarg is not None:
+            return self.unsupported(span, shown, f"`{node.name}` takes `**{node.args.kwarg.arg}`")
+        for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            from ppy_check.scope import is_literal
+
+            if not is_literal(default):
+                return self.unsupported(span, shown, f"`{node.name}` has a default that is not a literal "
+                                        f"(`{display(default)}`)")
+        bound = self.bind_signature(node.args, args, keywords, span, shown)
+        from ppy_check.region import describe_function, function_locals
+
+        chain = f"in `{node.name}`, called at line {span.line}" + (f", {self.frame.context}" if self.frame.context else "")
+        if helper.path != self.region.site.path:
+            chain = f"in `{node.name}` of {helper.path}, called at line {span.line}" + (
+                f", {self.frame.context}" if self.frame.context else "")
+        self.callees.append((describe_function(node, helper.scope, helper.path), chain, self.anchor or span
+                             if helper.path != self.region.site.path else None))
+        saved = (self.env, self.frame, self.returned, self.returned_value, self.anchor)
+        self.env = dict(bound)
+        self.frame = Frame(function_locals(node), [], chain, node, helper.scope, helper.path)
+        if helper.path != self.region.site.path and self.anchor is None:
+            self.anchor = span
+        self.returned, self.returned_value = False, None
+        self.inlining.append(node)
+        try:
+            self.statements(node.body)
+            value = self.returned_value if self.returned_value is not None else Const(None, t.NONE, span)
+        finally:
+            self.inlining.pop()
+            self.env, self.frame, self.returned, self.returned_value, self.anchor = saved
+        return value
 
     def template_function(self, name: str, node: ast.Call) -> Value:
         """A template's own helpers: ``unsupported("why")`` and ``aten_reduction(reduction)``."""

@@ -389,3 +389,4 @@ class RegionModel:
     writes: list[Write] = field(default_factory=list)
     random: bool = False  # draws random numbers: its order relative to the caller's draws matters
     natives: set[str] = field(default_factory=set)  # every overload it calls ("add.Tensor")
+    dependencies: dict[str, str] = field(default_factory=dict)  # other files its helpers live in: path -> sha256

@@ -39,4 +39,7 @@ SUMMARY = "a call or attribute in a region has no ATen lowering"
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for item in analysis.problems.unsupported:
         template = m.UNSUPPORTED_ATTRIBUTE if item.attribute else m.UNSUPPORTED_CALL
-        yield Finding(CODE, item.span, template.format(region=region.name, name=item.name, text=item.name, why=item.why))
+        message = template.format(region=region.name, name=item.name, text=item.name, why=item.why)
+        if item.context:
+            message += m.IN_HELPER.format(context=item.context)
+        yield Finding(CODE, item.span, message)
