@@ -21,6 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="print the C++ a file's regions compile to")
     show.add_argument("file", type=Path, help="a Python file holding regions")
     show.add_argument("region", nargs="?", help="only this region's function")
+    explain = commands.add_parser("explain", help="why each region of a file is compiled, runs as Python, or is invalid")
+    explain.add_argument("target", help="FILE or FILE:REGION (a name or qualified name)")
     cache = commands.add_parser("cache", help="the build cache: `info`, `clear` or `prune`")
     cache.add_argument("action", choices=["info", "clear", "prune"],
                        help="info: what it holds; clear: remove the modules and the index; "
@@ -42,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return {"build": _build, "show": _show, "cache": _cache}[args.command](args)
+        return {"build": _build, "show": _show, "cache": _cache, "explain": _explain}[args.command](args)
     except KeyboardInterrupt:
         print("ppy: interrupted", file=sys.stderr)
         return 2
@@ -51,6 +53,58 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("PPY_DEBUG"):
             traceback.print_exc()
         return 2
+
+
+def _explain(args: argparse.Namespace) -> int:
+    """Per region: compiled, Python fallback or invalid, and why; where its C++ is; which toolchain built it."""
+    from ppy_check.module import ModuleRegions
+    from ppy_check.runner import decode
+    from ppy_compile.build import build_module
+    from ppy_compile.cache import Cache
+
+    target = args.target
+    path_text, _, wanted = target.rpartition(":") if ":" in target and not Path(target).exists() else (target, "", "")
+    path = Path(path_text)
+    if not path.is_file():
+        print(f"ppy explain: {path}: no such file", file=sys.stderr)
+        return 2
+    text = decode(path.read_bytes())
+    regions = [r for r in ModuleRegions.load(str(path.resolve()), text).regions
+               if not wanted or wanted in (r.site.qualname, r.name)]
+    if not regions:
+        print(f"ppy explain: {path}: no region{f' named `{wanted}`' if wanted else ''}", file=sys.stderr)
+        return 1
+    built = build_module(str(path.resolve()), text)
+    cache = Cache.open()
+    print(f"{path}  (cache {cache.root}; {_toolchain_line()})")
+    status = 0
+    for region in regions:
+        key = region.site.key
+        head = f"  {region.site.qualname} (line {region.site.line}):"
+        if key in built.errors:
+            status = 1
+            print(f"{head} invalid, every call raises ppy.RegionError")
+            for d in built.errors[key]:
+                print(f"      {d.line}:{d.column}: {d.code} {d.message}")
+        elif key in built.fallbacks:
+            print(f"{head} runs as Python: {built.fallbacks[key]}")
+        elif key in built.functions:
+            print(f"{head} compiled at -O{region.level}, C++ function {built.symbols[key]} in {built.cpp_source}")
+        else:
+            print(f"{head} not compiled (no build of it was found)")
+    return status
+
+
+def _toolchain_line() -> str:
+    try:
+        import torch
+
+        from ppy_compile.toolchain import toolchain
+
+        tool = toolchain()
+        return f"compiler {tool.cxx}, torch {torch.__version__}"
+    except Exception as error:  # noqa: BLE001 - explain says what is missing rather than failing
+        return f"no toolchain: {error}"
 
 
 def _region_files(paths: list[Path]) -> tuple[list[tuple[Path, bytes]], list[str]]:

@@ -201,9 +201,14 @@ def _diagnostics_json(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:
     return [d.as_json() for d in diagnostics]
 
 
-def _model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list[Diagnostic]], dict[str, int]]:
-    """Every region's model, or its findings: the checker's own analysis, built once."""
-    from ppy_check.engine import analyse, check_region
+def _model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list[Diagnostic]], dict[str, int],
+                                              dict[str, str]]:
+    """Every region's model, or its findings: the checker's own analysis, built once.
+
+    A region whose findings are all suppressed (`# ppy: ignore[...]`) is no
+    error: it runs as Python, and the reason names the suppressed codes.
+    """
+    from ppy_check.engine import analyse, check_region, suppressed
     from ppy_check.module import ModuleRegions
     from ppy_compile.unit import UnitRegion
 
@@ -213,16 +218,26 @@ def _model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list
     regions: list[UnitRegion] = []
     errors: dict[str, list[Diagnostic]] = {}
     levels: dict[str, int] = {}
+    silenced: dict[str, str] = {}
     for region in module.regions:
         key = region.site.key
         levels[key] = region.level
         diagnostics = check_region(region, origin, module.lines)
         model = analyse(region).model
-        if diagnostics or model is None:
-            errors[key] = diagnostics
+        if not diagnostics and not region.compiles:
+            silenced[key] = "it is marked `compile=False`"
             continue
-        regions.append(UnitRegion(model, region.site.cpp_symbol))
-    return regions, errors, levels
+        if not diagnostics and model is not None:
+            regions.append(UnitRegion(model, region.site.cpp_symbol))
+            continue
+        standing = [d for d in diagnostics
+                    if not (0 < d.line <= len(module.lines) and suppressed(module.lines[d.line - 1], d.code))]
+        if standing or not diagnostics:
+            errors[key] = standing or diagnostics
+        else:
+            codes = ", ".join(f"{d.code} (line {d.line})" for d in diagnostics)
+            silenced[key] = f"its findings are suppressed, so it has no compiled form: {codes}"
+    return regions, errors, levels, silenced
 
 
 def build_module(origin: str, text: str, cache: Cache | None = None, options: BuildOptions = BuildOptions()) -> BuiltModule:
@@ -282,13 +297,13 @@ def _build(cache: Cache, source_key: str, origin: str, text: str, options: Build
 
     started = time.perf_counter()
     with building(f"ppy: modelling the regions of {Path(origin).name}"):
-        regions, errors, levels = _model_all(text, origin)
+        regions, errors, levels, silenced = _model_all(text, origin)
     symbols = {r.model.site.key: r.symbol for r in regions}
     effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
                for r in regions}
     dependencies = {path: digest for r in regions for path, digest in r.model.dependencies.items()}
     index: dict[str, Any] = {
-        "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": {}, "effects": effects,
+        "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": dict(silenced), "effects": effects,
         "dependencies": dependencies,
         "errors": {key: _diagnostics_json(found) for key, found in errors.items()},
     }
