@@ -101,8 +101,10 @@ def _toolchain_line() -> str:
 
         from ppy_compile.toolchain import toolchain
 
+        from ppy_compile.drift import drift
+
         tool = toolchain()
-        return f"compiler {tool.cxx}, torch {torch.__version__}"
+        return f"compiler {tool.cxx}, {drift().summary()}"
     except Exception as error:  # noqa: BLE001 - explain says what is missing rather than failing
         return f"no toolchain: {error}"
 

@@ -293,8 +293,10 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
 
 
 def _build(cache: Cache, source_key: str, origin: str, text: str, options: BuildOptions) -> BuiltModule:
+    from ppy_compile.drift import warn_once
     from ppy_compile.toolchain import toolchain
 
+    warn_once()
     started = time.perf_counter()
     with building(f"ppy: modelling the regions of {Path(origin).name}"):
         regions, errors, levels, silenced = _model_all(text, origin)

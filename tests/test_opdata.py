@@ -81,3 +81,24 @@ def test_model_types_of_results() -> None:
 
     assert _schema_result(BaseType(Base.Scalar)) == t.NUMBER
     assert _schema_result(ListType(BaseType(Base.Tensor), None)) == t.SeqT(t.TENSOR)
+
+
+def test_another_torch_is_named_with_what_differs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ppy_compile import drift as module
+    from ppy_check.schema import OpData
+
+    raw = dict(opdata().raw)
+    raw["torch_version"] = "2.12.0"
+    raw["natives"] = {**raw["natives"], "gone_in_this_torch.Tensor": raw["natives"]["add.Tensor"]}
+    monkeypatch.setattr("ppy_check.schema.opdata", lambda: OpData(raw))
+    module.drift.cache_clear()
+    try:
+        found = module.drift()
+        assert not found.same and found.missing == ("gone_in_this_torch.Tensor",)
+        assert "op data comes from torch 2.12.0: 1 operator overloads it knows are missing here" in found.summary()
+        with pytest.warns(module.TorchVersionWarning, match="op data comes from torch 2.12.0"):
+            module.warn_once.cache_clear()
+            module.warn_once()
+    finally:
+        module.drift.cache_clear()
+        module.warn_once.cache_clear()
