@@ -301,6 +301,8 @@ class Printer:
             return f"(!ppy::py_bool({self.expr(operands[0])}))"
         if value.op is HostOp.ALL:
             return "(" + " && ".join(self.expr(o) for o in operands) + ")"
+        if value.op is HostOp.PROD:
+            return f"ppy::product({self.expr(operands[0])})"
         if value.op is HostOp.TO_FLOAT:
             return to_double(self.expr(operands[0]), operands[0].type)
         if value.op is HostOp.TO_BOOL:

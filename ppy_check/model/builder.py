@@ -716,7 +716,7 @@ class Builder:
         if name in scope.imports:
             target = scope.imports[name]
             if name in scope.modules:
-                if target.split(".")[0] not in ("torch", "math", "builtins"):
+                if target.split(".")[0] not in ("torch", "math", "builtins", "einops"):
                     found = self.project_value(target, name)
                     if isinstance(found, ProjectModule):
                         return found
@@ -757,7 +757,7 @@ class Builder:
         if dotted in MODULE_PATHS:
             return ModuleRef(dotted)
         root = dotted.split(".")[0]
-        if root in ("torch", "math", "builtins"):
+        if root in ("torch", "math", "builtins", "einops"):
             return FunctionRef(dotted, shown)
         found = self.project_value(dotted, shown)
         if found is not None:
@@ -1255,6 +1255,8 @@ class Builder:
             return self.builtin(name, args, keywords, span, shown)
         if namespace == "math":
             return self.math(name, args, keywords, span, shown)
+        if namespace == "einops":
+            return self.einops(name, args, keywords, span, shown)
         if namespace == "aten":
             if not self.data.has_function(name):
                 return self.unsupported(span, shown, f"torch {self.data.torch_version} has no native `{name}`")
@@ -1597,6 +1599,122 @@ class Builder:
             self.env, self.frame, self.returned, self.returned_value, self.anchor = saved
         return value
 
+    def einops(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        """``einops.rearrange/repeat/reduce`` with a literal pattern: the reshapes, permutes and reductions einops runs."""
+        from ppy_check.model import einops_patterns as patterns
+
+        if name not in ("rearrange", "repeat", "reduce") or any(a.spread for a in args):
+            self.unsupported(span, shown, "only `rearrange`, `repeat` and `reduce` of einops, without `*` arguments")
+            raise _Abandon
+        values = [a.value for a in args]
+        keywords = dict(keywords)
+        if name == "reduce" and len(values) == 2 and "reduction" in keywords:
+            values.append(keywords.pop("reduction"))
+        arity = 3 if name == "reduce" else 2
+        pattern = values[1] if len(values) > 1 else keywords.pop("pattern", None)
+        if len(values) != arity or not isinstance(values[0].type, t.TensorT):
+            self.type_problem(span, shown, f"`einops.{name}` takes a tensor and a pattern" +
+                              (" and a reduction" if name == "reduce" else ""))
+            raise _Abandon
+        if not isinstance(pattern, Const) or not isinstance(pattern.value, str):
+            self.unsupported(span, shown, "the pattern must be a literal string")
+            raise _Abandon
+        reduction = values[2] if name == "reduce" else None
+        if reduction is not None and not (isinstance(reduction, Const) and reduction.value in patterns.REDUCTIONS):
+            self.unsupported(span, shown, f"the reduction must be one of {', '.join(patterns.REDUCTIONS)}, as a literal")
+            raise _Abandon
+        for key, value in keywords.items():
+            if not isinstance(value.type, t.IntT):
+                self.type_problem(span, shown, f"the length `{key}=` must be an int, not a {value.type}")
+                raise _Abandon
+        try:
+            plan = patterns.plan(name, pattern.value, set(keywords))
+        except patterns.PatternError as error:
+            self.unsupported(span, shown, f"pattern {pattern.value!r}: {error}")
+            raise _Abandon from None
+        return self.run_einops_plan(plan, values[0], keywords, reduction.value if reduction is not None else "", span, shown)
+
+    def run_einops_plan(self, plan: Any, x: Expr, lengths: dict[str, Expr], reduction: str, span: Span,
+                        shown: str) -> Expr:
+        from ppy_check.model.einops_patterns import ELLIPSIS
+
+        def const(value: int) -> Const:
+            return Const(value, t.INT, span)
+
+        def ints(items: list[Expr]) -> Expr:
+            return self.atom(MakeTuple(tuple(items), t.TupleT(tuple(t.INT for _ in items)), span))
+
+        shape = self.atom(TensorQuery(x, Query.SHAPE, (), t.SeqT(t.INT), span))
+        groups = plan.left.groups
+        ellipsis_at = next((i for i, g in enumerate(groups) if g == (ELLIPSIS,)), None)
+        sizes: dict[str, Expr] = dict(lengths)
+        flat: list[Expr] = []  # the elementary sizes, the ellipsis flattened into one axis
+        ellipsis: Expr | None = None
+        decompose = False
+        for index, group in enumerate(groups):
+            if group == (ELLIPSIS,):
+                after = len(groups) - index - 1
+                ellipsis = self.atom(SeqSlice(shape, const(index), const(-after) if after else None, None,
+                                              t.SeqT(t.INT), span))
+                sizes[ELLIPSIS] = self.atom(Host(HostOp.PROD, (ellipsis,), t.INT, span))
+                flat.append(sizes[ELLIPSIS])
+                decompose = True
+                continue
+            position = index if ellipsis_at is None or index < ellipsis_at else index - len(groups)
+            dim = self.atom(SeqIndex(shape, const(position), t.INT, span))
+            if len(group) == 1:
+                sizes.setdefault(group[0], dim)
+            elif group:
+                known = [sizes[a] for a in group if a in lengths]
+                unknown = [a for a in group if a not in lengths]
+                if unknown:
+                    product = known[0] if known else const(1)
+                    for other in known[1:]:
+                        product = self.atom(self.host(HostOp.MUL, [product, other], span, shown))
+                    sizes[unknown[0]] = self.atom(self.host(HostOp.FLOORDIV, [dim, product], span, shown))
+                decompose = True
+            else:
+                decompose = True  # a `1`: the unit axis goes
+            flat.extend(sizes[a] for a in group)
+        current = plan.left.axes
+        if decompose:
+            x = self.atom(self.invoke_method("reshape", x, [Argument(ints(flat))], {}, span, shown))
+        if plan.reduced:
+            dims = [current.index(a) for a in plan.reduced]
+            if reduction == "prod":
+                for dim in sorted(dims, reverse=True):
+                    x = self.atom(self.invoke_method("prod", x, [Argument(const(dim))], {}, span, shown))
+            else:
+                method = {"max": "amax", "min": "amin"}.get(reduction, reduction)
+                x = self.atom(self.invoke_method(method, x, [Argument(ints([const(d) for d in dims]))], {}, span, shown))
+            current = [a for a in current if a not in plan.reduced]
+        order = list(plan.order)
+        if order != current:
+            permutation = [const(current.index(a)) for a in order]
+            x = self.atom(self.invoke_method("permute", x, [Argument(ints(permutation))], {}, span, shown))
+        right = plan.right.axes
+        if plan.added:
+            for position, axis in enumerate(right):
+                if axis in plan.added:
+                    x = self.atom(self.invoke_method("unsqueeze", x, [Argument(const(position))], {}, span, shown))
+            expanded = [sizes[a] if a in plan.added else const(-1) for a in right]
+            x = self.atom(self.invoke_method("expand", x, [Argument(ints(expanded))], {}, span, shown))
+        singletons = all(len(g) == 1 and g != (ELLIPSIS,) for g in plan.right.groups)
+        if singletons and not decompose:
+            return x
+        parts: list[tuple[Expr, bool]] = []
+        for group in plan.right.groups:
+            if group == (ELLIPSIS,):
+                parts.append((ellipsis, True))  # type: ignore[arg-type]
+                continue
+            size: Expr = const(1)
+            for axis in group:
+                size = sizes[axis] if size is None or (isinstance(size, Const) and size.value == 1) else \
+                    self.atom(self.host(HostOp.MUL, [size, sizes[axis]], span, shown))
+            parts.append((size, False))
+        target = self.concatenate(parts, span)
+        return self.invoke_method("reshape", x, [Argument(self.atom(target))], {}, span, shown)
+
     def template_function(self, name: str, node: ast.Call) -> Value:
         """A template's own helpers: ``unsupported("why")`` and ``aten_reduction(reduction)``."""
         if name == "unsupported":
@@ -1643,7 +1761,7 @@ def _item(base: Expr, index: int) -> Expr:
 
 # Host operations that can raise: integer overflow, division by zero, math domain errors, int() of inf.
 _OVERFLOWING = {HostOp.ADD, HostOp.SUB, HostOp.MUL, HostOp.POW, HostOp.LSHIFT, HostOp.NEG, HostOp.ABS}
-_ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, HostOp.ROUND, HostOp.MATH}
+_ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, HostOp.ROUND, HostOp.MATH, HostOp.PROD}
 
 
 def _may_raise(value: Value) -> bool:

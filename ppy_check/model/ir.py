@@ -140,6 +140,7 @@ class HostOp(enum.Enum):
     TO_FLOAT = "float"
     TO_BOOL = "bool"
     ALL = "all"  # `and` of comparisons in a chain: operands already evaluated
+    PROD = "prod"  # the product of a run-time sequence of ints
     MATH = "math"  # math.<function>: `function` names it
 
 
