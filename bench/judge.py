@@ -32,8 +32,9 @@ class Verdict:
     name: str
     status: str
     findings: list[Diagnostic] = field(default_factory=list)
-    detail: str = ""
-    calls: int = 0
+    detail: str = ""  # the first failure's
+    calls: int = 0  # calls checked
+    failures: dict[int, tuple[str, str]] = field(default_factory=dict)  # call index: (status, detail)
 
 
 def check_file(path: Path) -> tuple[list[str], dict[str, list[Diagnostic]]]:
@@ -74,7 +75,6 @@ def judge_file(path: Path, calls: Callable[[Any], list[Any]] | None = None) -> d
 def _run(region: Any, calls: list[Any]) -> Verdict:
     from ppy.errors import RegionError
     from ppy.runtime import RegionFallbackWarning
-    from ppy.verify import compare_call
 
     name = region.site.qualname
     with warnings.catch_warnings(record=True) as caught:
@@ -86,19 +86,32 @@ def _run(region: Any, calls: list[Any]) -> Verdict:
     if not compiled:
         reasons = [str(w.message) for w in caught if issubclass(w.category, RegionFallbackWarning)]
         return Verdict(name, "not compiled", detail=reasons[0] if reasons else "it runs as Python (no reason given)")
+    failures = {}
     for index, call in enumerate(calls):
-        problem = _python_error(region, call)
-        if problem is not None:
-            return Verdict(name, "raised", detail=f"call {index}: the Python body raised {problem}", calls=index)
-        try:
-            outcome = compare_call(region, call)
-        except Exception as error:  # the verifier itself failed on this call: report it, keep judging the rest
-            return Verdict(name, "raised", detail=f"call {index}: verifying raised {type(error).__name__}: {error}",
-                           calls=index)
-        if outcome.mismatches:
-            first = outcome.mismatches[0]
-            return Verdict(name, "wrong", detail=f"call {index}: {first.what} {first.verb}: {first.detail}", calls=index)
-    return Verdict(name, "matched" if calls else "unverified", calls=len(calls))
+        failure = _check_call(region, call)
+        if failure is not None:
+            failures[index] = failure
+    if not failures:
+        return Verdict(name, "matched" if calls else "unverified", calls=len(calls))
+    index, (status, detail) = next(iter(failures.items()))
+    return Verdict(name, status, detail=f"call {index}: {detail}", calls=len(calls), failures=failures)
+
+
+def _check_call(region: Any, call: Any) -> tuple[str, str] | None:
+    """None when the call matches; else ("raised" or "wrong", what happened)."""
+    from ppy.verify import compare_call
+
+    problem = _python_error(region, call)
+    if problem is not None:
+        return "raised", f"the Python body raised {problem}"
+    try:
+        outcome = compare_call(region, call)
+    except Exception as error:  # the verifier itself failed on this call: report it, keep judging the rest
+        return "raised", f"verifying raised {type(error).__name__}: {error}"
+    if outcome.mismatches:
+        first = outcome.mismatches[0]
+        return "wrong", f"{first.what} {first.verb}: {first.detail}"
+    return None
 
 
 def _python_error(region: Any, call: Any) -> str | None:
@@ -107,15 +120,6 @@ def _python_error(region: Any, call: Any) -> str | None:
     ``compare_call`` counts a call on which both sides raise the same error as
     agreeing; here a body that raises is its own verdict.
     """
-    import torch
-
-    def copy(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            return value.detach().clone()
-        if isinstance(value, (tuple, list)):
-            return type(value)(copy(v) for v in value)
-        return value
-
     try:
         region.python(*copy(call.args), **{k: copy(v) for k, v in call.kwargs.items()})
     except Exception as error:  # reported, not raised: the verdict says what it was
@@ -123,13 +127,27 @@ def _python_error(region: Any, call: Any) -> str | None:
     return None
 
 
+def copy(value: Any) -> Any:
+    """``value`` with every tensor in it (in tuples and lists too) replaced by a detached clone."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (tuple, list)):
+        return type(value)(copy(v) for v in value)
+    return value
+
+
 def pattern(message: str) -> str:
     """A finding or failure with its particulars taken out, so that one cause counts once across regions.
 
-    The region's name goes, each backquoted name becomes `…`, each number N,
-    and only the first clause (up to a semicolon) stays.
+    The region's name goes (and the fallback warning's preamble), each
+    backquoted name becomes `…`, each file name <file>, each number N, and
+    only the first clause (up to a semicolon) stays.
     """
-    text = re.sub(r"^region `[^`]*`:? ", "", message.strip().splitlines()[0])
+    text = re.sub(r"^ppy: region `[^`]*` runs as Python: ", "", message.strip().splitlines()[0])
+    text = re.sub(r"^region `[^`]*`:? ", "", text)
+    text = re.sub(r"[\w./-]+\.py\b", "<file>", text)
     text = text.split("; ", 1)[0]
     text = re.sub(r"`[^`]*`", "`…`", text)
     text += ")" * (text.count("(") - text.count(")"))  # a clause cut inside parentheses
