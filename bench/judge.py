@@ -13,7 +13,6 @@ Each region gets one verdict:
 
 from __future__ import annotations
 
-import os
 import platform
 import re
 import warnings
@@ -53,8 +52,8 @@ def check_file(path: Path) -> tuple[list[str], dict[str, list[Diagnostic]]]:
 def judge_file(path: Path, calls: Callable[[Any], list[Any]] | None = None) -> dict[str, Verdict]:
     """Every region of ``path`` (whose module must be imported already): checked, built, verified on ``calls(region)``.
 
-    ``calls`` defaults to the region's own samples on the CPU. Building one region
-    builds the whole file, once.
+    ``calls`` defaults to the region's own samples on the CPU (from a fixed
+    seed). Building one region builds the whole file, once.
     """
     from ppy.decorators import live_regions
 
@@ -67,9 +66,16 @@ def judge_file(path: Path, calls: Callable[[Any], list[Any]] | None = None) -> d
         elif name not in live:
             verdicts[name] = Verdict(name, "raised", detail="the region object does not exist: is its module imported?")
         else:
-            region = live[name]
-            verdicts[name] = _run(region, calls(region) if calls is not None else region.sample_calls("cpu"))
+            verdicts[name] = _run(live[name], calls(live[name]) if calls is not None else _samples(live[name]))
     return verdicts
+
+
+def _samples(region: Any) -> list[Any]:
+    """The region's own samples on the CPU, drawn from a fixed seed so that a rerun checks the same numbers."""
+    import torch
+
+    torch.manual_seed(0)
+    return region.sample_calls("cpu")
 
 
 def _run(region: Any, calls: list[Any]) -> Verdict:
@@ -163,13 +169,7 @@ def example(message: str) -> str:
 def machine() -> str:
     """Processor, cores, Python and torch: what a reader needs to compare a rerun."""
     import torch
+    from gpt2_compare import CPU
+    from gpt2_compare import machine as processor
 
-    model = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
+    return f"{processor(CPU)}, Python {platform.python_version()}, torch {torch.__version__}"

@@ -54,6 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from judge import Verdict, copy, example, judge_file, machine, pattern  # noqa: E402
 from readme import replace_between_markers  # noqa: E402
 
+UNREPEATABLE = "eager gives different answers on the same inputs (uninitialised memory)"
+
 
 class NotExpressible(Exception):
     """This sample cannot be written as a region; the message says why."""
@@ -239,7 +241,7 @@ def _eager(op: Any, sample: Any) -> Any:
         scribbles = [torch.full_like(t, 7) for t in _tensors(results[0]) for _ in range(4)]
         del scribbles
     if not _same(*results):
-        raise NotExpressible("eager gives different answers on the same inputs (uninitialised memory)")
+        raise NotExpressible(UNREPEATABLE)
     return results[0]
 
 
@@ -299,16 +301,22 @@ def _add_samples(out: Generated, specs: dict[tuple[str, str, str], Spec], op: An
     except Exception as error:  # torch's own sample generator failed: nothing to write
         out.samples.append(Sample(key, 0, reason=f"its samples cannot be made ({type(error).__name__})"))
         return
+    written = []
     for index, sample in enumerate(samples):
         entry = Sample(key, index)
         out.samples.append(entry)
         try:
             writer = _Writer()
             call = writer.call(op, sample)
-            shape = (", ".join(writer.params), call, annotation(_eager(op, sample)))
+            written.append((entry, writer, (", ".join(writer.params), call, annotation(_eager(op, sample)))))
         except NotExpressible as why:
             entry.reason = str(why)
-            continue
+    # A result read from uninitialised memory may repeat by chance on one sample; it is the op's nature on all.
+    if any(entry.reason == UNREPEATABLE for entry in out.samples if entry.op == key):
+        for entry, _, _ in written:
+            entry.reason = UNREPEATABLE
+        written = []
+    for entry, writer, shape in written:
         spec = specs.get(shape)
         if spec is None:
             spec = specs[shape] = Spec(f"{slug}_{len(specs)}", *shape)
@@ -322,22 +330,23 @@ def _write(path: Path, specs: list[Spec]) -> None:
 
 
 def _loosen_returns(path: Path, specs: list[Spec]) -> None:
-    """Annotate `tuple[torch.Tensor, ...]` where ppy-check says the op returns a list of unknown length.
+    """Annotate the return as ppy-check says the op returns it, where that differs from the sample's result.
 
     A sample's tuple result is first annotated exactly (`tuple[torch.Tensor,
-    torch.Tensor]`, as for `torch.max(x, 1)`); for ops returning `Tensor[]`
-    (`torch.split`) ppy-check asks for the open form, as it would ask a user.
+    torch.Tensor]`, as for `torch.max(x, 1)`); for an op returning `Tensor[]`
+    (`torch.split`) ppy-check asks for `tuple[torch.Tensor, ...]`, as it would
+    ask a user, and the annotation follows its message.
     """
     from judge import check_file
 
     _, findings = check_file(path)
-    loose = {name for name, found in findings.items()
-             if any(f.code == "ppy-type" and "returns a tuple[torch.Tensor, ...] where" in f.message for f in found)}
+    declared = re.compile(r"returns an? (.+?) where `-> .*` was declared")
     for spec in specs:
-        if spec.name in loose:
-            spec.returns = "tuple[torch.Tensor, ...]"
-    if loose:
-        _write(path, specs)
+        for finding in findings.get(spec.name, []):
+            match = declared.search(finding.message)
+            if finding.code == "ppy-type" and match and match.group(1).startswith("tuple["):
+                spec.returns = match.group(1)
+    _write(path, specs)
 
 
 def _import(path: Path) -> None:
