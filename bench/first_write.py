@@ -10,16 +10,14 @@ all but those that loop, branch on values or assert by design (each module's
 pattern (or build failure, or wrong answer), with how many functions it
 stopped and for how many it was the only thing in the way.
 
-Writes bench/results/first_write.json; ``--update-readme`` also puts the table
-into README.md between ``<!-- first-write:start -->`` and ``<!-- first-write:end -->``.
+Writes bench/results/first_write.json and .md; ``--update-readme`` also puts the
+table into README.md between ``<!-- first-write:start -->`` and ``<!-- first-write:end -->``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib
-import json
 import sys
 import time
 from collections import Counter, defaultdict
@@ -28,7 +26,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "corpus"
-RESULTS = ROOT / "bench" / "results"
 BY_DESIGN = "by-design"
 # The codes of the rules that refuse loops, value branches and asserts: by design.
 BY_DESIGN_CODES = ("ppy-loop", "ppy-branch")
@@ -37,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from judge import Verdict, example, judge_file, machine, pattern  # noqa: E402
-from readme import replace_between_markers  # noqa: E402
+from publish import publish, today  # noqa: E402
 
 
 @dataclass
@@ -140,7 +137,7 @@ def run() -> dict:
     import torch
 
     return {
-        "date": datetime.date.today().isoformat(), "machine": machine(), "torch": torch.__version__,
+        "date": today(), "machine": machine(), "torch": torch.__version__,
         "seconds": round(time.perf_counter() - started, 1), "summary": summarise(entries),
         "functions": [{"file": e.file, "by_design": e.by_design, **asdict(e.verdict)} for e in entries],
     }
@@ -163,10 +160,7 @@ def main() -> None:
     print()
     text = markdown(report)
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "first_write.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
-    if args.update_readme:
-        replace_between_markers("first-write", text)
+    publish("first_write", "first-write", report, text, args.update_readme)
 
 
 if __name__ == "__main__":

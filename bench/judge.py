@@ -169,7 +169,6 @@ def example(message: str) -> str:
 def machine() -> str:
     """Processor, cores, Python and torch: what a reader needs to compare a rerun."""
     import torch
-    from gpt2_compare import CPU
-    from gpt2_compare import machine as processor
+    from publish import cpu
 
-    return f"{processor(CPU)}, Python {platform.python_version()}, torch {torch.__version__}"
+    return f"{cpu()}, Python {platform.python_version()}, torch {torch.__version__}"
