@@ -6,8 +6,8 @@ measured gap (the bench counts them), not a failure; one it passes must
 compile and match: a compile failure or a wrong answer is a ppy bug. Known
 ones are listed in KNOWN_BUGS, strictly expected to fail, so that a fix shows.
 
-The regions are generated under .ppy-cache/opinfo/test/ (a fixed path, so a
-rerun finds its builds in the cache).
+The regions are generated under build/opinfo/test/ (a fixed path, so a rerun
+finds its builds in the cache).
 """
 
 from __future__ import annotations
