@@ -26,13 +26,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "corpus"
-BY_DESIGN = "by-design"
 # The codes of the rules that refuse loops, value branches and asserts: by design.
 BY_DESIGN_CODES = ("ppy-loop", "ppy-branch")
 
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from corpus import BY_DESIGN  # noqa: E402
 from judge import Verdict, example, judge_file, machine, pattern  # noqa: E402
 from publish import publish, today  # noqa: E402
 
