@@ -35,19 +35,12 @@ from ppy_check.messages import ALL_CODES  # noqa: E402
 
 # First-write functions that ppy-check refuses today, and why. Delete an entry when its feature lands.
 REFUSED_TODAY = {
-    "attention.apply_rotary_emb": "calls a helper function (and passes starred arguments)",
-    "attention.apply_rotary_pos_emb": "calls a helper function",
-    "attention.llama_attention": "calls other regions",
     "attention.causal_mask_min": "torch.finfo(dtype).min",
     "attention.qkv_heads_einops": "einops rearrange",
-    "boxes.box_iou": "calls a helper function that calls a region",
     "boxes.decode_boxes": "torch.tensor(literal)",
     "boxes.batched_nms_offsets": "torch.tensor(literal)",
     "diffusion.upsample_nearest_conv": "F.interpolate",
     "diffusion.vae_attn_block": "einops rearrange",
-    "layers.rms_norm": "calls a helper function",
-    "layers.adaln_mlp_branch": "calls a helper function",
-    "layers.gpt_block": "calls regions, one imported from another module",
     "losses.sigmoid_focal_loss": "F.binary_cross_entropy_with_logits",
     "losses.smooth_l1": "F.smooth_l1_loss",
     "losses.distillation_kl": "F.kl_div",
