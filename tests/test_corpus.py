@@ -36,21 +36,15 @@ from ppy_check.messages import ALL_CODES  # noqa: E402
 # First-write functions that ppy-check refuses today, and why. Delete an entry when its feature lands.
 REFUSED_TODAY = {
     "attention.causal_mask_min": "torch.finfo(dtype).min",
-    "attention.qkv_heads_einops": "einops rearrange",
+    "attention.qkv_heads_einops": "unpacking a tensor, `q, k, v = rearrange(...)` (refused as ppy-type)",
     "boxes.decode_boxes": "torch.tensor(literal)",
     "boxes.batched_nms_offsets": "torch.tensor(literal)",
-    "diffusion.upsample_nearest_conv": "F.interpolate",
-    "diffusion.vae_attn_block": "einops rearrange",
-    "losses.sigmoid_focal_loss": "F.binary_cross_entropy_with_logits",
-    "losses.smooth_l1": "F.smooth_l1_loss",
-    "losses.distillation_kl": "F.kl_div",
+    "diffusion.upsample_nearest_conv": "F.interpolate: torch's Python code loops over the spatial dims",
+    "losses.smooth_l1": "F.smooth_l1_loss: torch's Python code decides on `beta == 0.0` at run time",
+    "losses.distillation_kl": "F.kl_div: torch's Python code decides on `input.dim()`",
     "losses.clip_loss": "Tensor.norm(dim=, keepdim=), a Python-level method (refused as ppy-type)",
     "optim.lion": "p.data",
-    "ssm.selective_state_update": "einops rearrange",
-    "ssm.segsum": "einops repeat",
-    "vision.conv_bn_relu": "F.batch_norm",
-    "vision.resample_pos_embed": "F.interpolate",
-    "vision.channels_last_norm": "einops rearrange",
+    "vision.resample_pos_embed": "F.interpolate: torch's Python code decides on `torch.jit.is_scripting()`",
 }
 # Functions ppy-check passes that do not build or do not match today: ppy bugs, with what goes wrong.
 KNOWN_BUGS: dict[str, str] = {}
