@@ -44,7 +44,7 @@ REFUSED_TODAY = {
     "losses.distillation_kl": "F.kl_div: torch's Python code decides on `input.dim()`",
     "losses.clip_loss": "Tensor.norm(dim=, keepdim=), a Python-level method (refused as ppy-type)",
     "optim.lion": "p.data",
-    "vision.resample_pos_embed": "F.interpolate: torch's Python code decides on `torch.jit.is_scripting()`",
+    "vision.resample_pos_embed": "F.interpolate: torch's Python code is not straight-line on what is known",
 }
 # Functions ppy-check passes that do not build or do not match today: ppy bugs, with what goes wrong.
 KNOWN_BUGS: dict[str, str] = {}
