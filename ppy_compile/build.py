@@ -377,6 +377,14 @@ def _build_unit(cache: Cache, tool: Any, bridge_key: str, regions: list[UnitRegi
         level = max(levels[r.model.site.key] for r in regions)
         pch_key = _ensure_pch(cache) if pch_for(level) else None
         unit = translation_unit(regions, origin, options, precompiled=pch_key is not None)
+        for region in [r for r in regions if r.symbol in unit.failed]:
+            regions.remove(region)
+            key = region.model.site.key
+            del symbols[key]
+            fallbacks[key] = (f"ppy could not lower it to C++ (line {region.model.site.line}), a ppy bug worth "
+                              f"reporting: {unit.failed[region.symbol]}")
+        if not regions:
+            return None
         build_key = _sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "")
         try:
             if cache.valid(build_key) is None:

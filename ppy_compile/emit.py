@@ -379,6 +379,8 @@ class Printer:
         if arg.is_write and isinstance(kind, BaseType):
             return self.lvalue(value, span)
         if _is_list(kind):
+            if isinstance(value.type, t.NoneT) and isinstance(kind, OptionalType):
+                return "::std::nullopt"  # `torch.sum(x, dim=None)`
             literal = self.literal_list(value, kind)
             if literal is not None:
                 return literal

@@ -28,8 +28,8 @@ from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, r
 from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
     Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
-    MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, Return, SeqIndex, SeqSlice,
-    SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
+    MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
+    SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
 )
 from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
 from ppy_check.region import Region
@@ -275,6 +275,11 @@ class Builder:
         self.complete = True
         self.random = False
         self.natives: set[str] = set()
+        # Sequences that are torch.Size in Python (`x.shape`, its slices and sums), and variables holding them.
+        self.sizes: set[Expr] = set()
+        self.size_vars: set[Var] = set()
+        self.values: dict[Var, Expr] = {}  # each variable's value, to see what a returned variable holds
+        self.result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
         self.returned = False
         self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path)
         self.dependencies: dict[str, str] = {}  # other files the region reached: path -> sha256
@@ -309,7 +314,7 @@ class Builder:
         if not self.complete or self.problems:
             return Analysis(None, self.problems, self.writes, self.callees)
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
-                            self.body, self.writes, self.random, self.natives, self.dependencies)
+                            self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes)
         return Analysis(model, self.problems, self.writes, self.callees)
 
     def _grad_mode(self) -> GradMode:
@@ -596,7 +601,36 @@ class Builder:
     def let(self, value: Expr, name: str = "") -> Read:
         var = self.new_var(name, value.type)
         self.body.append(Let(var, value, value.span))
+        self.values[var] = value
+        if self.is_size(value):
+            self.size_vars.add(var)
         return Read(var, value.type, value.span, value.aliases)
+
+    def is_size(self, value: Expr) -> bool:
+        """Whether Python's value is a torch.Size: `x.shape`, `x.size()`, their slices, sums and repeats."""
+        if isinstance(value, TensorQuery):
+            return value.query is Query.SHAPE
+        if isinstance(value, Read):
+            return value.var in self.size_vars
+        if isinstance(value, SeqSlice):
+            return self.is_size(value.base)
+        if isinstance(value, Host) and value.op is HostOp.MUL and isinstance(value.type, t.SeqT):
+            return self.is_size(value.operands[0])
+        return value in self.sizes
+
+    def classes_of(self, value: Expr, path: tuple[int, ...]) -> list[tuple[tuple[int, ...], ResultClass]]:
+        """Where a returned value holds tuple subclasses Python would build (deepest first), by what made them."""
+        while isinstance(value, Read) and value.var in self.values and not self.is_size(value):
+            value = self.values[value.var]
+        found: list[tuple[tuple[int, ...], ResultClass]] = []
+        if isinstance(value, MakeTuple):
+            for index, item in enumerate(value.items):
+                found += self.classes_of(item, path + (index,))
+        if self.is_size(value):
+            found.append((path, ResultClass("torch", "Size")))
+        elif isinstance(value.type, t.TupleT) and value.type.structseq is not None:
+            found.append((path, ResultClass("torch.return_types", value.type.structseq)))
+        return found
 
     def atom(self, value: Value, node: ast.AST | None = None) -> Expr:
         """The value as something cheap to read more than once: a constant, a parameter, a variable or a tuple of them."""
@@ -770,6 +804,7 @@ class Builder:
         if problem:
             self.type_problem(span, display(node), f"returns a {value.type} where `-> {declared}` was declared{problem}")
             raise _Abandon
+        self.result_classes = tuple(self.classes_of(value, ()))
         self.body.append(Return(value, span))
 
     # --- expressions --------------------------------------------------------------------
@@ -1323,7 +1358,10 @@ class Builder:
         seq_left = isinstance(left.type, (t.TupleT, t.SeqT))
         seq_right = isinstance(right.type, (t.TupleT, t.SeqT))
         if isinstance(op, ast.Add) and seq_left and seq_right:
-            return self.concatenate([(left, True), (right, True)], span)
+            joined = self.concatenate([(left, True), (right, True)], span)
+            if self.is_size(left) or self.is_size(right):
+                self.sizes.add(joined)  # torch.Size + tuple, and tuple + torch.Size, is a torch.Size
+            return joined
         if isinstance(op, ast.Mult) and (seq_left != seq_right):
             sequence, count = (left, right) if seq_left else (right, left)
             if not isinstance(count.type, (t.IntT, t.BoolT)):
@@ -1682,7 +1720,14 @@ class Builder:
             if isinstance(kind, t.TensorT):
                 return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
         if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
-            return values[0]  # `list(x.shape[2:])`: a region's sequences are values, either spelling
+            value = values[0]
+            if isinstance(value.type, t.TupleT) and value.type.structseq is not None:
+                # `tuple(torch.max(x, 1))` is a plain tuple of the fields
+                items = tuple(_item(value, i) for i in range(len(value.type.items)))
+                return MakeTuple(items, t.TupleT(value.type.items), span, value.aliases)
+            if self.is_size(value):
+                return MakeSeq(((value, True),), value.type, span, value.aliases)  # `tuple(x.shape)`: no torch.Size
+            return value  # `list(x.shape[2:])`: a region's sequences are values, either spelling
         self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
         raise _Abandon
 
@@ -1793,7 +1838,9 @@ class Builder:
         if len(kinds) == 1:
             return kinds[0]
         names = tuple(r.name for r in native.returns)
-        return t.TupleT(tuple(kinds), names if all(names) else None)
+        if not all(names):
+            return t.TupleT(tuple(kinds))
+        return t.TupleT(tuple(kinds), names, structseq=native.name)
 
     # --- Python-level torch functions ----------------------------------------------------------
 

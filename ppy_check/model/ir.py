@@ -344,6 +344,14 @@ class PythonException(enum.Enum):
     ASSERTION_ERROR = "AssertionError"
 
 
+@dataclass(frozen=True)
+class ResultClass:
+    """A tuple subclass Python builds a result as: ``torch.Size``, ``torch.return_types.max``."""
+
+    module: str
+    name: str
+
+
 @dataclass(frozen=True, eq=False)
 class Require:
     """A check of torch's Python code on a run-time value (``if x.dim() != 4: raise ValueError(...)``).
@@ -415,3 +423,6 @@ class RegionModel:
     random: bool = False  # draws random numbers: its order relative to the caller's draws matters
     natives: set[str] = field(default_factory=set)  # every overload it calls ("add.Tensor")
     dependencies: dict[str, str] = field(default_factory=dict)  # other files its helpers live in: path -> sha256
+    # Parts of the result Python hands back as a tuple subclass: (where in the result, class), the deepest first.
+    # `return torch.max(x, 1)` is a torch.return_types.max at (); `return y, y.shape` a torch.Size at (1,).
+    result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
