@@ -82,4 +82,4 @@ def test_a_region_ppy_cannot_lower_falls_back_alone(fresh_cache: Path, tmp_path:
     built = build.build_module(str(tmp_path / "model.py"), source, Cache.open(fresh_cache))
     assert list(built.functions) == ["innocent:9"]
     (reason,) = built.fallbacks.values()
-    assert "ppy could not lower it to C++ (line 5), a ppy bug worth reporting: NoCppForm: a lowering ppy lacks" in reason
+    assert "ppy could not lower it to C++ (line 4), a ppy bug worth reporting: NoCppForm: a lowering ppy lacks" in reason
