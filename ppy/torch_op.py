@@ -186,13 +186,13 @@ class Layout:
         except Exception as error:  # an annotation that does not evaluate where the function lives
             raise TorchOpError(f"its annotations do not evaluate ({type(error).__name__}: {error})") from None
         parameters = []
-        for parameter in inspect.signature(function).parameters.values():
-            if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-                raise TorchOpError(f"parameter `{parameter.name}` is variadic")
-            if parameter.name not in hints:
-                raise TorchOpError(f"parameter `{parameter.name}` has no annotation")
-            node = _node(hints[parameter.name], f"parameter `{parameter.name}`")
-            parameters.append(Parameter(parameter.name, node, parameter.kind, parameter.default))
+        for declared in inspect.signature(function).parameters.values():
+            if declared.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise TorchOpError(f"parameter `{declared.name}` is variadic")
+            if declared.name not in hints:
+                raise TorchOpError(f"parameter `{declared.name}` has no annotation")
+            node = _node(hints[declared.name], f"parameter `{declared.name}`")
+            parameters.append(Parameter(declared.name, node, declared.kind, declared.default))
         returned = hints.get("return", type(None))
         returns = None if returned is type(None) else _node(returned, "the return")
         taken = {p.name for p in parameters}
@@ -302,7 +302,7 @@ def _registered(region: Region[Any, Any]) -> Registered:
         if found is None:
             found = _register(region)
             region._ppy_torch_op = found  # type: ignore[attr-defined]
-        return found  # type: ignore[no-any-return]
+        return found
 
 
 def _register(region: Region[Any, Any]) -> Registered:
@@ -468,7 +468,7 @@ def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
             layout.append(("tensor", len(tensors)))
             tensors.append(value)
         elif isinstance(value, (list, tuple)) and any(isinstance(item, torch.Tensor) for item in value):
-            slots = []
+            slots: list[int | None] = []
             for item in value:
                 if isinstance(item, torch.Tensor):
                     slots.append(len(tensors))
@@ -559,7 +559,7 @@ def _refuse_writes(entry: Registered) -> Callable[..., Any]:
 # --- routing: what Region.__call__ does while torch compiles or exports ----------------------
 
 
-@torch.compiler.assume_constant_result
+@torch.compiler.assume_constant_result  # type: ignore[untyped-decorator]
 def _ready(region: Region[Any, Any]) -> bool:
     """Whether the region runs as its operator; registers it on the way. Dynamo calls this, it does not trace it."""
     try:
@@ -586,7 +586,25 @@ def call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     return region.python(*args, **kwargs)
 
 
+def compiling() -> bool:
+    """``torch.compiler.is_compiling()`` at half the cost: Region.__call__ asks on every eager call.
+
+    torch.export (non-strict) sets the flag while it runs the model; Dynamo,
+    which never sets it for the code it traces, sees this function as a
+    constant True (the substitute registered below), so no guard is installed.
+    """
+    return _compiler._is_compiling_flag  # pylint: disable=protected-access
+
+
+_compiler = torch.compiler
+
+
+@torch.compiler.substitute_in_graph(compiling)
+def _compiling_in_dynamo() -> bool:
+    return True
+
+
 def install() -> None:
     """Route region calls here while torch compiles or exports (``Region.__call__`` asks once per call)."""
-    decorators._compiling = torch.compiler.is_compiling
+    decorators._compiling = compiling
     decorators._traced_call = call
