@@ -259,7 +259,7 @@ def _wrapped_builtins(recorder: _Recorder) -> Iterator[dict[int, Any]]:
     from ppy_check.gen_opdata import PREFIXED_NAMESPACES
 
     modules = {"torch": torch, "torch.nn.functional": importlib.import_module("torch.nn.functional"),
-               "torch._C._nn": torch._C._nn}
+               "torch._C._nn": torch._C._nn, "torch._C._VariableFunctions": torch._VF}
     # torch's Python functions call natives through torch._VF, a module whose attributes can be set.
     extra_holders = {"torch": [torch._VF]}
     for namespace, (module_name, c_module_name, _) in PREFIXED_NAMESPACES.items():

@@ -206,13 +206,13 @@ def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast
             params.append(Param(arg.arg, arg, None, None))
             continue
         try:
-            params.append(Param(arg.arg, arg, parse_annotation(arg.annotation, scope.resolve), None))
+            params.append(Param(arg.arg, arg, parse_annotation(arg.annotation, scope.resolve_type), None))
         except AnnotationError as error:
             params.append(Param(arg.arg, arg, None, str(error)))
     returns, returns_problem = None, None
     if node.returns is not None:
         try:
-            returns = parse_annotation(node.returns, scope.resolve, is_return=True)
+            returns = parse_annotation(node.returns, scope.resolve_type, is_return=True)
         except AnnotationError as error:
             returns_problem = str(error)
     region = Region(node.name, node, scope, pure, level, params, returns, returns_problem, problems, enclosing, site)
