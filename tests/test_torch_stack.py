@@ -124,7 +124,8 @@ def _gpt2_calls() -> dict[str, list[ppy.Call]]:
 
 def _project_regions() -> dict[str, ppy.Region[Any, Any]]:
     found = {}
-    for module in [*(importlib.import_module(name) for name in ("constructs", "ops_regions", "tiny")), gpt2]:
+    modules = [importlib.import_module(path.stem) for path in sorted((HERE / "regions").glob("*.py"))]
+    for module in [*modules, gpt2]:
         for name, value in vars(module).items():
             if isinstance(value, ppy.Region):
                 found[f"{module.__name__}.{name}"] = value
