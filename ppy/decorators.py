@@ -91,8 +91,8 @@ def _not_compiling() -> bool:
     return False
 
 
-# While torch compiles or exports, a region call is its torch operator: ppy/torch_op.py installs
-# torch.compiler.is_compiling and its own entry here once torch is loaded.
+# While torch compiles or exports, a region call is its torch operator: ppy/torch_op.py installs its
+# check (torch.compiler's flag, a constant True to Dynamo) and its entry here once torch is loaded.
 _compiling: Callable[[], bool] = _not_compiling
 _traced_call: Callable[[Region[Any, Any], tuple[Any, ...], dict[str, Any]], Any] | None = None
 
