@@ -278,6 +278,7 @@ def _gradients(model: nn.Module, run: Any, ids: torch.Tensor) -> tuple[torch.Ten
 
 
 def test_compile_fullgraph_one_node_per_region_values_gradients_and_new_lengths() -> None:
+    from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
     from torch._dynamo.testing import CompileCounterWithBackend
 
@@ -287,9 +288,9 @@ def test_compile_fullgraph_one_node_per_region_values_gradients_and_new_lengths(
 
     def keep(graph: torch.fx.GraphModule, _: Any) -> Any:
         forward_graphs.append(graph)
-        return graph
+        return make_boxed_func(graph)
 
-    counter = CompileCounterWithBackend(aot_autograd(fw_compiler=keep, bw_compiler=lambda g, _: g))
+    counter = CompileCounterWithBackend(aot_autograd(fw_compiler=keep, bw_compiler=lambda g, _: make_boxed_func(g)))
     compiled = torch.compile(model, fullgraph=True, dynamic=True, backend=counter)
     operator = torch_op.op(gpt2.block)
     for length in (8, 11, 16):
