@@ -36,7 +36,6 @@ from ppy_check.messages import ALL_CODES  # noqa: E402
 # First-write functions that ppy-check refuses today, and why. Delete an entry when its feature lands.
 REFUSED_TODAY = {
     "attention.causal_mask_min": "torch.finfo(dtype).min",
-    "attention.qkv_heads_einops": "unpacking a tensor, `q, k, v = rearrange(...)` (refused as ppy-type)",
     "boxes.decode_boxes": "torch.tensor(literal)",
     "boxes.batched_nms_offsets": "torch.tensor(literal)",
     "diffusion.upsample_nearest_conv": "F.interpolate: torch's Python code loops over the spatial dims",

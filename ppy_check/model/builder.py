@@ -43,6 +43,7 @@ MODULE_PATHS = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.spe
                           "torch._C", "torch._C._nn", "torch._C._VariableFunctions", "math"})
 TORCH = "torch"
 PYTHON_TYPES = ("float", "int", "bool", "complex")
+LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
 SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len", "list", "tuple"})
 # What torch's Python code asks about the world, answered for a region's plain tensors in plain eager code.
 LIBRARY_ANSWERS: dict[str, object] = {
@@ -693,6 +694,12 @@ class Builder:
         if len(starred) > 1:
             self.unsupported(span, display(target), "two starred targets")
             raise _Abandon
+        if isinstance(source.type, t.TensorT):
+            # Python iterates a tensor as `iter(x.unbind(0))`, after refusing a 0-d one with TypeError.
+            rank = self.atom(TensorQuery(source, Query.DIM, (), t.INT, span))
+            holds = self.atom(self.host(HostOp.NE, [rank, Const(0, t.INT, span)], span, display(target)))
+            self.body.append(Require(holds, PythonException.TYPE_ERROR, "iteration over a 0-d tensor", span))
+            source = self.atom(self.invoke_method("unbind", source, [], {}, span, display(statement)))
         if isinstance(source.type, t.TupleT):
             items = [_item(source, i) for i in range(len(source.type.items))]
             if starred:
@@ -1119,8 +1126,7 @@ class Builder:
             if found is None:
                 return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
             return found
-        if isinstance(base, FunctionRef) and self.frame.library and base.helper is None and \
-                base.dotted.startswith("torch."):
+        if isinstance(base, FunctionRef) and base.helper is None and base.dotted.startswith("torch."):
             # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
             return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
         if isinstance(base, FunctionRef):
@@ -1514,8 +1520,7 @@ class Builder:
                 if isinstance(found, FunctionRef) and found.helper is not None:
                     return self.inline(found.helper, args, keywords, span, shown)
                 return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
-            if isinstance(callee, FunctionRef) and self.frame.library and callee.helper is None and \
-                    callee.dotted.startswith("torch."):
+            if isinstance(callee, FunctionRef) and callee.helper is None and callee.dotted.startswith("torch."):
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, FunctionRef):
                 return self.unsupported(span, shown, "an attribute of a function")
@@ -1632,6 +1637,9 @@ class Builder:
         if isinstance(kind, t.OptionalT) and isinstance(kind.inner, t.TensorT):
             receiver = self.unwrap(receiver, display(node.func.value), span)  # type: ignore[attr-defined]
             kind = receiver.type
+        if isinstance(kind, (t.TupleT, t.SeqT)) and name in LIST_METHODS:
+            return self.unsupported(span, shown, "a region's sequences do not change in place; build a new tuple "
+                                    "(`items = (*items, x)`)")
         if not isinstance(kind, t.TensorT):
             return self.unsupported(span, shown, f"a method of a {kind}")
         if name in self.data.properties:

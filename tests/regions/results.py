@@ -43,3 +43,16 @@ def _(device: str) -> Iterator[tuple[Tensor]]:
 @named_results_inside.samples
 def _(device: str) -> Iterator[tuple[Tensor]]:
     yield (r(3, 5, device=device),)
+
+
+@ppy.opt(2)
+def unpacked(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    # Python iterates a tensor along its first dimension (`iter(x.unbind(0))`).
+    first, *rest, last = x
+    return first, rest[0], last
+
+
+@unpacked.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(3, 2, device=device),)
+    yield (r(5, device=device),)
