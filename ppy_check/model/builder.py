@@ -18,6 +18,7 @@ arguments (``inplace``, ``reduction == "mean"``) fold at build time.
 from __future__ import annotations
 
 import ast
+import enum
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -27,7 +28,7 @@ from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
-    Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    Branch, Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
     SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
 )
@@ -211,6 +212,14 @@ Value = Union[Expr, ModuleRef, FunctionRef, ProjectModule, LibraryModule, Boolea
               Poisoned]
 
 
+class RestTaken(enum.Enum):
+    """What library_if did with the statements after an `if` of torch's code."""
+
+    YES = "compiled inside the branch"
+    NO = "left to run after it"
+    NOT_HANDLED = "the `if` is a check or a warning, for library_statement"
+
+
 class _Abandon(Exception):
     """The current statement cannot be modelled any further (its problem is recorded)."""
 
@@ -281,6 +290,8 @@ class Builder:
         self.size_vars: set[Var] = set()
         self.values: dict[Var, Expr] = {}  # each variable's value, to see what a returned variable holds
         self.result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
+        self.branching = 0  # inside a run-time decision of torch's Python code (runtime_branch)
+        self.raising = False  # this way of such a decision raises
         self.returned = False
         self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path)
         self.dependencies: dict[str, str] = {}  # other files the region reached: path -> sha256
@@ -392,9 +403,109 @@ class Builder:
                 # Code after `return` never runs; Python compiles it anyway.
                 continue
             try:
+                if self.frame.library and isinstance(statement, ast.If):
+                    taken = self.library_if(statement, statements[index + 1:])
+                    if taken is RestTaken.YES:
+                        return  # the rest of the block was compiled inside the branch
+                    if taken is RestTaken.NO:
+                        continue
                 self.statement(statement)
             except _Abandon:
                 self.poison_targets(statement)
+
+    def library_if(self, node: ast.If, rest: list[ast.stmt]) -> RestTaken:
+        """An `if` of torch's Python code: folded when its test is known here, else compiled as a run-time branch,
+        taking the rest of the block into the way that does not return."""
+        test = self.try_constant(node.test)
+        if test is not None:
+            self.statements(node.body if test.value else node.orelse)
+            return RestTaken.NO
+        body = [n for n in node.body if not _is_warning(n, self.frame.scope)]
+        if not body and not node.orelse or len(body) == 1 and isinstance(body[0], ast.Raise) and not node.orelse:
+            return RestTaken.NOT_HANDLED  # a warning, or a check that raises: library_statement keeps it
+        then_ends, else_ends = _ends_in_return(node.body), _ends_in_return(node.orelse)
+        if then_ends and not else_ends:
+            self.runtime_branch(node.test, node.body, node.orelse + rest, node)
+            return RestTaken.YES
+        if else_ends and not then_ends:
+            self.runtime_branch(node.test, node.body + rest, node.orelse, node)
+            return RestTaken.YES
+        self.runtime_branch(node.test, node.body, node.orelse, node)
+        return RestTaken.NO
+
+    def runtime_branch(self, test_node: ast.expr, then: list[ast.stmt], otherwise: list[ast.stmt],
+                       node: ast.If) -> None:
+        """Both ways of a decision of torch's Python code, built one after the other, joined as a C++ `if`."""
+        span = Span.of(node)
+        test = self.expr(test_node)
+        if not isinstance(test, Expr) or not t.is_number(test.type):
+            self.unsupported(span, self.frame.called_as, f"torch's Python code decides on `{display(test_node)}`, "
+                             "which ppy cannot compute")
+            raise _Abandon
+        test = self.atom(self.host(HostOp.TO_BOOL, [test], span, display(test_node), kind=t.BOOL)
+                         if not isinstance(test.type, t.BoolT) else test)
+        saved = (self.body, self.env, self.returned, self.returned_value, self.raising)
+        ways = []
+        self.branching += 1
+        try:
+            for statements in (then, otherwise):
+                self.body, self.env = [], dict(saved[1])
+                self.returned, self.returned_value, self.raising = False, None, False
+                self.statements(statements)
+                value = self.atom(self.returned_value) if self.returned and not self.raising else None
+                ways.append((self.body, self.env, self.returned, value, self.raising))
+        finally:
+            self.branching -= 1
+            self.body, self.env, self.returned, self.returned_value, self.raising = saved
+        (then_body, then_env, then_returned, then_value, then_raises), \
+            (else_body, else_env, else_returned, else_value, else_raises) = ways
+        shown = f"torch's Python code decides on `{display(test_node)}` at run time, and"
+        merged: list[tuple[Var, Expr | None, Expr | None]] = []
+        if then_raises and else_raises:
+            self.returned, self.returned_value, self.raising = True, None, True
+        elif then_raises or else_raises:
+            # The way that raises never goes on: what follows is the other way's.
+            goes_on = (else_env, else_returned, else_value) if then_raises else (then_env, then_returned, then_value)
+            if goes_on[1]:
+                assert goes_on[2] is not None
+                self.returned, self.returned_value = True, self.merge("the result", goes_on[2], None, span, shown,
+                                                                      merged, then_raises)
+            else:
+                for name, value in goes_on[0].items():
+                    if self.env.get(name) is not value and isinstance(value, Expr):
+                        self.env[name] = self.merge(f"`{name}`", value, None, span, shown, merged, then_raises)
+        elif then_returned != else_returned:
+            self.unsupported(span, self.frame.called_as, f"{shown} returns one way only")
+            raise _Abandon
+        elif then_returned:
+            assert then_value is not None and else_value is not None
+            self.returned, self.returned_value = True, self.merge("the result", then_value, else_value, span, shown,
+                                                                  merged)
+        else:
+            for name in sorted(set(then_env) | set(else_env)):
+                one, other = then_env.get(name), else_env.get(name)
+                if one is other:
+                    continue
+                if one is None or other is None:
+                    self.env.pop(name, None)  # set one way only: reading it after would raise in Python too
+                    continue
+                if not isinstance(one, Expr) or not isinstance(other, Expr):
+                    self.unsupported(span, self.frame.called_as, f"{shown} `{name}` is a different function each way")
+                    raise _Abandon
+                self.env[name] = self.merge(f"`{name}`", one, other, span, shown, merged)
+        self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
+
+    def merge(self, what: str, one: Expr, other: Expr | None, span: Span, shown: str,
+              merged: list[tuple[Var, Expr | None, Expr | None]], swapped: bool = False) -> Read:
+        """One variable for a value two ways give (of one type), set on each way; ``other`` None: that way raises
+        (``swapped``: the raising way is the one where the test holds)."""
+        if other is not None and one.type != other.type:
+            self.unsupported(span, self.frame.called_as, f"{shown} {what} is a {one.type} one way and a "
+                             f"{other.type} the other")
+            raise _Abandon
+        var = self.new_var("", one.type)
+        merged.append((var, other, one) if swapped else (var, one, other))
+        return Read(var, one.type, span, one.aliases | (other.aliases if other is not None else frozenset()))
 
     def poison_targets(self, statement: ast.stmt) -> None:
         """A statement that could not be modelled binds nothing usable: later reads are not reported again."""
@@ -464,6 +575,12 @@ class Builder:
         if _is_warning(node, self.frame.scope):
             return  # compiled code prints none of the warnings torch's Python layer would
         if isinstance(node, ast.Raise):
+            error, message = self.raised(node)
+            if self.branching and error is not None:
+                # One way of a run-time decision raises: the compiled way raises the same exception.
+                self.body.append(Require(Const(False, t.BOOL, Span.of(node)), error, message, Span.of(node)))
+                self.returned, self.returned_value, self.raising = True, None, True
+                return
             self.unsupported(Span.of(node), shown, f"torch's Python code raises here (`{display(node)}`)")
             raise _Abandon
         assert isinstance(node, (ast.If, ast.Assert))
@@ -2138,6 +2255,16 @@ def _isinstance_answer(kind: t.Type, classes: frozenset[str]) -> bool | None:
 
 
 _HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL})
+
+
+def _ends_in_return(statements: list[ast.stmt]) -> bool:
+    """Whether a block of torch's code always ends by returning (or raising) where it stands."""
+    for statement in statements:
+        if isinstance(statement, (ast.Return, ast.Raise)):
+            return True
+        if isinstance(statement, ast.If) and _ends_in_return(statement.body) and _ends_in_return(statement.orelse):
+            return True
+    return False
 
 
 def _harmless(statement: object) -> bool:

@@ -372,7 +372,24 @@ class Return:
     span: Span
 
 
-Stmt = Union[Let, Eval, Store, ExpectLength, Require, Return]
+@dataclass(frozen=True, eq=False)
+class Branch:
+    """A decision torch's own Python code takes on a run-time value (``if input.dim() == 3:``), as a C++ ``if``.
+
+    Only torch's code inlined into a region branches (a region's own code has
+    no branches, by the rules). Each way runs its statements, then gives each
+    of ``merged`` (variables declared before the ``if``) its value on that way.
+    """
+
+    test: Expr
+    then_body: tuple["Stmt", ...]
+    else_body: tuple["Stmt", ...]
+    # (variable, its value when the test holds, its value otherwise); None where that way raises
+    merged: tuple[tuple[Var, Expr | None, Expr | None], ...]
+    span: Span
+
+
+Stmt = Union[Let, Eval, Store, ExpectLength, Require, Branch, Return]
 
 
 # --- what the region does to its caller -------------------------------------------
