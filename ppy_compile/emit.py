@@ -315,7 +315,10 @@ class Printer:
 
     def host(self, value: Host) -> str:
         operands = value.operands
-        if value.op in _COMPARISONS and isinstance(operands[0].type, t.SeqT):
+        if value.op is HostOp.DEVICE_TYPE:
+            return f"::std::string(c10::DeviceTypeName(({self.expr(operands[0])}).type(), /*lower_case=*/true))"
+        if value.op in _COMPARISONS and isinstance(operands[0].type, (t.SeqT, t.StrT, t.DtypeT, t.LayoutT,
+                                                                      t.MemoryFormatT, t.DeviceT)):
             return f"({self.expr(operands[0])} {_COMPARISONS[value.op]} {self.expr(operands[1])})"
         if value.op in _COMPARISONS:
             left, right = operands

@@ -39,7 +39,6 @@ REFUSED_TODAY = {
     "boxes.decode_boxes": "torch.tensor(literal)",
     "boxes.batched_nms_offsets": "torch.tensor(literal)",
     "diffusion.upsample_nearest_conv": "F.interpolate: torch's Python code loops over the spatial dims",
-    "losses.clip_loss": "Tensor.norm(dim=, keepdim=), a Python-level method (refused as ppy-type)",
     "optim.lion": "p.data",
     "vision.resample_pos_embed": "F.interpolate: torch's Python code is not straight-line on what is known",
 }

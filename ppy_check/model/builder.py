@@ -58,7 +58,11 @@ LIBRARY_ANSWERS: dict[str, object] = {
     "torch.are_deterministic_algorithms_enabled": False,
 }
 # Read (not called) by torch's Python code; cudnn_enabled only picks a backend for the same result.
-LIBRARY_CONSTANTS: dict[str, object] = {"torch.backends.cudnn.enabled": True}
+LIBRARY_CONSTANTS: dict[str, object] = {
+    "torch.backends.cudnn.enabled": True,
+    # The name a third-party device backend goes by (torch.norm tests for it); ppy compiles for torch's own.
+    "torch.utils.backend_registration._privateuse1_backend_name": "privateuseone",
+}
 # torch.nn.modules.utils._pair and its kin: an int repeated, a sequence as it is.
 NTUPLES = {f"torch.nn.modules.utils.{name}": count
            for name, count in (("_single", 1), ("_pair", 2), ("_triple", 3), ("_quadruple", 4))}
@@ -637,22 +641,30 @@ class Builder:
                                   for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
         return error, display(text)
 
+    def snapshot(self) -> tuple[int, int, int, int, int, bool]:
+        """Where the model stands, to take back what a tentative step recorded (rollback)."""
+        return (len(self.body), len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures),
+                len(self.writes), self.complete)
+
+    def rollback(self, saved: tuple[int, int, int, int, int, bool]) -> None:
+        del self.body[saved[0]:]
+        del self.problems.unsupported[saved[1]:]
+        del self.problems.types[saved[2]:]
+        del self.problems.captures[saved[3]:]
+        del self.writes[saved[4]:]
+        self.complete = saved[5]
+
     def try_constant(self, node: ast.expr) -> Const | None:
         """The value of an expression when it is known here, with nothing recorded when it is not."""
-        saved = (len(self.body), len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures),
-                 self.complete)
+        saved = self.snapshot()
         try:
             value = self.expr(node)
         except (_Abandon, _LibraryRefused):
             value = None
         if not isinstance(value, Const):
-            del self.body[saved[0]:]
-            del self.problems.unsupported[saved[1]:]
-            del self.problems.types[saved[2]:]
-            del self.problems.captures[saved[3]:]
-            self.complete = saved[4]
+            self.rollback(saved)
             return None
-        return value  # type: ignore[return-value]
+        return value
 
     def shadow(self, node: ast.AST) -> None:
         """Look inside a construct the structural rules refuse, so one run reports every problem in it."""
@@ -1258,6 +1270,8 @@ class Builder:
             if isinstance(value.type, t.OptionalT):
                 value = self.unwrap(value, display(node.value), span)
             return self.tensor_property(value, node.attr, span, display(node))
+        if isinstance(kind, t.DeviceT) and node.attr == "type":
+            return Host(HostOp.DEVICE_TYPE, (value,), t.STR, span)
         if isinstance(kind, t.DtypeT) and node.attr in ("is_floating_point", "is_complex", "is_signed", "itemsize"):
             return self.unsupported(span, display(node), "dtype properties are not compiled yet", attribute=True)
         return self.unsupported(span, display(node), f"an attribute of a {value.type}", attribute=True)
@@ -1588,6 +1602,11 @@ class Builder:
         if all(isinstance(v.type, (t.TupleT, t.SeqT)) and t.element_type(v.type) == t.INT for v in (left, right)):
             # Shapes compared (`target.size() == input.size()`): Python's tuple order is std::vector's.
             return Host(COMPARE_OPS[type(op)], (self.as_sequence(left), self.as_sequence(right)), t.BOOL, span)
+        if isinstance(op, (ast.Eq, ast.NotEq)) and type(left.type) is type(right.type) and \
+                isinstance(left.type, (t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT, t.DeviceT)):
+            if isinstance(left, Const) and isinstance(right, Const):
+                return Const((left.value == right.value) == isinstance(op, ast.Eq), t.BOOL, span)
+            return Host(COMPARE_OPS[type(op)], (left, right), t.BOOL, span)  # `x.layout == torch.strided`
         name = TENSOR_COMPARE[type(op)]
         left = self.unwrap(left, "operand", span) if isinstance(left.type, t.OptionalT) else left
         right = self.unwrap(right, "operand", span) if isinstance(right.type, t.OptionalT) else right
@@ -1766,9 +1785,21 @@ class Builder:
             return self.unsupported(span, shown, HOST_READING_METHODS[name])
         if name in QUERY_METHODS:
             return self.query(name, receiver, args, keywords, span, shown)
-        if self.data.has_method(name):
-            return self.invoke_method(name, receiver, args, keywords, span, shown)
         method = torch_python.tensor_method(name)
+        if self.data.has_method(name):
+            if method is None:
+                return self.invoke_method(name, receiver, args, keywords, span, shown)
+            saved = self.snapshot()
+            try:
+                native: Value | None = self.invoke_method(name, receiver, args, keywords, span, shown)
+            except _Abandon:
+                native = None
+            if not isinstance(native, Poisoned) and native is not None or len(self.problems.types) == saved[2]:
+                if native is None:
+                    raise _Abandon
+                return native
+            # torch's Python-level method takes what its builtin does not (`x.norm(dim=-1)`): follow it.
+            self.rollback(saved)
         if method is not None:
             node_of, module = method
             return self.inline(Helper(node_of, module.scope, module.path, library=True), [Argument(receiver), *args],
@@ -2254,7 +2285,8 @@ def _isinstance_answer(kind: t.Type, classes: frozenset[str]) -> bool | None:
     return None if instance_of is None else bool(instance_of & classes)
 
 
-_HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL})
+_HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL,
+                            HostOp.DEVICE_TYPE})
 
 
 def _ends_in_return(statements: list[ast.stmt]) -> bool:

@@ -138,6 +138,7 @@ class HostOp(enum.Enum):
     ROUND_DIGITS = "round_digits"
     TO_INT = "int"
     TO_FLOAT = "float"
+    DEVICE_TYPE = "device.type"  # a device's type as Python names it: "cpu", "cuda"
     TO_BOOL = "bool"
     ALL = "all"  # `and` of comparisons in a chain: operands already evaluated
     PROD = "prod"  # the product of a run-time sequence of ints

@@ -63,3 +63,15 @@ def maybe_in_place(x: Tensor, in_place: bool) -> Tensor:
 def _(device: str) -> Iterator[tuple[Tensor, bool]]:
     yield r(4, device=device), True
     yield r(4, device=device), False
+
+
+@ppy.opt(2)
+def norms(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    # Tensor.norm's builtin takes no `dim=` without `p`: torch's Python method does, and torch.norm decides
+    # between linalg.vector_norm and the older kernels on the tensor's layout and device type.
+    return x.norm(), x.norm(dim=-1, keepdim=True), torch.norm(x, p=1, dim=1)
+
+
+@norms.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(3, 4, device=device),)
