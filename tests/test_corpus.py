@@ -38,9 +38,7 @@ REFUSED_TODAY = {
     "attention.causal_mask_min": "torch.finfo(dtype).min",
     "boxes.decode_boxes": "torch.tensor(literal)",
     "boxes.batched_nms_offsets": "torch.tensor(literal)",
-    "diffusion.upsample_nearest_conv": "F.interpolate: torch's Python code loops over the spatial dims",
     "optim.lion": "p.data",
-    "vision.resample_pos_embed": "F.interpolate: torch's Python code is not straight-line on what is known",
 }
 # Functions ppy-check passes that do not build or do not match today: ppy bugs, with what goes wrong.
 KNOWN_BUGS: dict[str, str] = {}

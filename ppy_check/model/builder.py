@@ -95,6 +95,10 @@ TENSOR_PROPERTIES: dict[str, tuple[Query, t.Type]] = {
     "device": (Query.DEVICE, t.DEVICE),
     "ndim": (Query.DIM, t.INT),
     "is_cuda": (Query.IS_CUDA, t.BOOL),
+    "is_cpu": (Query.IS_CPU, t.BOOL),
+    "is_sparse": (Query.IS_SPARSE, t.BOOL),
+    "is_mkldnn": (Query.IS_MKLDNN, t.BOOL),
+    "is_meta": (Query.IS_META, t.BOOL),
     "requires_grad": (Query.REQUIRES_GRAD, t.BOOL),
     "layout": (Query.LAYOUT, t.LAYOUT),
 }
@@ -691,6 +695,95 @@ class Builder:
         del self.body[saved[0]:]
         self.returned = saved[2]
 
+    def repeated(self, node: ast.ListComp) -> Expr | None:
+        """`[value for _ in range(n)]` in torch's Python code, its value not depending on the loop: the value,
+        computed once (it reads no tensor and cannot raise), repeated n times."""
+        (generator,) = node.generators if len(node.generators) == 1 else (None,)
+        if generator is None or generator.ifs or not isinstance(generator.target, ast.Name) or \
+                not isinstance(generator.iter, ast.Call) or display(generator.iter.func) != "range" or \
+                len(generator.iter.args) != 1 or \
+                any(isinstance(n, ast.Name) and n.id == generator.target.id for n in ast.walk(node.elt)):
+            return None
+        saved = self.snapshot()
+        try:
+            count = self.atom(self.expr(generator.iter.args[0]))
+            item = self.atom(self.expr(node.elt))
+        except (_Abandon, _LibraryRefused):
+            self.rollback(saved)
+            return None
+        if not isinstance(count.type, t.IntT) or not t.is_number(item.type) or \
+                not all(_harmless(statement) for statement in self.body[saved[0]:]):
+            self.rollback(saved)
+            return None
+        return self.sequence_operator(ast.Mult(), MakeTuple((item,), t.TupleT((item.type,)), item.span), count,
+                                      Span.of(node), display(node))
+
+    def iterations(self, generator: ast.comprehension) -> list[dict[str, Expr]] | None:
+        """The loop variables of each pass of a comprehension over something of known length here (a tuple,
+        `zip` of tuples, `range(<literal>)`), or None."""
+        if generator.ifs or generator.is_async:
+            return None
+        iterable = generator.iter
+        if isinstance(iterable, ast.Call) and display(iterable.func) in ("zip", "range") and not iterable.keywords:
+            values = [self.expr(a) for a in iterable.args]
+            if display(iterable.func) == "range":
+                if len(values) != 1 or not isinstance(values[0], Const) or not isinstance(values[0].value, int):
+                    return None
+                rows: list[list[Expr]] = [[Const(i, t.INT, Span.of(iterable))] for i in range(values[0].value)]
+            else:
+                if not values or not all(isinstance(v, Expr) and isinstance(v.type, t.TupleT) for v in values):
+                    return None
+                columns = [[_item(v, i) for i in range(len(v.type.items))] for v in values]  # type: ignore[union-attr]
+                rows = [list(row) for row in zip(*columns)]
+        else:
+            value = self.expr(iterable)
+            if not isinstance(value, Expr) or not isinstance(value.type, t.TupleT):
+                return None
+            rows = [[_item(value, i)] for i in range(len(value.type.items))]
+        target = generator.target
+        names = [target] if isinstance(target, ast.Name) else list(target.elts) if isinstance(target, ast.Tuple) else []
+        if not names or not all(isinstance(n, ast.Name) for n in names):
+            return None
+        if any(len(row) != len(names) for row in rows) and not (len(names) == 1 and all(len(row) == 1 for row in rows)):
+            return None
+        return [{n.id: v for n, v in zip(names, row)} for row in rows]  # type: ignore[attr-defined]
+
+    def unrolled(self, node: ast.ListComp | ast.GeneratorExp) -> MakeTuple | None:
+        """A comprehension of torch's Python code over something of known length, one item per pass."""
+        if len(node.generators) != 1:
+            return None
+        saved, env = self.snapshot(), dict(self.env)
+        try:
+            passes = self.iterations(node.generators[0])
+            if passes is None:
+                self.rollback(saved)
+                return None
+            items = []
+            for bound in passes:
+                self.env = {**env, **bound}
+                items.append(self.atom(self.expr(node.elt)))
+        except (_Abandon, _LibraryRefused):
+            self.rollback(saved)
+            return None
+        finally:
+            self.env = env
+        return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), Span.of(node),
+                         frozenset().union(*(i.aliases for i in items)))
+
+    def all_or_any(self, node: ast.Call) -> Value | None:
+        """`all(<generator>)` / `any(...)` in torch's Python code over something of known length."""
+        if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.GeneratorExp):
+            return None
+        items = self.unrolled(node.args[0])
+        if items is None:
+            return None
+        truths = [self.atom(self.host(HostOp.TO_BOOL, [i], i.span, display(node), kind=t.BOOL))
+                  if not isinstance(i.type, t.BoolT) else i for i in items.items]
+        if display(node.func) == "all":
+            return self.host(HostOp.ALL, truths, Span.of(node), display(node), kind=t.BOOL) if truths \
+                else Const(True, t.BOOL, Span.of(node))
+        return self.any_of(truths, Span.of(node), display(node))
+
     def shadow_scope(self, node: ast.expr) -> Poisoned:
         """A comprehension, lambda or walrus: reported by the loop or syntax rule; its names are still checked."""
         self.structural(node)
@@ -1004,6 +1097,12 @@ class Builder:
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
             return self.unsupported(span, display(node), f"{kind} has no region type; regions pass tuples")
+        if isinstance(node, ast.ListComp) and self.frame.library:
+            repeated = self.repeated(node)
+            if repeated is None:
+                repeated = self.unrolled(node)
+            if repeated is not None:
+                return repeated
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
             return self.shadow_scope(node)
         if isinstance(node, ast.Starred):
@@ -1633,6 +1732,10 @@ class Builder:
             return self.isinstance_of(node)
         if self.frame.library and display(func) == "torch.jit.annotate" and len(node.args) == 2:
             return self.expr(node.args[1])  # a type note for TorchScript: the value itself
+        if self.frame.library and display(func) in ("all", "any") and self.frame.scope.resolve(func) is not None:
+            decided = self.all_or_any(node)
+            if decided is not None:
+                return decided
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)

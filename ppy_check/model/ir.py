@@ -256,6 +256,10 @@ class Query(enum.Enum):
     DTYPE = "dtype"
     DEVICE = "device"
     IS_CUDA = "is_cuda"
+    IS_CPU = "is_cpu"
+    IS_SPARSE = "is_sparse"
+    IS_MKLDNN = "is_mkldnn"
+    IS_META = "is_meta"
     REQUIRES_GRAD = "requires_grad"
     IS_CONTIGUOUS = "is_contiguous"
     IS_FLOATING_POINT = "is_floating_point"
@@ -343,6 +347,7 @@ class PythonException(enum.Enum):
     RUNTIME_ERROR = "RuntimeError"
     INDEX_ERROR = "IndexError"
     ASSERTION_ERROR = "AssertionError"
+    NOT_IMPLEMENTED_ERROR = "NotImplementedError"
 
 
 @dataclass(frozen=True)

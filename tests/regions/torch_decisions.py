@@ -75,3 +75,27 @@ def norms(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 @norms.samples
 def _(device: str) -> Iterator[tuple[Tensor]]:
     yield (r(3, 4, device=device),)
+
+
+@ppy.opt(2)
+def resized(x: Tensor) -> tuple[Tensor, Tensor]:
+    # F.interpolate picks the upsampling kernel by the input's rank, at run time.
+    return F.interpolate(x, scale_factor=2.0), F.interpolate(x, size=7, mode="nearest")
+
+
+@resized.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(2, 3, 5, device=device),)
+    yield (r(2, 3, 4, 5, device=device),)
+    yield (r(1, 2, 3, 4, 5, device=device),)
+    yield (r(5, device=device),)  # a rank no kernel takes: NotImplementedError in both
+
+
+@ppy.opt(2)
+def resized_bilinear(x: Tensor) -> Tensor:
+    return F.interpolate(x, size=(6, 9), mode="bilinear", align_corners=False)
+
+
+@resized_bilinear.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(2, 3, 4, 5, device=device),)
