@@ -25,7 +25,7 @@ def named_results(x: Tensor) -> tuple[torch.Tensor, ...]:
 
 
 @ppy.opt(2)
-def named_results_inside(x: Tensor) -> tuple[tuple[Tensor, Tensor], Tensor, tuple[Tensor, Tensor]]:
+def named_results_inside(x: Tensor) -> tuple[tuple[Tensor, Tensor], Tensor, tuple[Tensor, ...]]:
     top = x.topk(2)
     return top, x.sum(dim=None), tuple(torch.sort(x))
 
