@@ -117,6 +117,8 @@ class Verifier:
         devices = self.watched.get(key)
         if not devices:
             return  # no selected item judges this region
+        if _traced(args, kwargs):
+            return  # fake or wrapped tensors (opcheck, export, vmap): no values to compare
         try:
             inspect.signature(region.python).bind(*args, **kwargs)
         except TypeError:
@@ -186,6 +188,18 @@ class Verifier:
         Console(file=buffer, width=width, force_terminal=False).print(table)
         terminalreporter.write_sep("=", "ppy verify")
         terminalreporter.write(buffer.getvalue())
+
+
+def _traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether the call runs under a tracer: a dispatch mode is on, or a tensor is a subclass or functorch's."""
+    import torch
+
+    if torch._C._len_torch_dispatch_stack() > 0:  # pylint: disable=protected-access
+        return True
+    wrapped = torch._C._functorch.is_functorch_wrapped_tensor  # pylint: disable=protected-access
+    return any(isinstance(value, torch.Tensor)
+               and (type(value) not in (torch.Tensor, torch.nn.Parameter) or wrapped(value))
+               for value in list(args) + list(kwargs.values()))
 
 
 def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

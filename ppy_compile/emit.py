@@ -147,13 +147,27 @@ class Printer:
             self.emit("}", span)
         elif isinstance(statement, Require):
             self.emit(f"if (!({self.expr(statement.holds)})) ppy::raise(PyExc_{statement.error.value}, "
-                      f"{string_literal(statement.message)});", span)
+                      f"{self.message(statement.message)});", span)
         elif isinstance(statement, Return):
             if statement.value is None:
                 self.emit("return;", span)
                 return
             value = self.returned(statement.value, self.model.returns)
             self.emit(f"return {value};", span)
+
+    def message(self, pieces: tuple[str | Expr, ...]) -> str:
+        """A raise's message: literal text joined, run-time ints and bools formatted as Python's str() does."""
+        if all(isinstance(piece, str) for piece in pieces):
+            return string_literal("".join(piece for piece in pieces if isinstance(piece, str)))
+        parts = []
+        for piece in pieces:
+            if isinstance(piece, str):
+                parts.append(std_string(piece))
+            elif piece.type == t.BOOL:
+                parts.append(f"::std::string(({self.expr(piece)}) ? \"True\" : \"False\")")
+            else:
+                parts.append(f"::std::to_string(static_cast<int64_t>({self.expr(piece)}))")
+        return " + ".join(parts)
 
     def block(self, body: tuple[Stmt, ...], assigned: list[tuple[Var, Expr | None]]) -> None:
         """One way of a Branch: its statements, then each merged variable's value on this way (none if it raises)."""

@@ -31,10 +31,7 @@ REGIONS_PER_FILE = 20  # small units: a file whose build fails as a whole is hal
 # Failures are these statuses; "refused" (a ppy-check finding) and "not expressible" are measured, not failed.
 FAILURES = ("not compiled", "wrong", "raised", "unverified")
 # OpInfos of the subset whose samples ppy-check passes but which fail today: ppy bugs, with what goes wrong.
-KNOWN_BUGS = {
-    "triangular_solve": "returning a multi-output op's result directly (`return torch.triangular_solve(b, a)`) "
-                        "passes ppy-check but raises NoCppForm while lowering, and takes its whole file down",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 
 def _subset() -> list[object]:

@@ -176,3 +176,17 @@ def test_unsupported_forms_say_why() -> None:
     messages = [d.message for d in check_source(source, "f.py")]
     assert any("`F.gaussian_nll_loss` has no ATen lowering (torch's Python code checks `torch.any(var < 0)`, which "
                "reads a tensor's value back into Python)" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 3, 4, 5, 6, 7)], ids=["1d", "6d"])
+def test_a_way_of_torchs_code_that_raises_raises_compiled(shape: tuple[int, ...]) -> None:
+    """F.interpolate raises NotImplementedError for a rank no kernel takes: the compiled `if` chain's last way."""
+    from torch_decisions import resized
+
+    assert resized.build(), "resized did not compile"
+    outcome = compare_call(resized, ppy.Call(torch.randn(*shape)))
+    assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
+    assert isinstance(outcome.raised, NotImplementedError), outcome.raised
+    with pytest.raises(NotImplementedError) as compiled_error:
+        resized(torch.randn(*shape))
+    assert str(compiled_error.value) == str(outcome.raised)  # the f-string's run-time rank formatted alike

@@ -629,21 +629,45 @@ class Builder:
                          f"torch's Python code checks `{display(test)}`, which {why}")
         raise _Abandon
 
-    def raised(self, node: ast.Raise) -> tuple[PythonException | None, str]:
-        """The exception a `raise` of torch's Python code makes, and its message as far as it is literal."""
+    def raised(self, node: ast.Raise) -> tuple[PythonException | None, tuple[str | Expr, ...]]:
+        """The exception a `raise` of torch's Python code makes, and its message: literal text, and the values an
+        f-string formats (what is known here as text, a run-time int or bool as itself)."""
         call = node.exc
         func = call.func if isinstance(call, ast.Call) else call
         name = self.frame.scope.resolve(func) if func is not None else None
         error = next((e for e in PythonException if name in (e.value, f"builtins.{e.value}")), None)
         if not isinstance(call, ast.Call) or not call.args:
-            return error, name or ""
+            return error, (name or "",)
         text = call.args[0]
         if isinstance(text, ast.Constant) and isinstance(text.value, str):
-            return error, text.value
+            return error, (text.value,)
         if isinstance(text, ast.JoinedStr):
-            return error, "".join(part.value if isinstance(part, ast.Constant) else "{" + display(part.value) + "}"
-                                  for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
-        return error, display(text)
+            return error, tuple(part.value if isinstance(part, ast.Constant) else self.formatted(part)
+                                for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
+        return error, (display(text),)
+
+    def formatted(self, part: ast.FormattedValue) -> str | Expr:
+        """One `{...}` of a raise's f-string: its text where it is known here, the value where it is a run-time int
+        or bool that nothing can fail computing (the message is built before the check fails), else its source."""
+        shown = "{" + display(part.value) + "}"
+        if part.format_spec is not None or part.conversion not in (-1, ord("s")):
+            return shown
+        known = self.try_constant(part.value)
+        if known is not None:
+            value = known.value
+            return str(value) if isinstance(value, (str, int, float, bool)) or value is None else shown
+        saved = self.snapshot()
+        try:
+            value = self.expr(part.value)
+        except (_Abandon, _LibraryRefused):
+            value = POISON
+        added = self.body[saved[0]:]
+        if isinstance(value, Expr) and value.type in (t.INT, t.BOOL) and _cannot_raise(value) \
+                and len(self.problems.unsupported) == saved[1] and len(self.problems.types) == saved[2] \
+                and all(isinstance(s, Let) and _cannot_raise(s.value) for s in added):
+            return value
+        self.rollback(saved)
+        return shown
 
     def snapshot(self) -> tuple[int, int, int, int, int, bool]:
         """Where the model stands, to take back what a tentative step recorded (rollback)."""
@@ -920,7 +944,7 @@ class Builder:
             # Python iterates a tensor as `iter(x.unbind(0))`, after refusing a 0-d one with TypeError.
             rank = self.atom(TensorQuery(source, Query.DIM, (), t.INT, span))
             holds = self.atom(self.host(HostOp.NE, [rank, Const(0, t.INT, span)], span, display(target)))
-            self.body.append(Require(holds, PythonException.TYPE_ERROR, "iteration over a 0-d tensor", span))
+            self.body.append(Require(holds, PythonException.TYPE_ERROR, ("iteration over a 0-d tensor",), span))
             source = self.atom(self.invoke_method("unbind", source, [], {}, span, display(statement)))
         if isinstance(source.type, t.TupleT):
             items = [_item(source, i) for i in range(len(source.type.items))]
@@ -2416,6 +2440,21 @@ def _is_dotted(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
+
+
+_SAFE_HOST_OPS = frozenset({HostOp.NOT, HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE})
+
+
+def _cannot_raise(value: Expr) -> bool:
+    """Whether computing ``value`` can fail: only reads, lengths, a tensor's argument-free queries and comparisons
+    of those cannot."""
+    if isinstance(value, (Const, Param, Read, Length)):
+        return True
+    if isinstance(value, TensorQuery):
+        return not value.args
+    if isinstance(value, Host):
+        return value.op in _SAFE_HOST_OPS and all(_cannot_raise(operand) for operand in value.operands)
+    return False
 
 
 def _is_warning(node: ast.stmt, scope: ModuleScope) -> bool:

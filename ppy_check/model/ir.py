@@ -363,12 +363,13 @@ class Require:
     """A check of torch's Python code on a run-time value (``if x.dim() != 4: raise ValueError(...)``).
 
     ``holds`` is the negated test, a host bool; when it is false the compiled
-    region raises ``error`` with ``message``, as the Python code would.
+    region raises ``error`` with ``message``, as the Python code would. The
+    message is text and the run-time ints and bools an f-string formats into it.
     """
 
     holds: Expr
     error: PythonException
-    message: str
+    message: tuple[str | Expr, ...]
     span: Span
 
 
