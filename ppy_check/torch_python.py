@@ -120,8 +120,12 @@ def _assigned(cls: ast.ClassDef, value: ast.expr, tensor_module: ModuleRegions,
 NATIVE_OVER_PYTHON = frozenset({"norm"})
 
 
-# Why ppy refuses a Python-level function of torch whose source it does not follow (a name, or a namespace ending
-# in "."), where it can say more than that the function is not an operator.
+_GENERATOR = "it reads or changes the global random generator; do that in the caller"
+_SETTING = "it reads or changes a global setting of torch; do that in the caller, and pass what the region needs"
+_TRANSFORM = "it transforms functions, computing no tensor; a region is compiled already"
+_TYPE_TEST = "it asks about a Python object's type; a region's parameters are typed"
+# Why ppy refuses a Python-level function of torch whose source it does not follow (a name, or a prefix ending in
+# "." or "_"), where it can say more than that the function is not an operator.
 NOT_FOLLOWED: dict[str, str] = {
     "torch.masked.": "torch.masked's Python code builds autograd Functions and decides on its input's layout at run "
                      "time",
@@ -137,6 +141,28 @@ NOT_FOLLOWED: dict[str, str] = {
     "torch.autograd._functions.": "it runs an autograd Function written in Python",
     "torch._refs._broadcast_shapes": "torch's Python code loops over the shapes' run-time lengths",
     "functorch.dim.": "first-class dimensions are Python objects, not tensors",
+    # What computes no tensor at all: a region calls none of them.
+    "torch.nn.functional.boolean_dispatch": "it makes a function that picks one of two; torch's own modules use it",
+    "torch.nn.functional.handle_torch_function": "it dispatches to `__torch_function__` overrides, which a region's "
+                                                 "plain tensors do not have",
+    "torch.manual_seed": _GENERATOR, "torch.seed": _GENERATOR, "torch.initial_seed": _GENERATOR,
+    "torch.get_rng_state": _GENERATOR, "torch.set_rng_state": _GENERATOR, "torch.thread_safe_generator": _GENERATOR,
+    "torch.set_": _SETTING, "torch.get_": _SETTING, "torch.use_deterministic_algorithms": _SETTING,
+    "torch.are_deterministic_algorithms_enabled": _SETTING, "torch.is_deterministic_algorithms_warn_only_enabled":
+        _SETTING, "torch.is_warn_always_enabled": _SETTING, "torch.compiled_with_cxx11_abi": _SETTING,
+    "torch.prepare_multiprocessing_environment": _SETTING, "torch.profiler_allow_cudagraph_cupti_lazy_reinit_cuda12":
+        _SETTING,
+    "torch.save": "it writes a file; save in the caller", "torch.load": "it reads a file; load in the caller",
+    "torch.from_dlpack": "it takes in another library's tensor; convert it in the caller",
+    "torch.compile": _TRANSFORM, "torch.vmap": _TRANSFORM, "torch.classproperty": _TRANSFORM,
+    "torch.cond": "it is control flow for torch.compile; a region is straight-line (choose with `torch.where`)",
+    "torch.while_loop": "it is control flow for torch.compile; a region is straight-line (loop in the caller)",
+    "torch.sym_": "it is a helper of torch.compile's symbolic shapes; on a region's numbers write `float()`, "
+                  "`int()`, `max()`, `min()`, `not` or `math.sqrt()`",
+    "torch.is_tensor": _TYPE_TEST, "torch.is_storage": _TYPE_TEST, "torch.typename": _TYPE_TEST,
+    "torch.masked.is_masked_tensor": _TYPE_TEST,
+    "torch.masked.as_masked_tensor": "it makes a MaskedTensor, a subclass regions do not take",
+    "torch.masked.masked_tensor": "it makes a MaskedTensor, a subclass regions do not take",
 }
 
 _MASKED = ("fill what the mask hides with the operation's identity and call the plain operation, as in "
@@ -211,5 +237,7 @@ ALTERNATIVES: dict[str, str] = {
 
 def not_followed(dotted: str) -> str | None:
     """Why ppy does not follow ``dotted``, a Python-level function of torch whose source it does not ship."""
-    return next((why for name, why in NOT_FOLLOWED.items()
-                 if dotted == name or (name.endswith(".") and dotted.startswith(name))), None)
+    if dotted in NOT_FOLLOWED:
+        return NOT_FOLLOWED[dotted]
+    return next((why for name, why in NOT_FOLLOWED.items() if name.endswith((".", "_")) and dotted.startswith(name)),
+                None)

@@ -66,6 +66,8 @@ LIBRARY_CHECKS = {
     "torch._check": PythonException.RUNTIME_ERROR, "torch._check_type": PythonException.TYPE_ERROR,
     "torch._check_value": PythonException.VALUE_ERROR, "torch._check_index": PythonException.INDEX_ERROR,
 }
+# Of those, the ones a user's region may not have answered so: a switch the user sets.
+USER_QUESTIONS = frozenset({"torch.are_deterministic_algorithms_enabled"})
 # Read (not called) by torch's Python code; cudnn_enabled only picks a backend for the same result.
 LIBRARY_CONSTANTS: dict[str, object] = {"torch.backends.cudnn.enabled": True}
 # torch.nn.modules.utils._pair and its kin: an int repeated, a sequence as it is.
@@ -79,6 +81,25 @@ HOST_READING_METHODS = {
     "backward": "autograd runs outside the region",
     "data_ptr": "it reads a raw address",
     "register_hook": "hooks are Python callbacks",
+    "register_post_accumulate_grad_hook": "hooks are Python callbacks",
+    # Python-level methods of torch/_tensor.py that compute no tensor.
+    "__array__": "it hands the data to numpy",
+    "__array_wrap__": "it is numpy's protocol",
+    "__deepcopy__": "it copies the Python object; use `.clone()`",
+    "__dir__": "it lists the Python object's attributes",
+    "__dlpack__": "it hands the data to another library",
+    "__dlpack_device__": "it hands the data to another library",
+    "__format__": "it formats the tensor as text",
+    "__repr__": "it formats the tensor as text",
+    "__hash__": "it is the Python object's identity",
+    "__reduce_ex__": "pickling runs outside the region",
+    "__setstate__": "pickling runs outside the region",
+    "dim_order": "it reads the memory layout into Python",
+    "is_shared": "it reads where the storage lives",
+    "share_memory_": "it moves the storage to shared memory",
+    "storage": "it hands out the storage object",
+    "storage_type": "it names the storage's Python class",
+    "module_load": "it loads a state dict into a module",
     "__bool__": "it reads a value back into Python",
     "storage_offset": "it reads a raw offset",
 }
@@ -305,6 +326,9 @@ class Builder:
         # Sequences known to be lists or tuples (by identity; the value is kept so its id stays its own), for the
         # `isinstance(x, list)` tests of torch's Python code.
         self.sequence_kinds: dict[int, tuple[Expr, str]] = {}
+        # Generator expressions of torch's Python code consumed where they stand (`all(d >= 0 for d in shape)`):
+        # only those are modelled, as the tuple of their items.
+        self.consumed: set[int] = set()
 
     def mark(self, value: Value, kind: str | None) -> Value:
         """Record that ``value`` is a list or a tuple (``kind``), when known."""
@@ -498,6 +522,7 @@ class Builder:
     def library_for(self, node: ast.For) -> None:
         """A `for` of torch's Python code over what is known here (a tuple, `range` of literals): its body runs once
         per item, as Python runs it."""
+        self.consumed.add(id(node.iter))
         items = self.static_items(self.expr(node.iter), node.iter)
         for item in items:
             self.assign(node.target, item, node)
@@ -533,8 +558,9 @@ class Builder:
             generator = node.generators[index]
             if generator.is_async:
                 self.structural(node)
+            self.consumed.add(id(generator.iter))
             for item in self.static_items(self.expr(generator.iter), generator.iter):
-                self.assign(generator.target, item, ast.Expr(node))
+                self.assign(generator.target, item, ast.copy_location(ast.Expr(node), node))
                 for condition in generator.ifs:
                     known = self.try_constant(condition)
                     if known is None:
@@ -594,7 +620,7 @@ class Builder:
                 message = _template(text)
         known = self.try_constant(node.args[0])
         if known is None:
-            self.require(node.args[0], ast.Expr(node), error, message, negate=False)
+            self.require(node.args[0], ast.copy_location(ast.Expr(node), node), error, message, negate=False)
         elif not known.value:
             self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code raises {error.value} here"
                              + (f" ({message})" if message else ""))
@@ -996,7 +1022,8 @@ class Builder:
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
             return self.unsupported(span, display(node), f"{kind} has no region type; regions pass tuples")
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and self.frame.library:
+        if isinstance(node, ast.ListComp) and self.frame.library or \
+                isinstance(node, ast.GeneratorExp) and id(node) in self.consumed:
             return self.comprehension(node)
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
             return self.shadow_scope(node)
@@ -1662,6 +1689,9 @@ class Builder:
                 display(func.value) == "super()" and self.frame.node.args.args:  # type: ignore[attr-defined]
             return self.super_method(node)
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
+        if self.frame.library and isinstance(callee, FunctionRef) and \
+                callee.dotted.removeprefix("builtins.") in LIBRARY_BUILTINS | {"list", "tuple"}:
+            self.consumed.update(id(a) for a in node.args if isinstance(a, ast.GeneratorExp))
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
             return self.unsupported(span, shown, f"a method of `{callee.name}`, which is not a tensor")
@@ -1802,7 +1832,7 @@ class Builder:
             return self.math(name, args, keywords, span, shown)
         if namespace == "einops":
             return self.einops(name, args, keywords, span, shown)
-        if dotted in LIBRARY_ANSWERS:
+        if dotted in LIBRARY_ANSWERS and (self.frame.library or dotted not in USER_QUESTIONS):
             answer = LIBRARY_ANSWERS[dotted]
             return Const(answer, hostmath.type_of_value(answer), span)
         if dotted in NTUPLES:
@@ -1942,6 +1972,14 @@ class Builder:
             if isinstance(kind, t.SeqT):
                 return Length(values[0], t.INT, span)
             if isinstance(kind, t.TensorT):
+                # `len(x)` is `Tensor.__len__` (torch/_tensor.py): TypeError for a 0-d tensor, else the first size.
+                method = torch_python.tensor_method("__len__")
+                if isinstance(method, tuple):
+                    value = self.inline(Helper(method[0], method[1].scope, method[1].path, library=True),
+                                        [Argument(values[0])], {}, span, shown)
+                    if isinstance(value, Expr):
+                        return value
+                    raise _Abandon
                 return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
         if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
             # `list(x.shape[2:])`: a region's sequences are values, either spelling; a new one of that kind.
