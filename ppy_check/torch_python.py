@@ -167,9 +167,9 @@ NOT_FOLLOWED: dict[str, str] = {
 
 _MASKED = ("fill what the mask hides with the operation's identity and call the plain operation, as in "
            "`torch.where(mask, input, 0).sum(dim)` or `torch.where(mask, input, float('-inf')).softmax(dim)`")
-_UPSAMPLE = ("call the ATen operator for the input's rank and mode, as in `torch._C._nn.upsample_nearest2d(input, "
-             "output_size, scale_factors)` or `torch._C._nn.upsample_bilinear2d(input, output_size, align_corners, "
-             "scale_factors)`")
+_UPSAMPLE = ("call the ATen operator for the input's rank and mode with the output size, as in "
+             "`torch._C._nn.upsample_nearest2d(input, (h, w))` or `torch._C._nn.upsample_bilinear2d(input, (h, w), "
+             "align_corners)`")
 # What to write instead of a Python-level function of torch that ppy refuses, by the function the user's call
 # reaches: a finding refusing that call ends with it.
 ALTERNATIVES: dict[str, str] = {

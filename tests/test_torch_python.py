@@ -109,6 +109,9 @@ LOWERED: dict[str, list[Sample]] = {
     "F.hardtanh": [s(t(5), -0.5, 0.5)],
     "F.hinge_embedding_loss": [s(t(3), sign)],
     "F.huber_loss": [s(t(3), t(3), delta=0.5)],
+    # The other modes call an upsampling operator with `None` for a list argument, which ppy does not compile yet.
+    "F.interpolate": [s(t(1, 2, 4, 4), size=(2, 2), mode="area"), s(t(1, 2, 6), size=(4,), mode="area"),
+                      s(t(1, 2, 4, 4), size=(2, 2, 2), mode="area")],
     "F.instance_norm": [s(t(2, 3, 4)), s(t(2, 3, 4), weight=t(3), bias=t(3))],
     "F.kl_div": [s(t(3, 4).log_softmax(-1), p(3, 4), reduction="sum"), s(t(3, 4), t(3, 4), log_target=True)],
     "F.l1_loss": [s(t(3), t(3), reduction="none")],
@@ -185,7 +188,7 @@ LOWERED: dict[str, list[Sample]] = {
     "Tensor.__rlshift__": [s(ints(3, 4), 5)],
     "Tensor.__rrshift__": [s(ints(3, 4), 40)],
     "Tensor.__ipow__": [s(t(4).abs(), 2)],
-    "Tensor.__len__": [s(t(3, 2))],
+    "Tensor.__len__": [s(t(3, 2)), s(torch.tensor(1.0))],  # TypeError for a 0-d tensor, compiled too
     "Tensor.istft": [s(torch.stft(t(16), 8, window=torch.hann_window(8), return_complex=True), 8,
                        window=torch.hann_window(8))],
     "Tensor.lu": [s(square)],
@@ -200,7 +203,7 @@ LOWERED: dict[str, list[Sample]] = {
 
 # name -> (a sample call, what the finding refusing it says: why and, where there is one, the alternative)
 _MASKED = "instead, fill what the mask hides with the operation's identity and call the plain operation"
-_UPSAMPLE = "instead, call the ATen operator for the input's rank and mode, as in `torch._C._nn.upsample_nearest2d("
+_UPSAMPLE = "instead, call the ATen operator for the input's rank and mode with the output size"
 REFUSED: dict[str, tuple[Sample, str]] = {
     "F.dropout1d": (s(t(2, 3, 4), 0.5), "decides on `not is_batched`, which is known only at run time; instead, on a "
                                          "batched (N, C, L) input, `torch.feature_dropout(input, p, training)`"),
@@ -210,7 +213,10 @@ REFUSED: dict[str, tuple[Sample, str]] = {
                         "run time; instead, `torch.embedding_bag(weight, input, offsets"),
     "F.gaussian_nll_loss": (s(t(3), t(3), p(3)), "checks `torch.any(var < 0)`, which reads a tensor's value back into "
                                                  "Python; instead, check `var` in the caller"),
-    "F.interpolate": (s(t(1, 1, 4, 4), scale_factor=2.0), "counts with `range` to a value known only at run time"),
+    "F.upsample": (s(t(1, 2, 4, 4), size=(6, 8), mode="bilinear"), "ppy does not compile `None` for the list "
+                   "argument `scale_factors` of `upsample_bilinear2d.vec` yet; " + _UPSAMPLE),
+    "F.upsample_bilinear": (s(t(1, 2, 4, 4), size=(6, 8)), _UPSAMPLE),
+    "F.upsample_nearest": (s(t(1, 2, 4, 4), scale_factor=(2.0, 2.0)), _UPSAMPLE),
     "F.linear_cross_entropy": (s(t(3, 4), t(5, 4), target), "instead, `F.cross_entropy(F.linear(input, linear_weight"),
     "F.local_response_norm": (s(t(1, 4, 3, 3), 2), "decides on `input.numel() == 0`, which is known only at run time; "
                                                    "instead, torch's formula for the input's rank"),
@@ -220,9 +226,6 @@ REFUSED: dict[str, tuple[Sample, str]] = {
         "`F.linear` and the attention with `F.scaled_dot_product_attention`"),
     "F.scaled_grouped_mm": (s(t(2, 3, 4), t(2, 4, 5), t(2), 0, t(2), 0), "instead, `torch._scaled_grouped_mm`"),
     "F.scaled_mm": (s(t(3, 4), t(4, 5), t(1), 0, t(1), 0), "instead, `torch._scaled_mm`"),
-    "F.upsample": (s(t(1, 1, 4, 4), scale_factor=2.0), _UPSAMPLE),
-    "F.upsample_bilinear": (s(t(1, 1, 4, 4), scale_factor=2.0), _UPSAMPLE),
-    "F.upsample_nearest": (s(t(1, 1, 4, 4), scale_factor=2.0), _UPSAMPLE),
     "Tensor.__contains__": (s(t(3), 1.0), "instead, `(input == element).any()`"),
     "Tensor.__iter__": (s(t(3)), "instead, `input.unbind(0)`"),
     "Tensor.__reversed__": (s(t(3)), "decides on `self.dim() == 0`, which is known only at run time; instead, "
@@ -266,6 +269,11 @@ REFUSED_FORMS: list[tuple[str, Sample, str]] = [
      "`reduction='sum'` divided by `input.size(0)`"),
     ("F.binary_cross_entropy", s(p(4), p(4), p(4)), "instead, `torch._C._nn.binary_cross_entropy(input, target, "
                                                     "weight.expand_as(target), 1)`"),
+    ("F.interpolate", s(t(1, 1, 4, 4), scale_factor=2.0), "counts with `range` to a value known only at run time "
+                                                          "(a tensor's rank, say), so its loop has no fixed length; "
+                                                          + _UPSAMPLE),
+    ("F.interpolate", s(t(1, 2, 4, 4), size=(6, 8), mode="bilinear", align_corners=False),
+     "ppy does not compile `None` for the list argument `scale_factors` of `upsample_bilinear2d.vec` yet; " + _UPSAMPLE),
     ("F.fractional_max_pool2d", s(t(1, 2, 8, 8), 2, output_size=4),
      "chooses on `input.dim() == 3`, which is known only at run time; instead, pass `_random_samples`"),
     ("F.fractional_max_pool3d_with_indices", s(t(1, 2, 4, 4, 4), 2, output_size=2), "instead, pass `_random_samples`"),
@@ -439,8 +447,11 @@ def _region(region: str, name: str, sample: Sample, probe: bool = True) -> tuple
     call += THEN.get(name, "")
     returns = "torch.Tensor"
     if probe:
-        result = (getattr(args[0].clone(), callee)(*[_clone(a) for a in args[1:]], **kwargs) if method
-                  else eval(callee, {"torch": torch, "F": F})(*[_clone(a) for a in args], **kwargs))
+        try:
+            result = (getattr(args[0].clone(), callee)(*[_clone(a) for a in args[1:]], **kwargs) if method
+                      else eval(callee, {"torch": torch, "F": F})(*[_clone(a) for a in args], **kwargs))
+        except (ValueError, RuntimeError, TypeError, IndexError):
+            result = torch.empty(())  # a sample that raises: the compiled region must raise alike
         if name in THEN:
             result = eval(f"result{THEN[name]}")
         returns = _annotation(result)
@@ -533,6 +544,17 @@ def test_unsupported_forms_say_why() -> None:
               "def f(x: torch.Tensor, flag: bool) -> torch.Tensor:\n    return F.relu(x, inplace=flag)\n")
     messages = [d.message for d in check_source(source, "f.py")]
     assert any("`F.relu` has no ATen lowering (torch's Python code decides on `inplace`" in m for m in messages), messages
+
+
+def test_explicit_none_for_a_list_argument() -> None:
+    """`dim=None` where the schema's default is None is the default; where there is no default, ppy refuses it
+    rather than accept a call its compiler cannot spell."""
+    source = ("import ppy, torch\n\n@ppy.opt\ndef f(x: torch.Tensor) -> torch.Tensor:\n"
+              "    return torch.linalg.vector_norm(x, 2, None)\n\n"
+              "@ppy.opt\ndef g(x: torch.Tensor) -> torch.Tensor:\n    return torch.std(x, dim=None)\n")
+    messages = [d.message for d in check_source(source, "f.py")]
+    assert messages == ["region `g`: `torch.std` has no ATen lowering (ppy does not compile `None` for the list "
+                        "argument `dim` of `std.dim` yet)"], messages
 
 
 def test_not_a_computation_is_refused() -> None:

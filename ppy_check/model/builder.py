@@ -50,6 +50,8 @@ SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "ro
 # Builtins torch's Python code uses on sequences whose length is known where a region is built.
 LIBRARY_BUILTINS = frozenset({"range", "zip", "enumerate", "reversed", "sorted", "all", "any", "sum", "min", "max"})
 MAX_UNROLLED = 64  # items of a `range` that torch's Python code loops over
+# What consumes every item of a generator, in order, before anything else runs.
+EAGER_CONSUMERS = frozenset({"list", "tuple", "sum", "min", "max", "sorted"})
 # What torch's Python code asks about the world, answered for a region's plain tensors in plain eager code.
 LIBRARY_ANSWERS: dict[str, object] = {
     "torch.overrides.has_torch_function": False, "torch.overrides.has_torch_function_unary": False,
@@ -326,9 +328,61 @@ class Builder:
         # Sequences known to be lists or tuples (by identity; the value is kept so its id stays its own), for the
         # `isinstance(x, list)` tests of torch's Python code.
         self.sequence_kinds: dict[int, tuple[Expr, str]] = {}
-        # Generator expressions of torch's Python code consumed where they stand (`all(d >= 0 for d in shape)`):
-        # only those are modelled, as the tuple of their items.
-        self.consumed: set[int] = set()
+        # Generator expressions of torch's Python code consumed where they stand (`all(d >= 0 for d in shape)`),
+        # and by what: only those are modelled, as the tuple of their items.
+        self.consumed: dict[int, str] = {}
+        # What checks that passed tell (`if len(size) != input.dim() - 2: raise ...`): tensors' ranks, by the
+        # parameter or variable holding the tensor. Whatever changes a tensor's shape in place forgets them all.
+        self.ranks: dict[tuple[str, int], int] = {}
+        self.lets: dict[int, tuple[Var, Expr]] = {}  # a variable's value, to read a check through variables
+
+    def rank_key(self, value: Expr) -> tuple[str, int] | None:
+        if isinstance(value, Param):
+            return value.name, -1
+        if isinstance(value, Read):
+            return value.var.name, value.var.index
+        return None
+
+    def learn(self, holds: Expr) -> None:
+        """A check that passed and compares a tensor's rank with a number: from here on, the rank is known."""
+        pair: tuple[Expr, ...] = ()
+        holds = self.defined(holds)
+        inner = self.defined(holds.operands[0]) if isinstance(holds, Host) and holds.op is HostOp.NOT else None
+        if isinstance(holds, Host) and holds.op is HostOp.EQ:
+            pair = holds.operands
+        elif isinstance(inner, Host) and inner.op is HostOp.NE:
+            pair = inner.operands
+        for known, other in (pair, pair[::-1]) if len(pair) == 2 else ():
+            if isinstance(known, Const) and type(known.value) is int:
+                found = self.rank_expression(other)
+                if found is not None:
+                    self.ranks[found[0]] = known.value - found[1]
+
+    def defined(self, value: Expr) -> Expr:
+        """What a variable was computed as (a temporary's expression), or the value itself."""
+        while isinstance(value, Read) and id(value.var) in self.lets:
+            value = self.lets[id(value.var)][1]
+        return value
+
+    def rank_expression(self, value: Expr) -> tuple[tuple[str, int], int] | None:
+        """``value`` as a tensor's rank plus a number, when it is one (``input.dim() - 2``)."""
+        value = self.defined(value)
+        if isinstance(value, TensorQuery) and value.query is Query.DIM:
+            key = self.rank_key(value.base)
+            return None if key is None else (key, 0)
+        if isinstance(value, Host) and value.op in (HostOp.ADD, HostOp.SUB) and isinstance(value.operands[1], Const) \
+                and type(value.operands[1].value) is int:
+            found = self.rank_expression(value.operands[0])
+            step = value.operands[1].value if value.op is HostOp.ADD else -value.operands[1].value
+            return None if found is None else (found[0], found[1] + step)
+        return None
+
+    def rank(self, query: TensorQuery) -> Expr:
+        """A tensor's rank: known when a check that passed said what it is."""
+        key = self.rank_key(query.base)
+        if key is not None and key in self.ranks:
+            return Const(self.ranks[key], t.INT, query.span)
+        return query
 
     def mark(self, value: Value, kind: str | None) -> Value:
         """Record that ``value`` is a list or a tuple (``kind``), when known."""
@@ -522,7 +576,7 @@ class Builder:
     def library_for(self, node: ast.For) -> None:
         """A `for` of torch's Python code over what is known here (a tuple, `range` of literals): its body runs once
         per item, as Python runs it."""
-        self.consumed.add(id(node.iter))
+        self.consumed[id(node.iter)] = "for"
         items = self.static_items(self.expr(node.iter), node.iter)
         for item in items:
             self.assign(node.target, item, node)
@@ -550,6 +604,7 @@ class Builder:
         saved = self.env
         self.env = dict(saved)
         results: list[Expr] = []
+        start = len(self.body)
 
         def run(index: int) -> None:
             if index == len(node.generators):
@@ -558,7 +613,7 @@ class Builder:
             generator = node.generators[index]
             if generator.is_async:
                 self.structural(node)
-            self.consumed.add(id(generator.iter))
+            self.consumed[id(generator.iter)] = "for"
             for item in self.static_items(self.expr(generator.iter), generator.iter):
                 self.assign(generator.target, item, ast.copy_location(ast.Expr(node), node))
                 for condition in generator.ifs:
@@ -576,6 +631,11 @@ class Builder:
         finally:
             self.env = saved
         span = Span.of(node)
+        if isinstance(node, ast.GeneratorExp) and self.consumed.get(id(node)) not in EAGER_CONSUMERS and \
+                not all(_harmless(statement) for statement in self.body[start:]):
+            # Python may stop before the last item (`all`, `any`, a loop's `break`): ppy computes every item first.
+            self.unsupported(span, self.frame.called_as, f"torch's Python code computes `{display(node)}` item by item, "
+                             "and may stop before the items ppy would compute in advance")
         return MakeTuple(tuple(results), t.TupleT(tuple(r.type for r in results)), span,
                          frozenset().union(*(r.aliases for r in results)))
 
@@ -674,6 +734,7 @@ class Builder:
         if isinstance(value, Expr) and t.is_number(value.type):
             holds = self.host(HostOp.NOT, [value], span, display(test)) if negate else value
             self.body.append(Require(holds, error, message, span))
+            self.learn(holds)
             return
         why = "reads a tensor's value back into Python" if isinstance(value, Expr) and isinstance(value.type, t.TensorT) \
             else "is not a value ppy computes"
@@ -700,6 +761,7 @@ class Builder:
         """The value of an expression when it is known here, with nothing recorded when it is not."""
         saved = (len(self.body), len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures),
                  self.complete)
+        ranks = dict(self.ranks)
         try:
             value = self.expr(node)
         except (_Abandon, _LibraryRefused):
@@ -710,6 +772,7 @@ class Builder:
             del self.problems.types[saved[2]:]
             del self.problems.captures[saved[3]:]
             self.complete = saved[4]
+            self.ranks = ranks
             return None
         return value  # type: ignore[return-value]
 
@@ -778,6 +841,7 @@ class Builder:
     def let(self, value: Expr, name: str = "") -> Read:
         var = self.new_var(name, value.type)
         self.body.append(Let(var, value, value.span))
+        self.lets[id(var)] = (var, value)
         return Read(var, value.type, value.span, value.aliases)
 
     def atom(self, value: Value, node: ast.AST | None = None) -> Expr:
@@ -1324,6 +1388,8 @@ class Builder:
     def tensor_property(self, base: Expr, attr: str, span: Span, shown: str) -> Value:
         if attr in TENSOR_PROPERTIES:
             query, kind = TENSOR_PROPERTIES[attr]
+            if query is Query.DIM:
+                return self.rank(TensorQuery(base, query, (), kind, span))
             return TensorQuery(base, query, (), kind, span)
         if attr in VIEW_PROPERTIES:
             return self.invoke_method(VIEW_PROPERTIES[attr], base, [], {}, span, shown)
@@ -1691,7 +1757,8 @@ class Builder:
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
         if self.frame.library and isinstance(callee, FunctionRef) and \
                 callee.dotted.removeprefix("builtins.") in LIBRARY_BUILTINS | {"list", "tuple"}:
-            self.consumed.update(id(a) for a in node.args if isinstance(a, ast.GeneratorExp))
+            self.consumed.update((id(a), callee.dotted.removeprefix("builtins.")) for a in node.args
+                                 if isinstance(a, ast.GeneratorExp))
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
             return self.unsupported(span, shown, f"a method of `{callee.name}`, which is not a tensor")
@@ -1811,17 +1878,14 @@ class Builder:
     def offering_alternative(self, dotted: str) -> Iterator[None]:
         """A user's call of torch's Python layer that ppy refuses: its finding ends with what to write instead,
         where ppy knows (``torch_python.ALTERNATIVES``)."""
-        start = (len(self.problems.unsupported), len(self.problems.types))
+        start = len(self.problems.unsupported)
         try:
             yield
         finally:
             alternative = torch_python.ALTERNATIVES.get(dotted)
-            records: list[Any]
-            for records, begin in ((self.problems.unsupported, start[0]), (self.problems.types, start[1])):
-                if alternative is not None and len(records) > begin:
-                    records[begin] = dataclasses.replace(records[begin], why=f"{records[begin].why}; instead, "
-                                                         f"{alternative}")
-                    break
+            records = self.problems.unsupported
+            if alternative is not None and len(records) > start:
+                records[start] = dataclasses.replace(records[start], why=f"{records[start].why}; instead, {alternative}")
 
     def _call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
                        node: ast.Call) -> Value:
@@ -1919,6 +1983,8 @@ class Builder:
                 self.type_problem(span, shown, f"`Tensor.{name}(dim)` takes an int, not a {given[0].type}")
                 raise _Abandon
             return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)  # type: ignore[arg-type]
+        if whole is Query.DIM:
+            return self.rank(TensorQuery(receiver, whole, (), kind, span))
         return TensorQuery(receiver, whole, (), kind, span)
 
     def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
@@ -2136,12 +2202,24 @@ class Builder:
         for key, value in list(values.items()):
             if isinstance(value.type, t.OptionalT) and not isinstance(native.arg[key].type, OptionalType):
                 values[key] = self.unwrap(value, f"argument `{key}` of `{shown}`", span)
+            kind = native.arg[key].type
+            if isinstance(value.type, t.NoneT) and isinstance(kind, OptionalType) and isinstance(kind.elem, ListType):
+                if native.arg[key].default is None:
+                    del values[key]  # `dim=None` is the default: the compiled call leaves it out, as the same value
+                    continue
+                # The compiled call has no spelling for an explicit None list (ppy_compile's emitter): refused
+                # here rather than accepted and then not built.
+                self.unsupported(span, shown, f"ppy does not compile `None` for the list argument `{key}` of "
+                                 f"`{native.key}` yet")
+                raise _Abandon
         kind = self.result_type(native, span, shown)
         effects = effects_of(native, values, out_names)
         for param, how in effects.writes:
             self.writes.append(Write(param, self._span(span), self.frame.called_as or shown, write_kind or how))
         if effects.random:
             self.random = True
+        if native.inplace_view or native.name.endswith("_"):
+            self.ranks.clear()  # it may change a tensor's shape in place (`unsqueeze_`, `resize_`)
         self.natives.add(native.key)
         args = tuple((arg.name, values.get(arg.name)) for arg in native.args)
         return Call(native, overload, args, kind, span, effects.aliases, shown, bound.requires_grad)
@@ -2218,6 +2296,9 @@ class Builder:
         start = len(self.body)
         pending: list[Expr] = []
         result: Value = POISON
+        decided = self.decided_after_reads(node)
+        if decided is not None:
+            return decided
         for operand in node.values:
             result = self.expr(operand)
             if isinstance(result, Const):
@@ -2241,6 +2322,32 @@ class Builder:
             return self.any_of(pending, Span.of(node), display(node))
         return self.host(HostOp.ALL, pending, Span.of(node), display(node), kind=t.BOOL) if len(pending) > 1 \
             else pending[0]
+
+    def decided_after_reads(self, node: ast.BoolOp) -> Const | None:
+        """`not input.is_cpu and torch.are_deterministic_algorithms_enabled()`: an operand known here decides, and
+        what Python evaluates before it only reads tensors' properties (nothing to compute, nothing that raises)."""
+        is_or = isinstance(node.op, ast.Or)
+        for index, operand in enumerate(node.values):
+            if not self.property_read(operand):
+                if index == 0:
+                    return None
+                start = len(self.body)
+                known = self.try_constant(operand)
+                computed = len(self.body) > start
+                del self.body[start:]
+                if known is not None and not computed and bool(known.value) == is_or:
+                    return Const(is_or, t.BOOL, Span.of(node))
+                return None
+        return None
+
+    def property_read(self, node: ast.expr) -> bool:
+        """``x.is_cpu`` or ``not x.is_cpu`` of a tensor ``x``: reading it neither computes nor raises."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            node = node.operand
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in self.data.properties):
+            return False
+        value = self.env.get(node.value.id)
+        return isinstance(value, Expr) and isinstance(value.type, t.TensorT)
 
     def fold_condition(self, node: ast.IfExp) -> Value:
         test = self.expr(node.test)
