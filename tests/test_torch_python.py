@@ -427,7 +427,8 @@ def _annotation(value: Any) -> str:
 
 
 def _region(region: str, name: str, sample: Sample, probe: bool = True) -> tuple[str, list[Any]]:
-    """One sample as a region's source, and the tensors it takes as parameters."""
+    """One sample as a region's source, and the tensors it takes as parameters; its return annotation is what the
+    eager call returns (a sample that raises: what the function's other samples return)."""
     args, kwargs = sample
     callee, method = _callee(name)
     params: list[Any] = []
@@ -447,16 +448,24 @@ def _region(region: str, name: str, sample: Sample, probe: bool = True) -> tuple
     call += THEN.get(name, "")
     returns = "torch.Tensor"
     if probe:
-        try:
-            result = (getattr(args[0].clone(), callee)(*[_clone(a) for a in args[1:]], **kwargs) if method
-                      else eval(callee, {"torch": torch, "F": F})(*[_clone(a) for a in args], **kwargs))
-        except (ValueError, RuntimeError, TypeError, IndexError):
-            result = torch.empty(())  # a sample that raises: the compiled region must raise alike
-        if name in THEN:
-            result = eval(f"result{THEN[name]}")
-        returns = _annotation(result)
+        returns = _returns(name, sample) or next(
+            filter(None, (_returns(name, other) for other in LOWERED.get(name, []))), "torch.Tensor")
     signature = ", ".join(f"t{i}: torch.Tensor" for i in range(len(params)))
     return f"@ppy.opt(1)\ndef {region}({signature}) -> {returns}:\n    return {call}\n", params
+
+
+def _returns(name: str, sample: Sample) -> str | None:
+    """The annotation of what the eager call returns; None when it raises (the compiled region must raise alike)."""
+    args, kwargs = sample
+    callee, method = _callee(name)
+    try:
+        result = (getattr(args[0].clone(), callee)(*[_clone(a) for a in args[1:]], **kwargs) if method
+                  else eval(callee, {"torch": torch, "F": F})(*[_clone(a) for a in args], **kwargs))
+    except (ValueError, RuntimeError, TypeError, IndexError):
+        return None
+    if name in THEN:
+        result = eval(f"result{THEN[name]}")
+    return _annotation(result)
 
 
 def _clone(value: Any) -> Any:
