@@ -566,6 +566,15 @@ def test_explicit_none_for_a_list_argument() -> None:
                         "argument `dim` of `std.dim` yet)"], messages
 
 
+def test_a_rank_learnt_from_a_check_is_forgotten_when_the_shape_changes_in_place() -> None:
+    """`F.interpolate` checks `len(size) == input.dim() - 2` and then picks the operator for that rank; after
+    `x.unsqueeze_(0)` the rank it learnt no longer holds, so the second call checks again."""
+    source = ("import ppy, torch\nimport torch.nn.functional as F\n\n@ppy.opt\n"
+              "def f(x: torch.Tensor) -> torch.Tensor:\n    a = F.interpolate(x, size=(2, 2), mode='area')\n"
+              "    x.unsqueeze_(0)\n    return F.interpolate(x, size=(2, 2, 2), mode='area').sum() + a.sum()\n")
+    assert [d.message for d in check_source(source, "f.py")] == []
+
+
 def test_not_a_computation_is_refused() -> None:
     names = sorted(NOT_A_COMPUTATION)
     regions = {}

@@ -1162,10 +1162,10 @@ class Builder:
             if self.frame.library and binding.kind is BindingKind.VALUE:
                 # Defined more than once (`@overload` stubs, then the definition that runs).
                 module = torch_python.module(torch_python.module_of(self.frame.path))
-                found = torch_python.function(module, name) if module is not None else None
-                if found is not None:
-                    return self.library_function(f"{torch_python.module_of(self.frame.path)}.{name}", found, scope,
-                                                 name)
+                definition = torch_python.function(module, name) if module is not None else None
+                if definition is not None:
+                    return self.library_function(f"{torch_python.module_of(self.frame.path)}.{name}", definition,
+                                                 scope, name)
             if binding.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
                 return FunctionRef(f"<module>.{name}", name)
             return self.capture(span, name, CaptureOrigin.GLOBAL, str(binding.line))
@@ -2218,8 +2218,8 @@ class Builder:
             self.writes.append(Write(param, self._span(span), self.frame.called_as or shown, write_kind or how))
         if effects.random:
             self.random = True
-        if native.inplace_view or native.name.endswith("_"):
-            self.ranks.clear()  # it may change a tensor's shape in place (`unsqueeze_`, `resize_`)
+        if native.inplace_view or native.name.endswith("_") or bound.out or effects.writes:
+            self.ranks.clear()  # it may change a tensor's shape in place (`unsqueeze_`, `resize_`, `out=`)
         self.natives.add(native.key)
         args = tuple((arg.name, values.get(arg.name)) for arg in native.args)
         return Call(native, overload, args, kind, span, effects.aliases, shown, bound.requires_grad)
