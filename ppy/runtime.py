@@ -109,6 +109,7 @@ def prepare(region: Region) -> None:
     region._compiled = function
     region._cpp_source_path = built.cpp_source
     region._cpp_symbol = built.symbols.get(rid)
+    region._effects = built.effects.get(rid, {})
     region._signature = inspect.signature(region.python)
     # The fast path passes positional arguments straight through: only sound when
     # every parameter can be given positionally.

@@ -273,8 +273,8 @@ def _bindings(function_names: set[str]) -> dict[str, dict[str, str]]:
     variable_functions = torch._C._VariableFunctions
     bindings: dict[str, dict[str, str]] = {"torch": {}, "torch.nn.functional": {}, "torch._C._nn": {},
                                            "torch._C._VariableFunctions": {}}
-    # Private builtins too (`torch._lu_with_info`, `torch._C._nn._upsample_nearest_exact2d`): torch's own Python
-    # code calls them, and ppy inlines that code.
+    # Private builtins too (`torch._lu_with_info`, `torch._C._nn._upsample_bicubic2d_aa`): torch's own Python code
+    # calls them, and ppy inlines that code. `torch._X` is bound where it is the builtin itself.
     for name in dir(variable_functions):
         if not name.startswith("__") and name in function_names:
             same = getattr(torch, name, None) is getattr(variable_functions, name)

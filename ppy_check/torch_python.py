@@ -114,10 +114,10 @@ def _assigned(cls: ast.ClassDef, value: ast.expr, tensor_module: ModuleRegions,
     return None
 
 
-# Methods torch/_tensor.py overrides that ppy binds to the builtin of the same name instead: `Tensor.norm` calls
-# `torch.norm`, which for the strided tensors of a region's devices is `torch.linalg.vector_norm`, exactly what the
-# builtin `norm` runs (ATen's norm is vector_norm); ppy need not follow torch.norm's test of the device type.
-NATIVE_OVER_PYTHON = frozenset({"norm"})
+# Methods torch/_tensor.py overrides with another meaning than the builtin of the same name, so ppy never binds the
+# builtin for them: `Tensor.index(positions, dims)` binds first-class dimensions (functorch.dim), where the builtin
+# `index` is advanced indexing.
+PYTHON_OVER_NATIVE = frozenset({"index"})
 
 
 _GENERATOR = "it reads or changes the global random generator; do that in the caller"
@@ -177,8 +177,6 @@ ALTERNATIVES: dict[str, str] = {
     "torch.nn.functional.upsample": _UPSAMPLE,
     "torch.nn.functional.upsample_nearest": _UPSAMPLE,
     "torch.nn.functional.upsample_bilinear": _UPSAMPLE,
-    "torch.nn.functional.dropout1d": "on a batched (N, C, L) input, `torch.feature_dropout(input, p, training)`",
-    "torch.nn.functional.dropout3d": "on a batched (N, C, D, H, W) input, `torch.feature_dropout(input, p, training)`",
     "torch.nn.functional.embedding_bag": "`torch.embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, "
                                          "sparse, per_sample_weights, include_last_offset, padding_idx)[0]` "
                                          "(mode 0: sum, 1: mean, 2: max)",
@@ -190,22 +188,14 @@ ALTERNATIVES: dict[str, str] = {
                                                               "uniform samples)",
     "torch.nn.functional.gaussian_nll_loss": "check `var` in the caller and write the loss out, "
                                              "`0.5 * (torch.log(var) + (input - target) ** 2 / var)`, reduced",
-    "torch.nn.functional.kl_div": "`reduction='sum'` divided by `input.size(0)`",
     "torch.nn.functional.binary_cross_entropy": "`torch._C._nn.binary_cross_entropy(input, target, "
                                                 "weight.expand_as(target), 1)` (1: mean, 2: sum, 0: none)",
     "torch.nn.functional.linear_cross_entropy": "`F.cross_entropy(F.linear(input, linear_weight, linear_bias), "
                                                 "target)`",
-    "torch.nn.functional.local_response_norm": "torch's formula for the input's rank: for (N, C, H, W), `input / "
-                                               "F.avg_pool3d(F.pad(input.mul(input).unsqueeze(1), (0, 0, 0, 0, "
-                                               "size // 2, (size - 1) // 2)), (size, 1, 1), stride=1).squeeze(1)"
-                                               ".mul(alpha).add(k).pow(beta)`",
     "torch.nn.functional.multi_head_attention_forward": "write the projections with `F.linear` and the attention "
                                                         "with `F.scaled_dot_product_attention`",
     "torch.nn.functional.scaled_mm": "`torch._scaled_mm`",
     "torch.nn.functional.scaled_grouped_mm": "`torch._scaled_grouped_mm`",
-    "torch.nn.functional.softmax": "pass `dim`",
-    "torch.nn.functional.log_softmax": "pass `dim`",
-    "torch.nn.functional.softmin": "pass `dim`",
     "torch.broadcast_shapes": "broadcast the tensors themselves, `torch.broadcast_tensors(a, b)`",
     "torch.norm": "`torch.linalg.vector_norm(input, p, dim, keepdim)` or `torch.linalg.matrix_norm`",
     "torch.unravel_index": "divide by each dimension's stride: `torch.div(indices, stride, rounding_mode='floor') "

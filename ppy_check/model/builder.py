@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import enum
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -30,9 +31,9 @@ from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
-    Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
-    MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, Return, SeqIndex, SeqSlice,
-    SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
+    Branch, Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
+    SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
 )
 from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
 from ppy_check.region import Region
@@ -46,6 +47,7 @@ MODULE_PATHS = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.spe
                           "torch._C", "torch._C._nn", "torch._C._VariableFunctions", "torch.masked", "math"})
 TORCH = "torch"
 PYTHON_TYPES = ("float", "int", "bool", "complex")
+LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
 SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len", "list", "tuple"})
 # Builtins torch's Python code uses on sequences whose length is known where a region is built.
 LIBRARY_BUILTINS = frozenset({"range", "zip", "enumerate", "reversed", "sorted", "all", "any", "sum", "min", "max"})
@@ -71,7 +73,11 @@ LIBRARY_CHECKS = {
 # Of those, the ones a user's region may not have answered so: a switch the user sets.
 USER_QUESTIONS = frozenset({"torch.are_deterministic_algorithms_enabled"})
 # Read (not called) by torch's Python code; cudnn_enabled only picks a backend for the same result.
-LIBRARY_CONSTANTS: dict[str, object] = {"torch.backends.cudnn.enabled": True}
+LIBRARY_CONSTANTS: dict[str, object] = {
+    "torch.backends.cudnn.enabled": True,
+    # The name a third-party device backend goes by (torch.norm tests for it); ppy compiles for torch's own.
+    "torch.utils.backend_registration._privateuse1_backend_name": "privateuseone",
+}
 # torch.nn.modules.utils._pair and its kin: an int repeated, a sequence as it is.
 NTUPLES = {f"torch.nn.modules.utils.{name}": count
            for name, count in (("_single", 1), ("_pair", 2), ("_triple", 3), ("_quadruple", 4))}
@@ -122,6 +128,10 @@ TENSOR_PROPERTIES: dict[str, tuple[Query, t.Type]] = {
     "device": (Query.DEVICE, t.DEVICE),
     "ndim": (Query.DIM, t.INT),
     "is_cuda": (Query.IS_CUDA, t.BOOL),
+    "is_cpu": (Query.IS_CPU, t.BOOL),
+    "is_sparse": (Query.IS_SPARSE, t.BOOL),
+    "is_mkldnn": (Query.IS_MKLDNN, t.BOOL),
+    "is_meta": (Query.IS_META, t.BOOL),
     "requires_grad": (Query.REQUIRES_GRAD, t.BOOL),
     "layout": (Query.LAYOUT, t.LAYOUT),
 }
@@ -243,6 +253,14 @@ Value = Union[Expr, ModuleRef, FunctionRef, ProjectModule, LibraryModule, Boolea
               Poisoned]
 
 
+class RestTaken(enum.Enum):
+    """What library_if did with the statements after an `if` of torch's code."""
+
+    YES = "compiled inside the branch"
+    NO = "left to run after it"
+    NOT_HANDLED = "the `if` is a check or a warning, for library_statement"
+
+
 class _Abandon(Exception):
     """The current statement cannot be modelled any further (its problem is recorded)."""
 
@@ -318,6 +336,13 @@ class Builder:
         self.complete = True
         self.random = False
         self.natives: set[str] = set()
+        # Sequences that are torch.Size in Python (`x.shape`, its slices and sums), and variables holding them.
+        self.sizes: set[Expr] = set()
+        self.size_vars: set[Var] = set()
+        self.values: dict[Var, Expr] = {}  # each variable's value, to see what a returned variable holds
+        self.result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
+        self.branching = 0  # inside a run-time decision of torch's Python code (runtime_branch)
+        self.raising = False  # this way of such a decision raises
         self.returned = False
         self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path)
         self.dependencies: dict[str, str] = {}  # other files the region reached: path -> sha256
@@ -331,58 +356,6 @@ class Builder:
         # Generator expressions of torch's Python code consumed where they stand (`all(d >= 0 for d in shape)`),
         # and by what: only those are modelled, as the tuple of their items.
         self.consumed: dict[int, str] = {}
-        # What checks that passed tell (`if len(size) != input.dim() - 2: raise ...`): tensors' ranks, by the
-        # parameter or variable holding the tensor. Whatever changes a tensor's shape in place forgets them all.
-        self.ranks: dict[tuple[str, int], int] = {}
-        self.lets: dict[int, tuple[Var, Expr]] = {}  # a variable's value, to read a check through variables
-
-    def rank_key(self, value: Expr) -> tuple[str, int] | None:
-        if isinstance(value, Param):
-            return value.name, -1
-        if isinstance(value, Read):
-            return value.var.name, value.var.index
-        return None
-
-    def learn(self, holds: Expr) -> None:
-        """A check that passed and compares a tensor's rank with a number: from here on, the rank is known."""
-        pair: tuple[Expr, ...] = ()
-        holds = self.defined(holds)
-        inner = self.defined(holds.operands[0]) if isinstance(holds, Host) and holds.op is HostOp.NOT else None
-        if isinstance(holds, Host) and holds.op is HostOp.EQ:
-            pair = holds.operands
-        elif isinstance(inner, Host) and inner.op is HostOp.NE:
-            pair = inner.operands
-        for known, other in (pair, pair[::-1]) if len(pair) == 2 else ():
-            if isinstance(known, Const) and type(known.value) is int:
-                found = self.rank_expression(other)
-                if found is not None:
-                    self.ranks[found[0]] = known.value - found[1]
-
-    def defined(self, value: Expr) -> Expr:
-        """What a variable was computed as (a temporary's expression), or the value itself."""
-        while isinstance(value, Read) and id(value.var) in self.lets:
-            value = self.lets[id(value.var)][1]
-        return value
-
-    def rank_expression(self, value: Expr) -> tuple[tuple[str, int], int] | None:
-        """``value`` as a tensor's rank plus a number, when it is one (``input.dim() - 2``)."""
-        value = self.defined(value)
-        if isinstance(value, TensorQuery) and value.query is Query.DIM:
-            key = self.rank_key(value.base)
-            return None if key is None else (key, 0)
-        if isinstance(value, Host) and value.op in (HostOp.ADD, HostOp.SUB) and isinstance(value.operands[1], Const) \
-                and type(value.operands[1].value) is int:
-            found = self.rank_expression(value.operands[0])
-            step = value.operands[1].value if value.op is HostOp.ADD else -value.operands[1].value
-            return None if found is None else (found[0], found[1] + step)
-        return None
-
-    def rank(self, query: TensorQuery) -> Expr:
-        """A tensor's rank: known when a check that passed said what it is."""
-        key = self.rank_key(query.base)
-        if key is not None and key in self.ranks:
-            return Const(self.ranks[key], t.INT, query.span)
-        return query
 
     def mark(self, value: Value, kind: str | None) -> Value:
         """Record that ``value`` is a list or a tuple (``kind``), when known."""
@@ -420,7 +393,7 @@ class Builder:
         if not self.complete or self.problems:
             return Analysis(None, self.problems, self.writes, self.callees)
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
-                            self.body, self.writes, self.random, self.natives, self.dependencies)
+                            self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes)
         return Analysis(model, self.problems, self.writes, self.callees)
 
     def _grad_mode(self) -> GradMode:
@@ -497,9 +470,114 @@ class Builder:
                 # Code after `return` never runs; Python compiles it anyway.
                 continue
             try:
+                if self.frame.library and isinstance(statement, ast.If):
+                    taken = self.library_if(statement, statements[index + 1:])
+                    if taken is RestTaken.YES:
+                        return  # the rest of the block was compiled inside the branch
+                    if taken is RestTaken.NO:
+                        continue
                 self.statement(statement)
             except _Abandon:
                 self.poison_targets(statement)
+
+    def library_if(self, node: ast.If, rest: list[ast.stmt]) -> RestTaken:
+        """An `if` of torch's Python code: folded when its test is known here, else compiled as a run-time branch,
+        taking the rest of the block into the way that does not return."""
+        test = self.try_constant(node.test)
+        if test is not None:
+            self.statements(node.body if test.value else node.orelse)
+            return RestTaken.NO
+        body = _without_warnings(node.body, self.frame.scope)
+        if not body and not node.orelse or len(body) == 1 and isinstance(body[0], ast.Raise) and not node.orelse:
+            return RestTaken.NOT_HANDLED  # a warning, or a check that raises: library_statement keeps it
+        then_ends, else_ends = _ends_in_return(node.body), _ends_in_return(node.orelse)
+        if then_ends and not else_ends:
+            self.runtime_branch(node.test, node.body, node.orelse + rest, node)
+            return RestTaken.YES
+        if else_ends and not then_ends:
+            self.runtime_branch(node.test, node.body + rest, node.orelse, node)
+            return RestTaken.YES
+        self.runtime_branch(node.test, node.body, node.orelse, node)
+        return RestTaken.NO
+
+    def runtime_branch(self, test_node: ast.expr, then: list[ast.stmt], otherwise: list[ast.stmt],
+                       node: ast.If) -> None:
+        """Both ways of a decision of torch's Python code, built one after the other, joined as a C++ `if`."""
+        span = Span.of(node)
+        test = self.expr(test_node)
+        if not isinstance(test, Expr) or not t.is_number(test.type):
+            self.unsupported(span, self.frame.called_as, f"torch's Python code decides on `{display(test_node)}`, "
+                             "which ppy cannot compute")
+            raise _Abandon
+        test = self.atom(self.host(HostOp.TO_BOOL, [test], span, display(test_node), kind=t.BOOL)
+                         if not isinstance(test.type, t.BoolT) else test)
+        saved = (self.body, self.env, self.returned, self.returned_value, self.raising)
+        ways = []
+        self.branching += 1
+        try:
+            for statements in (then, otherwise):
+                self.body, self.env = [], dict(saved[1])
+                self.returned, self.returned_value, self.raising = False, None, False
+                try:
+                    self.statements(statements)
+                except _Jump as jump:
+                    self.unsupported(Span.of(jump.node), self.frame.called_as, f"torch's Python code leaves a loop "
+                                     f"(`{display(jump.node)}`) on `{display(test_node)}`, known only at run time")
+                    raise _Abandon from None
+                value = self.atom(self.returned_value) if self.returned and not self.raising else None
+                ways.append((self.body, self.env, self.returned, value, self.raising))
+        finally:
+            self.branching -= 1
+            self.body, self.env, self.returned, self.returned_value, self.raising = saved
+        (then_body, then_env, then_returned, then_value, then_raises), \
+            (else_body, else_env, else_returned, else_value, else_raises) = ways
+        shown = f"torch's Python code decides on `{display(test_node)}` at run time, and"
+        merged: list[tuple[Var, Expr | None, Expr | None]] = []
+        if then_raises and else_raises:
+            self.returned, self.returned_value, self.raising = True, None, True
+        elif then_raises or else_raises:
+            # The way that raises never goes on: what follows is the other way's.
+            goes_on = (else_env, else_returned, else_value) if then_raises else (then_env, then_returned, then_value)
+            if goes_on[1]:
+                assert goes_on[2] is not None
+                self.returned, self.returned_value = True, self.merge("the result", goes_on[2], None, span, shown,
+                                                                      merged, then_raises)
+            else:
+                for name, value in goes_on[0].items():
+                    if self.env.get(name) is not value and isinstance(value, Expr):
+                        self.env[name] = self.merge(f"`{name}`", value, None, span, shown, merged, then_raises)
+        elif then_returned != else_returned:
+            self.unsupported(span, self.frame.called_as, f"{shown} returns one way only")
+            raise _Abandon
+        elif then_returned:
+            assert then_value is not None and else_value is not None
+            self.returned, self.returned_value = True, self.merge("the result", then_value, else_value, span, shown,
+                                                                  merged)
+        else:
+            for name in sorted(set(then_env) | set(else_env)):
+                one, other = then_env.get(name), else_env.get(name)
+                if one is other:
+                    continue
+                if one is None or other is None:
+                    self.env.pop(name, None)  # set one way only: reading it after would raise in Python too
+                    continue
+                if not isinstance(one, Expr) or not isinstance(other, Expr):
+                    self.unsupported(span, self.frame.called_as, f"{shown} `{name}` is a different function each way")
+                    raise _Abandon
+                self.env[name] = self.merge(f"`{name}`", one, other, span, shown, merged)
+        self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
+
+    def merge(self, what: str, one: Expr, other: Expr | None, span: Span, shown: str,
+              merged: list[tuple[Var, Expr | None, Expr | None]], swapped: bool = False) -> Read:
+        """One variable for a value two ways give (of one type), set on each way; ``other`` None: that way raises
+        (``swapped``: the raising way is the one where the test holds)."""
+        if other is not None and one.type != other.type:
+            self.unsupported(span, self.frame.called_as, f"{shown} {what} is a {one.type} one way and a "
+                             f"{other.type} the other")
+            raise _Abandon
+        var = self.new_var("", one.type)
+        merged.append((var, other, one) if swapped else (var, one, other))
+        return Read(var, one.type, span, one.aliases | (other.aliases if other is not None else frozenset()))
 
     def poison_targets(self, statement: ast.stmt) -> None:
         """A statement that could not be modelled binds nothing usable: later reads are not reported again."""
@@ -693,6 +771,12 @@ class Builder:
         if _is_warning(node, self.frame.scope):
             return  # compiled code prints none of the warnings torch's Python layer would
         if isinstance(node, ast.Raise):
+            error, message = self.raised(node)
+            if self.branching and error is not None:
+                # One way of a run-time decision raises: the compiled way raises the same exception.
+                self.body.append(Require(Const(False, t.BOOL, Span.of(node)), error, message, Span.of(node)))
+                self.returned, self.returned_value, self.raising = True, None, True
+                return
             self.unsupported(Span.of(node), shown, f"torch's Python code raises here (`{display(node)}`)")
             raise _Abandon
         assert isinstance(node, (ast.If, ast.Assert))
@@ -734,7 +818,6 @@ class Builder:
         if isinstance(value, Expr) and t.is_number(value.type):
             holds = self.host(HostOp.NOT, [value], span, display(test)) if negate else value
             self.body.append(Require(holds, error, message, span))
-            self.learn(holds)
             return
         why = "reads a tensor's value back into Python" if isinstance(value, Expr) and isinstance(value.type, t.TensorT) \
             else "is not a value ppy computes"
@@ -757,24 +840,30 @@ class Builder:
             return error, _template(text)
         return error, display(text)
 
+    def snapshot(self) -> tuple[int, int, int, int, int, bool]:
+        """Where the model stands, to take back what a tentative step recorded (rollback)."""
+        return (len(self.body), len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures),
+                len(self.writes), self.complete)
+
+    def rollback(self, saved: tuple[int, int, int, int, int, bool]) -> None:
+        del self.body[saved[0]:]
+        del self.problems.unsupported[saved[1]:]
+        del self.problems.types[saved[2]:]
+        del self.problems.captures[saved[3]:]
+        del self.writes[saved[4]:]
+        self.complete = saved[5]
+
     def try_constant(self, node: ast.expr) -> Const | None:
         """The value of an expression when it is known here, with nothing recorded when it is not."""
-        saved = (len(self.body), len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures),
-                 self.complete)
-        ranks = dict(self.ranks)
+        saved = self.snapshot()
         try:
             value = self.expr(node)
         except (_Abandon, _LibraryRefused):
             value = None
         if not isinstance(value, Const):
-            del self.body[saved[0]:]
-            del self.problems.unsupported[saved[1]:]
-            del self.problems.types[saved[2]:]
-            del self.problems.captures[saved[3]:]
-            self.complete = saved[4]
-            self.ranks = ranks
+            self.rollback(saved)
             return None
-        return value  # type: ignore[return-value]
+        return value
 
     def shadow(self, node: ast.AST) -> None:
         """Look inside a construct the structural rules refuse, so one run reports every problem in it."""
@@ -800,6 +889,29 @@ class Builder:
                 pass
         del self.body[saved[0]:]
         self.returned = saved[2]
+
+    def repeated(self, node: ast.ListComp) -> Expr | None:
+        """`[value for _ in range(n)]` in torch's Python code, its value not depending on the loop: the value,
+        computed once (it reads no tensor and cannot raise), repeated n times."""
+        (generator,) = node.generators if len(node.generators) == 1 else (None,)
+        if generator is None or generator.ifs or not isinstance(generator.target, ast.Name) or \
+                not isinstance(generator.iter, ast.Call) or display(generator.iter.func) != "range" or \
+                len(generator.iter.args) != 1 or \
+                any(isinstance(n, ast.Name) and n.id == generator.target.id for n in ast.walk(node.elt)):
+            return None
+        saved = self.snapshot()
+        try:
+            count = self.atom(self.expr(generator.iter.args[0]))
+            item = self.atom(self.expr(node.elt))
+        except (_Abandon, _LibraryRefused):
+            self.rollback(saved)
+            return None
+        if not isinstance(count.type, t.IntT) or not t.is_number(item.type) or \
+                not all(_harmless(statement) for statement in self.body[saved[0]:]):
+            self.rollback(saved)
+            return None
+        return self.sequence_operator(ast.Mult(), MakeTuple((item,), t.TupleT((item.type,)), item.span), count,
+                                      Span.of(node), display(node))
 
     def shadow_scope(self, node: ast.expr) -> Poisoned:
         """A comprehension, lambda or walrus: reported by the loop or syntax rule; its names are still checked."""
@@ -841,8 +953,36 @@ class Builder:
     def let(self, value: Expr, name: str = "") -> Read:
         var = self.new_var(name, value.type)
         self.body.append(Let(var, value, value.span))
-        self.lets[id(var)] = (var, value)
+        self.values[var] = value
+        if self.is_size(value):
+            self.size_vars.add(var)
         return Read(var, value.type, value.span, value.aliases)
+
+    def is_size(self, value: Expr) -> bool:
+        """Whether Python's value is a torch.Size: `x.shape`, `x.size()`, their slices, sums and repeats."""
+        if isinstance(value, TensorQuery):
+            return value.query is Query.SHAPE
+        if isinstance(value, Read):
+            return value.var in self.size_vars
+        if isinstance(value, SeqSlice):
+            return self.is_size(value.base)
+        if isinstance(value, Host) and value.op is HostOp.MUL and isinstance(value.type, t.SeqT):
+            return self.is_size(value.operands[0])
+        return value in self.sizes
+
+    def classes_of(self, value: Expr, path: tuple[int, ...]) -> list[tuple[tuple[int, ...], ResultClass]]:
+        """Where a returned value holds tuple subclasses Python would build (deepest first), by what made them."""
+        while isinstance(value, Read) and value.var in self.values and not self.is_size(value):
+            value = self.values[value.var]
+        found: list[tuple[tuple[int, ...], ResultClass]] = []
+        if isinstance(value, MakeTuple):
+            for index, item in enumerate(value.items):
+                found += self.classes_of(item, path + (index,))
+        if self.is_size(value):
+            found.append((path, ResultClass("torch", "Size")))
+        elif isinstance(value.type, t.TupleT) and value.type.structseq is not None:
+            found.append((path, ResultClass("torch.return_types", value.type.structseq)))
+        return found
 
     def atom(self, value: Value, node: ast.AST | None = None) -> Expr:
         """The value as something cheap to read more than once: a constant, a parameter, a variable or a tuple of them."""
@@ -908,6 +1048,12 @@ class Builder:
         if len(starred) > 1:
             self.unsupported(span, display(target), "two starred targets")
             raise _Abandon
+        if isinstance(source.type, t.TensorT):
+            # Python iterates a tensor as `iter(x.unbind(0))`, after refusing a 0-d one with TypeError.
+            rank = self.atom(TensorQuery(source, Query.DIM, (), t.INT, span))
+            holds = self.atom(self.host(HostOp.NE, [rank, Const(0, t.INT, span)], span, display(target)))
+            self.body.append(Require(holds, PythonException.TYPE_ERROR, "iteration over a 0-d tensor", span))
+            source = self.atom(self.invoke_method("unbind", source, [], {}, span, display(statement)))
         if isinstance(source.type, t.TupleT):
             items = [_item(source, i) for i in range(len(source.type.items))]
             if starred:
@@ -1019,6 +1165,7 @@ class Builder:
         if problem:
             self.type_problem(span, display(node), f"returns a {value.type} where `-> {declared}` was declared{problem}")
             raise _Abandon
+        self.result_classes = tuple(self.classes_of(value, ()))
         self.body.append(Return(value, span))
 
     # --- expressions --------------------------------------------------------------------
@@ -1086,8 +1233,10 @@ class Builder:
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
             return self.unsupported(span, display(node), f"{kind} has no region type; regions pass tuples")
-        if isinstance(node, ast.ListComp) and self.frame.library or \
-                isinstance(node, ast.GeneratorExp) and id(node) in self.consumed:
+        if isinstance(node, ast.ListComp) and self.frame.library:
+            repeated = self.repeated(node)
+            return repeated if repeated is not None else self.comprehension(node)
+        if isinstance(node, ast.GeneratorExp) and id(node) in self.consumed:
             return self.comprehension(node)
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
             return self.shadow_scope(node)
@@ -1365,8 +1514,7 @@ class Builder:
             if found is None:
                 return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
             return found
-        if isinstance(base, FunctionRef) and self.frame.library and base.helper is None and \
-                base.dotted.startswith("torch."):
+        if isinstance(base, FunctionRef) and base.helper is None and base.dotted.startswith("torch."):
             # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
             return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
         if isinstance(base, FunctionRef):
@@ -1381,6 +1529,8 @@ class Builder:
             if isinstance(value.type, t.OptionalT):
                 value = self.unwrap(value, display(node.value), span)
             return self.tensor_property(value, node.attr, span, display(node))
+        if isinstance(kind, t.DeviceT) and node.attr == "type":
+            return Host(HostOp.DEVICE_TYPE, (value,), t.STR, span)
         if isinstance(kind, t.DtypeT) and node.attr in ("is_floating_point", "is_complex", "is_signed", "itemsize"):
             return self.unsupported(span, display(node), "dtype properties are not compiled yet", attribute=True)
         return self.unsupported(span, display(node), f"an attribute of a {value.type}", attribute=True)
@@ -1388,8 +1538,6 @@ class Builder:
     def tensor_property(self, base: Expr, attr: str, span: Span, shown: str) -> Value:
         if attr in TENSOR_PROPERTIES:
             query, kind = TENSOR_PROPERTIES[attr]
-            if query is Query.DIM:
-                return self.rank(TensorQuery(base, query, (), kind, span))
             return TensorQuery(base, query, (), kind, span)
         if attr in VIEW_PROPERTIES:
             return self.invoke_method(VIEW_PROPERTIES[attr], base, [], {}, span, shown)
@@ -1611,6 +1759,8 @@ class Builder:
         if isinstance(op, ast.Add) and seq_left and seq_right:
             kind = self.kind_of(left)
             joined = self.concatenate([(left, True), (right, True)], span)
+            if self.is_size(left) or self.is_size(right):
+                self.sizes.add(joined)  # torch.Size + tuple, and tuple + torch.Size, is a torch.Size
             return self.mark(joined, kind if kind == self.kind_of(right) else None)  # type: ignore[return-value]
         if isinstance(op, ast.Mult) and (seq_left != seq_right):
             sequence, count = (left, right) if seq_left else (right, left)
@@ -1706,6 +1856,11 @@ class Builder:
                     if isinstance(value.type, t.OptionalT):
                         return IsNone(value, negate, t.BOOL, span)
                     return Const(negate, t.BOOL, span)  # a value that can never be None
+            if self.frame.library and _same_object(left, right):
+                return Const(not negate, t.BOOL, span)  # `k is v` where the user passed one tensor for both
+            if self.frame.library:
+                self.unsupported(span, self.frame.called_as, f"torch's Python code tests `{text}`, the identity of "
+                                 "Python objects, which ppy cannot tell here")
             self.type_problem(span, text, "`is` compares identity; only `is None` has a meaning in a region")
             raise _Abandon
         if isinstance(op, (ast.In, ast.NotIn)):
@@ -1720,6 +1875,11 @@ class Builder:
         if all(isinstance(v.type, (t.TupleT, t.SeqT)) and t.element_type(v.type) == t.INT for v in (left, right)):
             # Shapes compared (`target.size() == input.size()`): Python's tuple order is std::vector's.
             return Host(COMPARE_OPS[type(op)], (self.as_sequence(left), self.as_sequence(right)), t.BOOL, span)
+        if isinstance(op, (ast.Eq, ast.NotEq)) and type(left.type) is type(right.type) and \
+                isinstance(left.type, (t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT, t.DeviceT)):
+            if isinstance(left, Const) and isinstance(right, Const):
+                return Const((left.value == right.value) == isinstance(op, ast.Eq), t.BOOL, span)
+            return Host(COMPARE_OPS[type(op)], (left, right), t.BOOL, span)  # `x.layout == torch.strided`
         name = TENSOR_COMPARE[type(op)]
         left = self.unwrap(left, "operand", span) if isinstance(left.type, t.OptionalT) else left
         right = self.unwrap(right, "operand", span) if isinstance(right.type, t.OptionalT) else right
@@ -1781,8 +1941,7 @@ class Builder:
                 if isinstance(found, FunctionRef) and found.helper is not None:
                     return self.inline(found.helper, args, keywords, span, shown)
                 return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
-            if isinstance(callee, FunctionRef) and self.frame.library and callee.helper is None and \
-                    callee.dotted.startswith("torch."):
+            if isinstance(callee, FunctionRef) and callee.helper is None and callee.dotted.startswith("torch."):
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, FunctionRef):
                 return self.unsupported(span, shown, "an attribute of a function")
@@ -1940,6 +2099,9 @@ class Builder:
         if isinstance(kind, t.OptionalT) and isinstance(kind.inner, t.TensorT):
             receiver = self.unwrap(receiver, display(node.func.value), span)  # type: ignore[attr-defined]
             kind = receiver.type
+        if isinstance(kind, (t.TupleT, t.SeqT)) and name in LIST_METHODS:
+            return self.unsupported(span, shown, "a region's sequences do not change in place; build a new tuple "
+                                    "(`items = (*items, x)`)")
         if not isinstance(kind, t.TensorT):
             return self.unsupported(span, shown, f"a method of a {kind}")
         if name in self.data.properties:
@@ -1949,10 +2111,23 @@ class Builder:
             return self.unsupported(span, shown, HOST_READING_METHODS[name])
         if name in QUERY_METHODS:
             return self.query(name, receiver, args, keywords, span, shown)
-        # As Python looks methods up: torch/_tensor.py's Python-level `Tensor` first, then the builtin TensorBase.
-        method = torch_python.tensor_method(name) if name not in torch_python.NATIVE_OVER_PYTHON else None
+        method = torch_python.tensor_method(name)
         if isinstance(method, str):
             return self.invoke_method(method, receiver, args, keywords, span, shown)  # `__pow__` is TensorBase.pow
+        if self.data.has_method(name) and name not in torch_python.PYTHON_OVER_NATIVE:
+            if method is None:
+                return self.invoke_method(name, receiver, args, keywords, span, shown)
+            saved = self.snapshot()
+            try:
+                native: Value | None = self.invoke_method(name, receiver, args, keywords, span, shown)
+            except _Abandon:
+                native = None
+            if not isinstance(native, Poisoned) and native is not None or len(self.problems.types) == saved[2]:
+                if native is None:
+                    raise _Abandon
+                return native
+            # torch's Python-level method takes what its builtin does not (`x.norm(dim=-1)`): follow it.
+            self.rollback(saved)
         if method is not None:
             node_of, module = method
             helper = Helper(node_of, module.scope, module.path, library=True)
@@ -1983,8 +2158,6 @@ class Builder:
                 self.type_problem(span, shown, f"`Tensor.{name}(dim)` takes an int, not a {given[0].type}")
                 raise _Abandon
             return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)  # type: ignore[arg-type]
-        if whole is Query.DIM:
-            return self.rank(TensorQuery(receiver, whole, (), kind, span))
         return TensorQuery(receiver, whole, (), kind, span)
 
     def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
@@ -2048,8 +2221,16 @@ class Builder:
                     raise _Abandon
                 return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
         if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
+            value = values[0]
+            if isinstance(value.type, t.TupleT) and value.type.structseq is not None:
+                # `tuple(torch.max(x, 1))` is a plain tuple of the fields
+                items = tuple(_item(value, i) for i in range(len(value.type.items)))
+                return self.mark(MakeTuple(items, t.TupleT(value.type.items), span, value.aliases), name)  # type: ignore[return-value]
+            if self.is_size(value):
+                # `tuple(x.shape)`: no torch.Size
+                return self.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)  # type: ignore[return-value]
             # `list(x.shape[2:])`: a region's sequences are values, either spelling; a new one of that kind.
-            return self.mark(self.concatenate([(values[0], True)], span), name)  # type: ignore[return-value]
+            return self.mark(self.concatenate([(value, True)], span), name)  # type: ignore[return-value]
         self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
         raise _Abandon
 
@@ -2101,11 +2282,13 @@ class Builder:
                 return tuple_of(sorted(first, key=lambda i: i.value))  # type: ignore[attr-defined]
             return None
         if name in ("all", "any"):
-            if not all(isinstance(i.type, t.BoolT) for i in first):
+            if not all(t.is_number(i.type) for i in first):
                 return None
+            truths = [i if isinstance(i.type, t.BoolT) else self.atom(self.host(HostOp.TO_BOOL, [i], span, shown,
+                                                                                 kind=t.BOOL)) for i in first]
             if name == "any":
-                return self.any_of(first, span, shown)
-            return self.host(HostOp.ALL, first, span, shown, kind=t.BOOL) if first else Const(True, t.BOOL, span)
+                return self.any_of(truths, span, shown)
+            return self.host(HostOp.ALL, truths, span, shown, kind=t.BOOL) if truths else Const(True, t.BOOL, span)
         if name == "sum" and all(t.is_number(i.type) for i in first):
             total: Expr = Const(0, t.INT, span)
             for item in first:
@@ -2202,24 +2385,12 @@ class Builder:
         for key, value in list(values.items()):
             if isinstance(value.type, t.OptionalT) and not isinstance(native.arg[key].type, OptionalType):
                 values[key] = self.unwrap(value, f"argument `{key}` of `{shown}`", span)
-            kind = native.arg[key].type
-            if isinstance(value.type, t.NoneT) and isinstance(kind, OptionalType) and isinstance(kind.elem, ListType):
-                if native.arg[key].default is None:
-                    del values[key]  # `dim=None` is the default: the compiled call leaves it out, as the same value
-                    continue
-                # The compiled call has no spelling for an explicit None list (ppy_compile's emitter): refused
-                # here rather than accepted and then not built.
-                self.unsupported(span, shown, f"ppy does not compile `None` for the list argument `{key}` of "
-                                 f"`{native.key}` yet")
-                raise _Abandon
         kind = self.result_type(native, span, shown)
         effects = effects_of(native, values, out_names)
         for param, how in effects.writes:
             self.writes.append(Write(param, self._span(span), self.frame.called_as or shown, write_kind or how))
         if effects.random:
             self.random = True
-        if native.inplace_view or native.name.endswith("_") or bound.out or effects.writes:
-            self.ranks.clear()  # it may change a tensor's shape in place (`unsqueeze_`, `resize_`, `out=`)
         self.natives.add(native.key)
         args = tuple((arg.name, values.get(arg.name)) for arg in native.args)
         return Call(native, overload, args, kind, span, effects.aliases, shown, bound.requires_grad)
@@ -2237,7 +2408,9 @@ class Builder:
         if len(kinds) == 1:
             return kinds[0]
         names = tuple(r.name for r in native.returns)
-        return t.TupleT(tuple(kinds), names if all(names) else None)
+        if not all(names):
+            return t.TupleT(tuple(kinds))
+        return t.TupleT(tuple(kinds), names, structseq=native.name)
 
     # --- Python-level torch functions ----------------------------------------------------------
 
@@ -2296,9 +2469,6 @@ class Builder:
         start = len(self.body)
         pending: list[Expr] = []
         result: Value = POISON
-        decided = self.decided_after_reads(node)
-        if decided is not None:
-            return decided
         for operand in node.values:
             result = self.expr(operand)
             if isinstance(result, Const):
@@ -2322,32 +2492,6 @@ class Builder:
             return self.any_of(pending, Span.of(node), display(node))
         return self.host(HostOp.ALL, pending, Span.of(node), display(node), kind=t.BOOL) if len(pending) > 1 \
             else pending[0]
-
-    def decided_after_reads(self, node: ast.BoolOp) -> Const | None:
-        """`not input.is_cpu and torch.are_deterministic_algorithms_enabled()`: an operand known here decides, and
-        what Python evaluates before it only reads tensors' properties (nothing to compute, nothing that raises)."""
-        is_or = isinstance(node.op, ast.Or)
-        for index, operand in enumerate(node.values):
-            if not self.property_read(operand):
-                if index == 0:
-                    return None
-                start = len(self.body)
-                known = self.try_constant(operand)
-                computed = len(self.body) > start
-                del self.body[start:]
-                if known is not None and not computed and bool(known.value) == is_or:
-                    return Const(is_or, t.BOOL, Span.of(node))
-                return None
-        return None
-
-    def property_read(self, node: ast.expr) -> bool:
-        """``x.is_cpu`` or ``not x.is_cpu`` of a tensor ``x``: reading it neither computes nor raises."""
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            node = node.operand
-        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in self.data.properties):
-            return False
-        value = self.env.get(node.value.id)
-        return isinstance(value, Expr) and isinstance(value.type, t.TensorT)
 
     def fold_condition(self, node: ast.IfExp) -> Value:
         test = self.expr(node.test)
@@ -2566,7 +2710,18 @@ def _isinstance_answer(kind: t.Type, classes: frozenset[str], sequence: str | No
 
 # Tensor methods that read a property of the tensor, never raise and write nothing.
 _HARMLESS_NATIVES = frozenset({"is_complex", "is_floating_point", "is_signed", "is_conj", "is_neg", "is_inference"})
-_HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL})
+_HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL,
+                            HostOp.DEVICE_TYPE})
+
+
+def _ends_in_return(statements: list[ast.stmt]) -> bool:
+    """Whether a block of torch's code always ends by returning (or raising) where it stands."""
+    for statement in statements:
+        if isinstance(statement, (ast.Return, ast.Raise)):
+            return True
+        if isinstance(statement, ast.If) and _ends_in_return(statement.body) and _ends_in_return(statement.orelse):
+            return True
+    return False
 
 
 def _harmless(statement: object) -> bool:
@@ -2613,6 +2768,13 @@ def _is_new_list(node: ast.expr, scope: ModuleScope) -> bool:
     if isinstance(node, ast.Call) and display(node.func) == "torch.jit.annotate" and len(node.args) == 2:
         return _is_new_list(node.args[1], scope)
     return isinstance(node, ast.Call) and scope.resolve(node.func) in ("list", "builtins.list")
+
+
+def _same_object(left: Expr, right: Expr) -> bool:
+    """Whether two values are one Python object: one parameter, or one variable, read twice."""
+    if isinstance(left, Param) and isinstance(right, Param):
+        return left.name == right.name
+    return isinstance(left, Read) and isinstance(right, Read) and left.var == right.var
 
 
 def _or_parts(test: ast.expr) -> list[ast.expr]:
