@@ -273,10 +273,11 @@ def _bindings(function_names: set[str]) -> dict[str, dict[str, str]]:
     variable_functions = torch._C._VariableFunctions
     bindings: dict[str, dict[str, str]] = {"torch": {}, "torch.nn.functional": {}, "torch._C._nn": {},
                                            "torch._C._VariableFunctions": {}}
-    # Private builtins (`_upsample_bicubic2d_aa`) are bound too: torch's own Python code calls them.
+    # Private builtins too (`torch._lu_with_info`, `torch._C._nn._upsample_bicubic2d_aa`): torch's own Python code
+    # calls them, and ppy inlines that code. `torch._X` is bound where it is the builtin itself.
     for name in dir(variable_functions):
         if not name.startswith("__") and name in function_names:
-            same = not name.startswith("_") and getattr(torch, name, None) is getattr(variable_functions, name)
+            same = getattr(torch, name, None) is getattr(variable_functions, name)
             # torch.X may be Python (torch.functional.norm) around the builtin torch's own code calls as _VF.X.
             bindings["torch" if same else "torch._C._VariableFunctions"][name] = name
     for name in dir(torch._C._nn):
@@ -360,17 +361,28 @@ def python_sources() -> dict[str, str]:
     return {name: inspect.getsource(importlib.import_module(name)) for name in PYTHON_MODULES}
 
 
+# The namespaces whose Python-level functions a region may call, and so must each lower or be refused.
+PYTHON_NAMESPACES = ("torch.nn.functional", "torch", "torch.masked", "torch.linalg")
+
+
 def python_functions() -> dict[str, list[str]]:
-    """The public Python-level functions of torch's namespaces (not builtins): what regions may call there."""
+    """The public Python-level functions of torch's namespaces (not builtins), and the Python-level methods of
+    ``torch.Tensor`` (``torch/_tensor.py``, dunders included): what regions may call there."""
     import types
 
+    import torch
+
     found = {}
-    for namespace in ("torch.nn.functional", "torch"):
+    for namespace in PYTHON_NAMESPACES:
         module = importlib.import_module(namespace)
         found[namespace] = sorted(
             name for name, value in vars(module).items()
             if not name.startswith("_") and isinstance(value, types.FunctionType)
             and getattr(value, "__module__", "").startswith("torch"))
+    found["torch.Tensor"] = sorted(
+        name for name, value in vars(torch.Tensor).items()
+        if isinstance(value, types.FunctionType) and getattr(value, "__module__", "") == "torch._tensor"
+        and (not name.startswith("_") or (name.startswith("__") and name.endswith("__"))))
     return found
 
 

@@ -18,7 +18,10 @@ arguments (``inplace``, ``reduction == "mean"``) fold at build time.
 from __future__ import annotations
 
 import ast
+import contextlib
+import dataclasses
 import enum
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -41,11 +44,16 @@ from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalT
 FUNCTION_NAMESPACES = ("torch", "torch.nn.functional", "torch._C._nn", "torch.special", "torch.linalg", "torch.fft",
                        "torch._C._VariableFunctions")
 MODULE_PATHS = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
-                          "torch._C", "torch._C._nn", "torch._C._VariableFunctions", "math"})
+                          "torch._C", "torch._C._nn", "torch._C._VariableFunctions", "torch.masked", "math"})
 TORCH = "torch"
 PYTHON_TYPES = ("float", "int", "bool", "complex")
 LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
 SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len", "list", "tuple"})
+# Builtins torch's Python code uses on sequences whose length is known where a region is built.
+LIBRARY_BUILTINS = frozenset({"range", "zip", "enumerate", "reversed", "sorted", "all", "any", "sum", "min", "max"})
+MAX_UNROLLED = 64  # items of a `range` that torch's Python code loops over
+# What consumes every item of a generator, in order, before anything else runs.
+EAGER_CONSUMERS = frozenset({"list", "tuple", "sum", "min", "max", "sorted"})
 # What torch's Python code asks about the world, answered for a region's plain tensors in plain eager code.
 LIBRARY_ANSWERS: dict[str, object] = {
     "torch.overrides.has_torch_function": False, "torch.overrides.has_torch_function_unary": False,
@@ -57,6 +65,13 @@ LIBRARY_ANSWERS: dict[str, object] = {
     # picks a decomposition whose backward is deterministic): compiled code keeps the default implementation.
     "torch.are_deterministic_algorithms_enabled": False,
 }
+# torch's own checks (`torch._check(cond, lambda: message)`), and what each raises when its condition is false.
+LIBRARY_CHECKS = {
+    "torch._check": PythonException.RUNTIME_ERROR, "torch._check_type": PythonException.TYPE_ERROR,
+    "torch._check_value": PythonException.VALUE_ERROR, "torch._check_index": PythonException.INDEX_ERROR,
+}
+# Of those, the ones a user's region may not have answered so: a switch the user sets.
+USER_QUESTIONS = frozenset({"torch.are_deterministic_algorithms_enabled"})
 # Read (not called) by torch's Python code; cudnn_enabled only picks a backend for the same result.
 LIBRARY_CONSTANTS: dict[str, object] = {
     "torch.backends.cudnn.enabled": True,
@@ -74,7 +89,25 @@ HOST_READING_METHODS = {
     "backward": "autograd runs outside the region",
     "data_ptr": "it reads a raw address",
     "register_hook": "hooks are Python callbacks",
-    "__len__": "it reads a value back into Python",
+    "register_post_accumulate_grad_hook": "hooks are Python callbacks",
+    # Python-level methods of torch/_tensor.py that compute no tensor.
+    "__array__": "it hands the data to numpy",
+    "__array_wrap__": "it is numpy's protocol",
+    "__deepcopy__": "it copies the Python object; use `.clone()`",
+    "__dir__": "it lists the Python object's attributes",
+    "__dlpack__": "it hands the data to another library",
+    "__dlpack_device__": "it hands the data to another library",
+    "__format__": "it formats the tensor as text",
+    "__repr__": "it formats the tensor as text",
+    "__hash__": "it is the Python object's identity",
+    "__reduce_ex__": "pickling runs outside the region",
+    "__setstate__": "pickling runs outside the region",
+    "dim_order": "it reads the memory layout into Python",
+    "is_shared": "it reads where the storage lives",
+    "share_memory_": "it moves the storage to shared memory",
+    "storage": "it hands out the storage object",
+    "storage_type": "it names the storage's Python class",
+    "module_load": "it loads a state dict into a module",
     "__bool__": "it reads a value back into Python",
     "storage_offset": "it reads a raw offset",
 }
@@ -236,6 +269,14 @@ class _LibraryRefused(Exception):
     """A call of torch's Python code cannot be followed: its first problem, recorded, stands for the whole call."""
 
 
+class _Jump(Exception):
+    """`break` or `continue` in a loop of torch's Python code that is being unrolled."""
+
+    def __init__(self, node: ast.stmt):
+        super().__init__()
+        self.node = node
+
+
 @dataclass
 class Analysis:
     """The builder's result: a complete model, or the problems that stopped it."""
@@ -260,6 +301,8 @@ class Frame:
     path: str
     library: bool = False
     called_as: str = ""  # in torch's Python code: the user's call that led there, which messages name
+    # In torch's Python code: local lists still growing by `.append` (no other reference to them has been taken).
+    lists: set[str] = field(default_factory=set)
 
 
 def display(node: ast.AST) -> str:
@@ -307,6 +350,22 @@ class Builder:
         self.inlining: list[ast.AST] = []  # the helpers being inlined, outermost first (recursion is refused)
         self.returned_value: Value | None = None
         self.callees: list[tuple[Region, str, Span | None]] = []
+        # Sequences known to be lists or tuples (by identity; the value is kept so its id stays its own), for the
+        # `isinstance(x, list)` tests of torch's Python code.
+        self.sequence_kinds: dict[int, tuple[Expr, str]] = {}
+        # Generator expressions of torch's Python code consumed where they stand (`all(d >= 0 for d in shape)`),
+        # and by what: only those are modelled, as the tuple of their items.
+        self.consumed: dict[int, str] = {}
+
+    def mark(self, value: Value, kind: str | None) -> Value:
+        """Record that ``value`` is a list or a tuple (``kind``), when known."""
+        if kind is not None and isinstance(value, Expr) and isinstance(value.type, (t.TupleT, t.SeqT)):
+            self.sequence_kinds[id(value)] = (value, kind)
+        return value
+
+    def kind_of(self, value: Value) -> str | None:
+        found = self.sequence_kinds.get(id(value))
+        return found[1] if found is not None and found[0] is value else None
 
     # --- entry -------------------------------------------------------------------
 
@@ -428,7 +487,7 @@ class Builder:
         if test is not None:
             self.statements(node.body if test.value else node.orelse)
             return RestTaken.NO
-        body = [n for n in node.body if not _is_warning(n, self.frame.scope)]
+        body = _without_warnings(node.body, self.frame.scope)
         if not body and not node.orelse or len(body) == 1 and isinstance(body[0], ast.Raise) and not node.orelse:
             return RestTaken.NOT_HANDLED  # a warning, or a check that raises: library_statement keeps it
         then_ends, else_ends = _ends_in_return(node.body), _ends_in_return(node.orelse)
@@ -459,7 +518,12 @@ class Builder:
             for statements in (then, otherwise):
                 self.body, self.env = [], dict(saved[1])
                 self.returned, self.returned_value, self.raising = False, None, False
-                self.statements(statements)
+                try:
+                    self.statements(statements)
+                except _Jump as jump:
+                    self.unsupported(Span.of(jump.node), self.frame.called_as, f"torch's Python code leaves a loop "
+                                     f"(`{display(jump.node)}`) on `{display(test_node)}`, known only at run time")
+                    raise _Abandon from None
                 value = self.atom(self.returned_value) if self.returned and not self.raising else None
                 ways.append((self.body, self.env, self.returned, value, self.raising))
         finally:
@@ -533,6 +597,9 @@ class Builder:
         if self.frame.library and isinstance(node, (ast.Import, ast.ImportFrom)):
             self.library_import(node)
             return
+        if self.frame.library and isinstance(node, ast.For):
+            self.library_for(node)
+            return
         if isinstance(node, ast.Expr):
             value = self.expr(node.value, top=True)
             if isinstance(value, (Call, TensorIndex)) or _may_raise(value):
@@ -543,9 +610,13 @@ class Builder:
                 value = self.atom(value, node.value)
             for target in node.targets:
                 self.assign(target, value, node)
+                self.track_list(target, node.value)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
                 self.assign(node.target, self.expr(node.value, top=True), node)
+                self.track_list(node.target, node.value)
+        elif self.frame.library and isinstance(node, (ast.Break, ast.Continue)):
+            raise _Jump(node)
         elif isinstance(node, ast.AugAssign):
             self.augmented(node)
         elif isinstance(node, ast.Return):
@@ -572,9 +643,122 @@ class Builder:
                     if dotted not in MODULE_PATHS else ModuleRef(dotted)
             elif node.level == 0 and node.module:
                 dotted = f"{node.module}.{alias.name}"
+                why = torch_python.not_followed(dotted)
+                if why is not None or dotted.split(".")[0] not in ("torch", "math", "builtins"):
+                    self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code imports `{dotted}`"
+                                     + (f": {why}" if why else ", which ppy does not follow"))
                 self.env[alias.asname or alias.name] = self.dotted_value(_strip_dotted(dotted), Span.of(node), dotted)
             else:
                 self.unsupported(Span.of(node), self.frame.called_as, "torch's Python code imports relatively here")
+
+    def library_for(self, node: ast.For) -> None:
+        """A `for` of torch's Python code over what is known here (a tuple, `range` of literals): its body runs once
+        per item, as Python runs it."""
+        self.consumed[id(node.iter)] = "for"
+        items = self.static_items(self.expr(node.iter), node.iter)
+        for item in items:
+            self.assign(node.target, item, node)
+            try:
+                self.statements(node.body)
+            except _Jump as jump:
+                if isinstance(jump.node, ast.Break):
+                    return
+            if self.returned:
+                return
+        self.statements(node.orelse)
+
+    def static_items(self, value: Value, node: ast.expr) -> list[Expr]:
+        """The items of what torch's Python code iterates over, when their number is known here."""
+        if isinstance(value, (Poisoned, UntypedParam)):
+            raise _Abandon
+        if isinstance(value, Expr) and isinstance(value.type, t.TupleT):
+            return [_item(value, i) for i in range(len(value.type.items))]
+        self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code loops over `{display(node)}`, "
+                         "whose length is known only at run time")
+        raise _Abandon
+
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> Value:
+        """A list comprehension or generator of torch's Python code over what is known here: the tuple of its items."""
+        saved = self.env
+        self.env = dict(saved)
+        results: list[Expr] = []
+        start = len(self.body)
+
+        def run(index: int) -> None:
+            if index == len(node.generators):
+                results.append(self.atom(self.expr(node.elt), node.elt))
+                return
+            generator = node.generators[index]
+            if generator.is_async:
+                self.structural(node)
+            self.consumed[id(generator.iter)] = "for"
+            for item in self.static_items(self.expr(generator.iter), generator.iter):
+                self.assign(generator.target, item, ast.copy_location(ast.Expr(node), node))
+                for condition in generator.ifs:
+                    known = self.try_constant(condition)
+                    if known is None:
+                        self.unsupported(Span.of(condition), self.frame.called_as, f"torch's Python code filters on "
+                                         f"`{display(condition)}`, which is known only at run time")
+                    if not known.value:  # type: ignore[union-attr]
+                        break
+                else:
+                    run(index + 1)
+
+        try:
+            run(0)
+        finally:
+            self.env = saved
+        span = Span.of(node)
+        if isinstance(node, ast.GeneratorExp) and self.consumed.get(id(node)) not in EAGER_CONSUMERS and \
+                not all(_harmless(statement) for statement in self.body[start:]):
+            # Python may stop before the last item (`all`, `any`, a loop's `break`): ppy computes every item first.
+            self.unsupported(span, self.frame.called_as, f"torch's Python code computes `{display(node)}` item by item, "
+                             "and may stop before the items ppy would compute in advance")
+        return MakeTuple(tuple(results), t.TupleT(tuple(r.type for r in results)), span,
+                         frozenset().union(*(r.aliases for r in results)))
+
+    def track_list(self, target: ast.expr, value: ast.expr) -> None:
+        """In torch's Python code, a name bound to a new list may grow by `.append` until it is read as a whole."""
+        if not self.frame.library or not isinstance(target, ast.Name):
+            return
+        if _is_new_list(value, self.frame.scope):
+            self.frame.lists.add(target.id)
+        else:
+            self.frame.lists.discard(target.id)
+
+    def grow_list(self, node: ast.Call, name: str) -> Value:
+        """``items.append(x)`` / ``items.extend(xs)`` on a list torch's Python code is building."""
+        func = node.func
+        assert isinstance(func, ast.Attribute)
+        args, keywords = self.arguments(node)
+        if args is None:
+            return POISON
+        if len(args) != 1 or args[0].spread or keywords:
+            self.type_problem(Span.of(node), display(func), f"`list.{func.attr}` takes one argument")
+            raise _Abandon
+        value = args[0].value
+        if func.attr == "extend" and not isinstance(value.type, (t.TupleT, t.SeqT)):
+            self.type_problem(Span.of(node), display(func), f"`list.extend` of a {value.type}")
+            raise _Abandon
+        current = self.atom(self.env[name])
+        grown = self.atom(self.concatenate([(current, True), (value, func.attr == "extend")], Span.of(node)))
+        self.env[name] = self.mark(grown, "list")
+        return Const(None, t.NONE, Span.of(node))
+
+    def library_check(self, node: ast.Call, error: PythonException) -> Value:
+        """``torch._check(cond, lambda: message)`` in torch's Python code: a check the compiled region keeps."""
+        if not node.args or len(node.args) > 2 or node.keywords:
+            return self.unsupported(Span.of(node), self.frame.called_as, f"`{display(node.func)}` with other arguments")
+        text = node.args[1].body if len(node.args) == 2 and isinstance(node.args[1], ast.Lambda) else None
+        known = self.try_constant(node.args[0])
+        if known is None:
+            self.require(node.args[0], ast.copy_location(ast.Expr(node), node), error,
+                         self.message(text) if text is not None else ("",), negate=False)
+        elif not known.value:
+            shown = _text_of(text) if text is not None else ""
+            self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code raises {error.value} here"
+                             + (f" ({shown})" if shown else ""))
+        return Const(None, t.NONE, Span.of(node))
 
     def library_statement(self, node: ast.stmt) -> None:
         """torch's own Python: `if` on what is known here folds, a check of a run-time value is kept, a warning is
@@ -595,7 +779,8 @@ class Builder:
         test = self.try_constant(node.test)
         if isinstance(node, ast.Assert):
             if test is None:
-                self.require(node.test, node, PythonException.ASSERTION_ERROR, display(node.msg) if node.msg else "", negate=False)
+                self.require(node.test, node, PythonException.ASSERTION_ERROR, self.message(node.msg) if node.msg else ("",),
+                             negate=False)
             elif not test.value:
                 self.unsupported(Span.of(node), shown, f"torch's Python code fails `assert {display(node.test)}`")
                 raise _Abandon
@@ -603,19 +788,30 @@ class Builder:
         if test is not None:
             self.statements(node.body if test.value else node.orelse)
             return
-        body = [n for n in node.body if not _is_warning(n, self.frame.scope)]
+        body = _without_warnings(node.body, self.frame.scope)
         if not body and not node.orelse:
             return  # a run-time check whose only effect is a warning
         if len(body) == 1 and isinstance(body[0], ast.Raise) and not node.orelse:
             error, message = self.raised(body[0])
             if error is not None:
-                self.require(node.test, node, error, message, negate=True)
+                # `if a or b: raise E` checks `a`, then `b` only where `a` is false: one check each, in turn.
+                for part in _or_parts(node.test):
+                    known = self.try_constant(part)
+                    if known is None:
+                        self.require(part, node, error, message, negate=True)
+                    elif known.value:
+                        text = _text_of(body[0].exc.args[0]) if isinstance(body[0].exc, ast.Call) and body[0].exc.args \
+                            else ""
+                        self.unsupported(Span.of(node), shown, f"torch's Python code raises {error.value} here"
+                                         + (f" ({text})" if text else ""))
+                        raise _Abandon
                 return
         self.unsupported(Span.of(node), shown, f"torch's Python code decides on `{display(node.test)}`, which is "
                          "known only at run time")
         raise _Abandon
 
-    def require(self, test: ast.expr, node: ast.stmt, error: PythonException, message: str, negate: bool) -> None:
+    def require(self, test: ast.expr, node: ast.stmt, error: PythonException, message: tuple[str | Expr, ...],
+                negate: bool) -> None:
         """Keep a check of torch's Python code on a run-time value: the compiled region raises where it would."""
         span = Span.of(node)
         value = self.expr(test)
@@ -638,13 +834,16 @@ class Builder:
         error = next((e for e in PythonException if name in (e.value, f"builtins.{e.value}")), None)
         if not isinstance(call, ast.Call) or not call.args:
             return error, (name or "",)
-        text = call.args[0]
+        return error, self.message(call.args[0])
+
+    def message(self, text: ast.expr) -> tuple[str | Expr, ...]:
+        """An exception's message in torch's Python code: literal text, and the values an f-string formats."""
         if isinstance(text, ast.Constant) and isinstance(text.value, str):
-            return error, (text.value,)
+            return (text.value,)
         if isinstance(text, ast.JoinedStr):
-            return error, tuple(part.value if isinstance(part, ast.Constant) else self.formatted(part)
-                                for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
-        return error, (display(text),)
+            return tuple(part.value if isinstance(part, ast.Constant) else self.formatted(part)
+                         for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
+        return (display(text),)
 
     def formatted(self, part: ast.FormattedValue) -> str | Expr:
         """One `{...}` of a raise's f-string: its text where it is known here, the value where it is a run-time int
@@ -742,72 +941,6 @@ class Builder:
         return self.sequence_operator(ast.Mult(), MakeTuple((item,), t.TupleT((item.type,)), item.span), count,
                                       Span.of(node), display(node))
 
-    def iterations(self, generator: ast.comprehension) -> list[dict[str, Expr]] | None:
-        """The loop variables of each pass of a comprehension over something of known length here (a tuple,
-        `zip` of tuples, `range(<literal>)`), or None."""
-        if generator.ifs or generator.is_async:
-            return None
-        iterable = generator.iter
-        if isinstance(iterable, ast.Call) and display(iterable.func) in ("zip", "range") and not iterable.keywords:
-            values = [self.expr(a) for a in iterable.args]
-            if display(iterable.func) == "range":
-                if len(values) != 1 or not isinstance(values[0], Const) or not isinstance(values[0].value, int):
-                    return None
-                rows: list[list[Expr]] = [[Const(i, t.INT, Span.of(iterable))] for i in range(values[0].value)]
-            else:
-                if not values or not all(isinstance(v, Expr) and isinstance(v.type, t.TupleT) for v in values):
-                    return None
-                columns = [[_item(v, i) for i in range(len(v.type.items))] for v in values]  # type: ignore[union-attr]
-                rows = [list(row) for row in zip(*columns)]
-        else:
-            value = self.expr(iterable)
-            if not isinstance(value, Expr) or not isinstance(value.type, t.TupleT):
-                return None
-            rows = [[_item(value, i)] for i in range(len(value.type.items))]
-        target = generator.target
-        names = [target] if isinstance(target, ast.Name) else list(target.elts) if isinstance(target, ast.Tuple) else []
-        if not names or not all(isinstance(n, ast.Name) for n in names):
-            return None
-        if any(len(row) != len(names) for row in rows) and not (len(names) == 1 and all(len(row) == 1 for row in rows)):
-            return None
-        return [{n.id: v for n, v in zip(names, row)} for row in rows]  # type: ignore[attr-defined]
-
-    def unrolled(self, node: ast.ListComp | ast.GeneratorExp) -> MakeTuple | None:
-        """A comprehension of torch's Python code over something of known length, one item per pass."""
-        if len(node.generators) != 1:
-            return None
-        saved, env = self.snapshot(), dict(self.env)
-        try:
-            passes = self.iterations(node.generators[0])
-            if passes is None:
-                self.rollback(saved)
-                return None
-            items = []
-            for bound in passes:
-                self.env = {**env, **bound}
-                items.append(self.atom(self.expr(node.elt)))
-        except (_Abandon, _LibraryRefused):
-            self.rollback(saved)
-            return None
-        finally:
-            self.env = env
-        return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), Span.of(node),
-                         frozenset().union(*(i.aliases for i in items)))
-
-    def all_or_any(self, node: ast.Call) -> Value | None:
-        """`all(<generator>)` / `any(...)` in torch's Python code over something of known length."""
-        if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.GeneratorExp):
-            return None
-        items = self.unrolled(node.args[0])
-        if items is None:
-            return None
-        truths = [self.atom(self.host(HostOp.TO_BOOL, [i], i.span, display(node), kind=t.BOOL))
-                  if not isinstance(i.type, t.BoolT) else i for i in items.items]
-        if display(node.func) == "all":
-            return self.host(HostOp.ALL, truths, Span.of(node), display(node), kind=t.BOOL) if truths \
-                else Const(True, t.BOOL, Span.of(node))
-        return self.any_of(truths, Span.of(node), display(node))
-
     def shadow_scope(self, node: ast.expr) -> Poisoned:
         """A comprehension, lambda or walrus: reported by the loop or syntax rule; its names are still checked."""
         self.structural(node)
@@ -895,8 +1028,11 @@ class Builder:
         if isinstance(value, (Const, Param, Read)):
             return value
         if isinstance(value, MakeTuple):
-            return MakeTuple(tuple(self.atom(i) for i in value.items), value.type, value.span, value.aliases)
-        return self.let(value)
+            items = tuple(self.atom(i) for i in value.items)
+            if all(a is b for a, b in zip(items, value.items)):
+                return value
+            return self.mark(MakeTuple(items, value.type, value.span, value.aliases), self.kind_of(value))  # type: ignore[return-value]
+        return self.mark(self.let(value), self.kind_of(value))  # type: ignore[return-value]
 
     def assign(self, target: ast.expr, value: Value, statement: ast.stmt) -> None:
         if isinstance(target, ast.Name):
@@ -922,7 +1058,7 @@ class Builder:
                 and not value.var.name:
             # The value was just computed into a temporary: give the variable the user's name.
             last = self.body.pop()
-            self.env[name] = self.let(last.value, name)
+            self.env[name] = self.mark(self.let(last.value, name), self.kind_of(value))
             return
         if isinstance(value, (Const, Param, MakeTuple, Read)):
             self.env[name] = self.atom(value)
@@ -1065,10 +1201,14 @@ class Builder:
     def expr(self, node: ast.expr, top: bool = False) -> Value:
         """The value of an expression; with ``top``, a call is left for the statement to bind."""
         value = self._expr(node)
+        if isinstance(node, (ast.List, ast.ListComp)):
+            self.mark(value, "list")
+        elif isinstance(node, ast.Tuple):
+            self.mark(value, "tuple")
         if top or isinstance(value, (Poisoned, ModuleRef, FunctionRef, UntypedParam)):
             return value
         if _needs_binding(value):  # type: ignore[arg-type]
-            return self.let(value)  # type: ignore[arg-type]
+            return self.mark(self.let(value), self.kind_of(value))  # type: ignore[arg-type]
         return value
 
     def _expr(self, node: ast.expr) -> Value:
@@ -1123,10 +1263,9 @@ class Builder:
             return self.unsupported(span, display(node), f"{kind} has no region type; regions pass tuples")
         if isinstance(node, ast.ListComp) and self.frame.library:
             repeated = self.repeated(node)
-            if repeated is None:
-                repeated = self.unrolled(node)
-            if repeated is not None:
-                return repeated
+            return repeated if repeated is not None else self.comprehension(node)
+        if isinstance(node, ast.GeneratorExp) and id(node) in self.consumed:
+            return self.comprehension(node)
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
             return self.shadow_scope(node)
         if isinstance(node, ast.Starred):
@@ -1159,6 +1298,7 @@ class Builder:
         name = node.id
         span = Span.of(node)
         if name in self.env:
+            self.frame.lists.discard(name)  # now referred to from elsewhere: it must not change any more
             return self.env[name]
         if name in self.frame.locals:
             return self.type_problem(span, name, f"`{name}` is used before it is assigned "
@@ -1196,6 +1336,13 @@ class Builder:
                 return FunctionRef(f"<module>.{name}", name, Helper(binding.node, scope, self.frame.path))
             if self.frame.library and binding.kind is BindingKind.VALUE and binding.value is not None:
                 return self.library_binding(binding.value, span, name)
+            if self.frame.library and binding.kind is BindingKind.VALUE:
+                # Defined more than once (`@overload` stubs, then the definition that runs).
+                module = torch_python.module(torch_python.module_of(self.frame.path))
+                definition = torch_python.function(module, name) if module is not None else None
+                if definition is not None:
+                    return self.library_function(f"{torch_python.module_of(self.frame.path)}.{name}", definition,
+                                                 scope, name)
             if binding.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
                 return FunctionRef(f"<module>.{name}", name)
             return self.capture(span, name, CaptureOrigin.GLOBAL, str(binding.line))
@@ -1203,17 +1350,25 @@ class Builder:
             return FunctionRef(f"builtins.{name}", name)
         return self.capture(span, name, CaptureOrigin.UNDEFINED, "")
 
-    def constant(self, node: ast.expr, span: Span) -> Value:
-        """A module-level literal constant, at the place it is read."""
+    def constant(self, node: ast.expr, span: Span, scope: ModuleScope | None = None) -> Value:
+        """A module-level literal constant, at the place it is read; with ``scope``, a default of torch's Python
+        code may also be arithmetic on literals (``lower=1.0 / 8``) or a name of torch (``torch.preserve_format``)."""
         if isinstance(node, ast.Constant):
             return Const(node.value, hostmath.type_of_value(node.value), span)
         if isinstance(node, ast.UnaryOp):
-            inner = self.constant(node.operand, span)
+            inner = self.constant(node.operand, span, scope)
             assert isinstance(inner, Const)
             value = -inner.value if isinstance(node.op, ast.USub) else +inner.value
             return Const(value, hostmath.type_of_value(value), span)
+        if scope is not None and isinstance(node, ast.BinOp) and type(node.op) in BINARY_OPS:
+            left, right = self.constant(node.left, span, scope), self.constant(node.right, span, scope)
+            assert isinstance(left, Const) and isinstance(right, Const)
+            return self.host(BINARY_OPS[type(node.op)], [left, right], span, display(node))
+        if scope is not None and isinstance(node, (ast.Name, ast.Attribute)):
+            dotted = scope.resolve(node) or display(node)
+            return self.dotted_value(_strip_dotted(dotted), span, display(node))
         assert isinstance(node, ast.Tuple)
-        items = tuple(self.constant(item, span) for item in node.elts)
+        items = tuple(self.constant(item, span, scope) for item in node.elts)
         return MakeTuple(items, t.TupleT(tuple(i.type for i in items)), span)  # type: ignore[union-attr]
 
     def dotted_value(self, dotted: str, span: Span, shown: str) -> Value:
@@ -1275,10 +1430,17 @@ class Builder:
             flag = Const(chooser.default, t.BOOL, span)
         if not isinstance(flag, Const):
             return self.unsupported(span, shown, f"`{chooser.arg_name}` must be a literal here")
-        binding = chooser.scope.bindings.get(chooser.if_true if flag.value else chooser.if_false)
-        if binding is None or not isinstance(binding.node, ast.FunctionDef):
-            return self.unsupported(span, shown, "torch's `boolean_dispatch` names a function ppy cannot follow")
-        return self.inline(Helper(binding.node, chooser.scope, chooser.path, library=True), args, keywords, span, shown)
+        chosen = chooser.if_true if flag.value else chooser.if_false
+        binding = chooser.scope.bindings.get(chosen)
+        if binding is not None and isinstance(binding.node, ast.FunctionDef):
+            return self.inline(Helper(binding.node, chooser.scope, chooser.path, library=True), args, keywords, span,
+                               shown)
+        if binding is not None and binding.value is not None:
+            # One dispatch choosing another (`unique` picks `_return_output`, itself a dispatch on `return_counts`).
+            inner = self.library_frame_value(binding.value, chooser.scope, chooser.path, chosen)
+            if isinstance(inner, BooleanDispatch):
+                return self.dispatch(inner, args, keywords, span, shown)
+        return self.unsupported(span, shown, "torch's `boolean_dispatch` names a function ppy cannot follow")
 
     def ntuple(self, count: int, args: list[Argument], span: Span, shown: str) -> Expr:
         """``_pair(x)``: a sequence as it is, anything else repeated ``count`` times."""
@@ -1299,8 +1461,10 @@ class Builder:
             return self.unsupported(Span.of(node), self.frame.called_as, f"`{display(node)}`")
         classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
         names = {self.frame.scope.resolve(c) or display(c) for c in classes}
+        if torch_python.module_of(self.frame.path) == "torch._tensor":
+            names = {"torch.Tensor" if n == "Tensor" else n for n in names}  # the class torch/_tensor.py defines
         names = {n if "." in n else f"builtins.{n}" for n in names}
-        answer = _isinstance_answer(value.type, frozenset(names))
+        answer = _isinstance_answer(value.type, frozenset(names), self.kind_of(value))
         if answer is None:
             return self.unsupported(Span.of(node), self.frame.called_as,
                                     f"torch's Python code tests `{display(node)}`, which ppy cannot tell here")
@@ -1425,7 +1589,10 @@ class Builder:
 
     def subscript(self, node: ast.Subscript) -> Value:
         span = Span.of(node)
-        base = self.expr(node.value)
+        if isinstance(node.value, ast.Name) and node.value.id in self.frame.lists:
+            base = self.env[node.value.id]  # an item of a list torch's Python code is building
+        else:
+            base = self.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON
         base = self.atom(base, node.value)
@@ -1450,8 +1617,8 @@ class Builder:
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]
                 picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
-                return MakeTuple(tuple(picked), t.TupleT(tuple(i.type for i in picked)), span,
-                                 frozenset().union(*(i.aliases for i in picked)))
+                return self.mark(MakeTuple(tuple(picked), t.TupleT(tuple(i.type for i in picked)), span,
+                                           frozenset().union(*(i.aliases for i in picked))), self.kind_of(base))
             seq_type = t.SeqT(t.element_type(kind) or t.INT) if isinstance(kind, t.TupleT) else kind
             if isinstance(kind, t.TupleT) and t.element_type(kind) is None:
                 return self.type_problem(span, display(index_node), "a tuple of mixed types sliced by run-time bounds")
@@ -1618,10 +1785,11 @@ class Builder:
         seq_left = isinstance(left.type, (t.TupleT, t.SeqT))
         seq_right = isinstance(right.type, (t.TupleT, t.SeqT))
         if isinstance(op, ast.Add) and seq_left and seq_right:
+            kind = self.kind_of(left)
             joined = self.concatenate([(left, True), (right, True)], span)
             if self.is_size(left) or self.is_size(right):
                 self.sizes.add(joined)  # torch.Size + tuple, and tuple + torch.Size, is a torch.Size
-            return joined
+            return self.mark(joined, kind if kind == self.kind_of(right) else None)  # type: ignore[return-value]
         if isinstance(op, ast.Mult) and (seq_left != seq_right):
             sequence, count = (left, right) if seq_left else (right, left)
             if not isinstance(count.type, (t.IntT, t.BoolT)):
@@ -1678,6 +1846,11 @@ class Builder:
             return self.invoke_method(method, operand, [], {}, span, display(node))
         if isinstance(node.op, ast.Not) and isinstance(operand.type, t.OptionalT):
             return IsNone(operand, False, t.BOOL, span)
+        if isinstance(node.op, ast.Not) and isinstance(operand.type, t.TupleT):
+            return Const(not operand.type.items, t.BOOL, span)  # `not sizes`: empty or not, known here
+        if isinstance(node.op, ast.Not) and isinstance(operand.type, t.SeqT):
+            return self.host(HostOp.EQ, [self.atom(Length(operand, t.INT, span)), Const(0, t.INT, span)], span,
+                             display(node))
         op = {ast.USub: HostOp.NEG, ast.UAdd: HostOp.POS, ast.Invert: HostOp.INVERT, ast.Not: HostOp.NOT}[type(node.op)]
         if op is HostOp.NOT and not t.is_number(operand.type):
             return self.unsupported(span, display(node), f"`not` of a {operand.type}")
@@ -1711,6 +1884,11 @@ class Builder:
                     if isinstance(value.type, t.OptionalT):
                         return IsNone(value, negate, t.BOOL, span)
                     return Const(negate, t.BOOL, span)  # a value that can never be None
+            if self.frame.library and _same_object(left, right):
+                return Const(not negate, t.BOOL, span)  # `k is v` where the user passed one tensor for both
+            if self.frame.library:
+                self.unsupported(span, self.frame.called_as, f"torch's Python code tests `{text}`, the identity of "
+                                 "Python objects, which ppy cannot tell here")
             self.type_problem(span, text, "`is` compares identity; only `is None` has a meaning in a region")
             raise _Abandon
         if isinstance(op, (ast.In, ast.NotIn)):
@@ -1756,11 +1934,19 @@ class Builder:
             return self.isinstance_of(node)
         if self.frame.library and display(func) == "torch.jit.annotate" and len(node.args) == 2:
             return self.expr(node.args[1])  # a type note for TorchScript: the value itself
-        if self.frame.library and display(func) in ("all", "any") and self.frame.scope.resolve(func) is not None:
-            decided = self.all_or_any(node)
-            if decided is not None:
-                return decided
+        if self.frame.library and isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and \
+                isinstance(func.value, ast.Name) and func.value.id in self.frame.lists:
+            return self.grow_list(node, func.value.id)
+        if self.frame.library and _strip_dotted(self.frame.scope.resolve(func) or "") in LIBRARY_CHECKS:
+            return self.library_check(node, LIBRARY_CHECKS[_strip_dotted(self.frame.scope.resolve(func) or "")])
+        if self.frame.library and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
+                display(func.value) == "super()" and self.frame.node.args.args:  # type: ignore[attr-defined]
+            return self.super_method(node)
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
+        if self.frame.library and isinstance(callee, FunctionRef) and \
+                callee.dotted.removeprefix("builtins.") in LIBRARY_BUILTINS | {"list", "tuple"}:
+            self.consumed.update((id(a), callee.dotted.removeprefix("builtins.")) for a in node.args
+                                 if isinstance(a, ast.GeneratorExp))
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
             return self.unsupported(span, shown, f"a method of `{callee.name}`, which is not a tensor")
@@ -1798,6 +1984,20 @@ class Builder:
         if isinstance(callee, (ModuleRef, ProjectModule)):
             return self.unsupported(span, shown, "a module cannot be called")
         return self.unsupported(span, shown, f"`{shown}` is a {callee.type}, not a function")  # type: ignore[union-attr]
+
+    def super_method(self, node: ast.Call) -> Value:
+        """``super().unflatten(dim, sizes)`` in a method of torch's ``Tensor``: the builtin method it overrides."""
+        func = node.func
+        assert isinstance(func, ast.Attribute)
+        span = Span.of(node)
+        receiver = self.env.get(self.frame.node.args.args[0].arg)  # type: ignore[attr-defined]
+        args, keywords = self.arguments(node)
+        if args is None or not isinstance(receiver, Expr):
+            return POISON
+        if torch_python.module_of(self.frame.path) != "torch._tensor" or not self.data.has_method(func.attr):
+            return self.unsupported(span, self.frame.called_as, f"torch's Python code calls `{display(func)}`, "
+                                    "which ppy cannot follow")
+        return self.invoke_method(func.attr, receiver, args, keywords, span, display(func))
 
     def arguments(self, node: ast.Call) -> tuple[list[Argument] | None, dict[str, Expr]]:
         """The call's arguments, evaluated once, left to right, as Python does."""
@@ -1856,6 +2056,26 @@ class Builder:
 
     def call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
                       node: ast.Call) -> Value:
+        if self.frame.library:
+            return self._call_function(dotted, args, keywords, span, shown, node)
+        with self.offering_alternative(dotted):
+            return self._call_function(dotted, args, keywords, span, shown, node)
+
+    @contextlib.contextmanager
+    def offering_alternative(self, dotted: str) -> Iterator[None]:
+        """A user's call of torch's Python layer that ppy refuses: its finding ends with what to write instead,
+        where ppy knows (``torch_python.ALTERNATIVES``)."""
+        start = len(self.problems.unsupported)
+        try:
+            yield
+        finally:
+            alternative = torch_python.ALTERNATIVES.get(dotted)
+            records = self.problems.unsupported
+            if alternative is not None and len(records) > start:
+                records[start] = dataclasses.replace(records[start], why=f"{records[start].why}; instead, {alternative}")
+
+    def _call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
+                       node: ast.Call) -> Value:
         namespace, _, name = dotted.rpartition(".")
         if namespace == "builtins":
             return self.builtin(name, args, keywords, span, shown)
@@ -1863,11 +2083,15 @@ class Builder:
             return self.math(name, args, keywords, span, shown)
         if namespace == "einops":
             return self.einops(name, args, keywords, span, shown)
-        if dotted in LIBRARY_ANSWERS:
+        if dotted in LIBRARY_ANSWERS and (self.frame.library or dotted not in USER_QUESTIONS):
             answer = LIBRARY_ANSWERS[dotted]
             return Const(answer, hostmath.type_of_value(answer), span)
         if dotted in NTUPLES:
             return self.ntuple(NTUPLES[dotted], args, span, shown)
+        if dotted == "torch.Size" and len(args) == 1 and not keywords and not args[0].spread and \
+                isinstance(args[0].value.type, (t.TupleT, t.SeqT)) and t.element_type(args[0].value.type) == t.INT:
+            # A shape, a tuple of ints: the value a region's shapes already are.
+            return self.mark(self.concatenate([(args[0].value, True)], span), "tuple")
         if namespace == "torch._C._VariableFunctions" and self.data.binding(TORCH, name) is not None:
             namespace, dotted = TORCH, f"torch.{name}"  # the builtin torch.X is
         if namespace in FUNCTION_NAMESPACES:
@@ -1881,6 +2105,9 @@ class Builder:
             return self.dispatch(helper, args, keywords, span, shown)
         if isinstance(helper, FunctionRef) and helper.helper is not None:
             return self.inline(helper.helper, args, keywords, span, shown)  # `threshold = _threshold`
+        why = torch_python.not_followed(dotted)
+        if why is not None:
+            return self.unsupported(span, shown, why)
         if namespace in FUNCTION_NAMESPACES:
             return self.unsupported(span, shown, f"`{namespace}.{name}` is not a torch operator with a C++ API")
         root = dotted.split(".")[0]
@@ -1913,7 +2140,9 @@ class Builder:
         if name in QUERY_METHODS:
             return self.query(name, receiver, args, keywords, span, shown)
         method = torch_python.tensor_method(name)
-        if self.data.has_method(name):
+        if isinstance(method, str):
+            return self.invoke_method(method, receiver, args, keywords, span, shown)  # `__pow__` is TensorBase.pow
+        if self.data.has_method(name) and name not in torch_python.PYTHON_OVER_NATIVE:
             if method is None:
                 return self.invoke_method(name, receiver, args, keywords, span, shown)
             saved = self.snapshot()
@@ -1929,8 +2158,13 @@ class Builder:
             self.rollback(saved)
         if method is not None:
             node_of, module = method
-            return self.inline(Helper(node_of, module.scope, module.path, library=True), [Argument(receiver), *args],
-                               keywords, span, shown)
+            helper = Helper(node_of, module.scope, module.path, library=True)
+            if self.frame.library:
+                return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
+            with self.offering_alternative(f"torch.Tensor.{name}"):
+                return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
+        if self.data.has_method(name):
+            return self.invoke_method(name, receiver, args, keywords, span, shown)
         return self.unsupported(span, shown, f"`Tensor.{name}` is not a tensor method with a C++ API")
 
     def query(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
@@ -1955,6 +2189,10 @@ class Builder:
         return TensorQuery(receiver, whole, (), kind, span)
 
     def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        if self.frame.library and name in LIBRARY_BUILTINS:
+            found = self.library_builtin(name, args, keywords, span, shown)
+            if found is not None:
+                return found
         values = [a.value for a in args]
         if any(a.spread for a in args) or keywords:
             self.unsupported(span, shown, f"`{name}()` with `*` or keywords")
@@ -2001,18 +2239,95 @@ class Builder:
             if isinstance(kind, t.SeqT):
                 return Length(values[0], t.INT, span)
             if isinstance(kind, t.TensorT):
+                # `len(x)` is `Tensor.__len__` (torch/_tensor.py): TypeError for a 0-d tensor, else the first size.
+                method = torch_python.tensor_method("__len__")
+                if isinstance(method, tuple):
+                    value = self.inline(Helper(method[0], method[1].scope, method[1].path, library=True),
+                                        [Argument(values[0])], {}, span, shown)
+                    if isinstance(value, Expr):
+                        return value
+                    raise _Abandon
                 return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
         if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
             value = values[0]
             if isinstance(value.type, t.TupleT) and value.type.structseq is not None:
                 # `tuple(torch.max(x, 1))` is a plain tuple of the fields
                 items = tuple(_item(value, i) for i in range(len(value.type.items)))
-                return MakeTuple(items, t.TupleT(value.type.items), span, value.aliases)
+                return self.mark(MakeTuple(items, t.TupleT(value.type.items), span, value.aliases), name)  # type: ignore[return-value]
             if self.is_size(value):
-                return MakeSeq(((value, True),), value.type, span, value.aliases)  # `tuple(x.shape)`: no torch.Size
-            return value  # `list(x.shape[2:])`: a region's sequences are values, either spelling
+                # `tuple(x.shape)`: no torch.Size
+                return self.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)  # type: ignore[return-value]
+            # `list(x.shape[2:])`: a region's sequences are values, either spelling; a new one of that kind.
+            return self.mark(self.concatenate([(value, True)], span), name)  # type: ignore[return-value]
         self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
         raise _Abandon
+
+    def library_builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                        shown: str) -> Expr | None:
+        """What torch's Python code does with sequences of a length known here: ``range`` of literals, ``zip``,
+        ``enumerate``, ``reversed``, ``sorted`` of literals, ``all``/``any``/``sum``/``min``/``max`` of a tuple.
+        None: not one of those forms (the general rules apply)."""
+        if any(a.spread for a in args):
+            return None
+        values = [a.value for a in args]
+        strict = keywords.pop("strict", None) if name == "zip" else None
+        if keywords:
+            return None
+
+        def tuple_of(items: list[Expr]) -> Expr:
+            return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span,
+                             frozenset().union(*(i.aliases for i in items)))
+
+        def items(value: Expr) -> list[Expr] | None:
+            return [_item(value, i) for i in range(len(value.type.items))] if isinstance(value.type, t.TupleT) else None
+
+        if name == "range" and not all(isinstance(v, Const) for v in values):
+            self.unsupported(span, shown, "torch's Python code counts with `range` to a value known only at run "
+                             "time (a tensor's rank, say), so its loop has no fixed length")
+        if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and isinstance(v.type, t.IntT)
+                                                              for v in values):
+            numbers = range(*(v.value for v in values))  # type: ignore[union-attr]
+            if len(numbers) > MAX_UNROLLED:
+                self.unsupported(span, shown, f"`{shown}` has {len(numbers)} items, more than ppy unrolls")
+            return tuple_of([Const(n, t.INT, span) for n in numbers])
+        sequences = [items(v) for v in values]
+        if not values or any(s is None for s in sequences):
+            return None
+        first: list[Expr] = sequences[0]  # type: ignore[assignment]
+        if name == "zip" and values:
+            lengths = {len(s) for s in sequences}  # type: ignore[arg-type]
+            if strict is not None and not (isinstance(strict, Const) and (not strict.value or len(lengths) == 1)):
+                return None
+            return tuple_of([tuple_of([s[i] for s in sequences]) for i in range(min(lengths))])  # type: ignore[index]
+        if len(values) != 1:
+            return None
+        if name == "enumerate":
+            return tuple_of([tuple_of([Const(i, t.INT, span), item]) for i, item in enumerate(first)])
+        if name == "reversed":
+            return tuple_of(first[::-1])
+        if name == "sorted":
+            if len(first) <= 1 or all(isinstance(i, Const) and t.is_number(i.type) for i in first):
+                return tuple_of(sorted(first, key=lambda i: i.value))  # type: ignore[attr-defined]
+            return None
+        if name in ("all", "any"):
+            if not all(t.is_number(i.type) for i in first):
+                return None
+            truths = [i if isinstance(i.type, t.BoolT) else self.atom(self.host(HostOp.TO_BOOL, [i], span, shown,
+                                                                                 kind=t.BOOL)) for i in first]
+            if name == "any":
+                return self.any_of(truths, span, shown)
+            return self.host(HostOp.ALL, truths, span, shown, kind=t.BOOL) if truths else Const(True, t.BOOL, span)
+        if name == "sum" and all(t.is_number(i.type) for i in first):
+            total: Expr = Const(0, t.INT, span)
+            for item in first:
+                total = self.atom(self.host(HostOp.ADD, [total, item], span, shown))
+            return total
+        if name in ("min", "max") and first and all(t.is_number(i.type) for i in first):
+            if len(first) == 1:
+                return first[0]
+            return self.host(HostOp.MIN if name == "min" else HostOp.MAX, first, span, shown,
+                             kind=t.join_numbers(*(i.type for i in first)))
+        return None
 
     def _refuse_conversion(self, name: str, value: Expr, span: Span, shown: str) -> Expr:
         self.type_problem(span, shown, f"`{name}()` of a {value.type}")
@@ -2128,7 +2443,7 @@ class Builder:
     # --- Python-level torch functions ----------------------------------------------------------
 
     def bind_signature(self, spec: ast.arguments, args: list[Argument], keywords: dict[str, Expr], span: Span,
-                       shown: str) -> dict[str, Expr]:
+                       shown: str, scope: ModuleScope | None = None) -> dict[str, Expr]:
         """Python's binding of arguments to a ``def``'s parameters (defaults are literals)."""
         positional_names = [a.arg for a in spec.posonlyargs + spec.args]
         defaults = dict(zip(positional_names[len(positional_names) - len(spec.defaults):], spec.defaults))
@@ -2167,8 +2482,12 @@ class Builder:
                 if name not in defaults:
                     self.type_problem(span, shown, f"missing a required argument: `{name}`")
                     raise _Abandon
-                default = self.constant(defaults[name], span)
-                bound[name] = default  # type: ignore[assignment]
+                default = self.constant(defaults[name], span, scope)
+                if not isinstance(default, Expr):
+                    self.unsupported(span, shown, f"the default of `{name}` (`{display(defaults[name])}`) is not a "
+                                     "value ppy computes")
+                    raise _Abandon
+                bound[name] = default
         return bound
 
     def fold_bool(self, node: ast.BoolOp) -> Value:
@@ -2206,9 +2525,8 @@ class Builder:
         test = self.expr(node.test)
         if isinstance(test, Const):
             return self._expr(node.body if test.value else node.orelse)
-        source = node.test.left if isinstance(node.test, ast.Compare) else node.test
-        self.unsupported(Span.of(node), self.frame.called_as,
-                         f"`{display(source)}` must be a literal here")
+        self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code chooses on `{display(node.test)}`, "
+                         "which is known only at run time")
         raise _Abandon
 
     def inline(self, helper: Helper, args: list[Argument], keywords: dict[str, Expr], span: Span,
@@ -2233,10 +2551,10 @@ class Builder:
         for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             from ppy_check.scope import is_literal
 
-            if not is_literal(default) and not (helper.library and _is_dotted(default)):
+            if not is_literal(default) and not (helper.library and _is_constant_expression(default)):
                 return self.unsupported(span, shown, f"`{node.name}` has a default that is not a literal "
                                         f"(`{display(default)}`)")
-        bound = self.bind_signature(node.args, args, keywords, span, shown)
+        bound = self.bind_signature(node.args, args, keywords, span, shown, helper.scope if helper.library else None)
         from ppy_check.region import describe_function, function_locals
 
         chain = f"in `{node.name}`, called at line {span.line}" + (f", {self.frame.context}" if self.frame.context else "")
@@ -2392,16 +2710,22 @@ _INSTANCE_OF: dict[type, frozenset[str]] = {
     t.StrT: frozenset({"builtins.str"}), t.NoneT: frozenset(), t.DtypeT: frozenset({"torch.dtype"}),
     t.DeviceT: frozenset({"torch.device"}),
 }
-_KNOWN_CLASSES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.complex",
+_SEQUENCE_CLASSES = frozenset({"collections.abc.Sequence", "typing.Sequence"})
+_KNOWN_CLASSES = _SEQUENCE_CLASSES | frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.complex",
                             "builtins.list", "builtins.tuple", "builtins.dict", "torch.Tensor", "torch.SymInt",
                             "torch.SymFloat", "torch.SymBool", "torch.dtype", "torch.device"})
 
 
-def _isinstance_answer(kind: t.Type, classes: frozenset[str]) -> bool | None:
-    """What ``isinstance`` answers for a value of ``kind``, or None when the model cannot tell."""
+def _isinstance_answer(kind: t.Type, classes: frozenset[str], sequence: str | None = None) -> bool | None:
+    """What ``isinstance`` answers for a value of ``kind`` (a sequence known to be a list or tuple: ``sequence``),
+    or None when the model cannot tell."""
     if not classes <= _KNOWN_CLASSES:
         return None
     if isinstance(kind, (t.TupleT, t.SeqT)):
+        if classes & _SEQUENCE_CLASSES:
+            return True
+        if sequence is not None:
+            return f"builtins.{sequence}" in classes
         # A region's sequence may have been a list or a tuple: only asking for both (or neither) is decided.
         asked = classes & {"builtins.list", "builtins.tuple"}
         return True if len(asked) == 2 else False if not asked else None
@@ -2412,6 +2736,8 @@ def _isinstance_answer(kind: t.Type, classes: frozenset[str]) -> bool | None:
     return None if instance_of is None else bool(instance_of & classes)
 
 
+# Tensor methods that read a property of the tensor, never raise and write nothing.
+_HARMLESS_NATIVES = frozenset({"is_complex", "is_floating_point", "is_signed", "is_conj", "is_neg", "is_inference"})
 _HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL,
                             HostOp.DEVICE_TYPE})
 
@@ -2433,6 +2759,10 @@ def _harmless(statement: object) -> bool:
     value = statement.value
     if isinstance(value, TensorQuery):
         return not value.args
+    if isinstance(value, Call):
+        return value.native.name in _HARMLESS_NATIVES
+    if isinstance(value, Length):
+        return True
     return isinstance(value, Host) and value.op in _HARMLESS_HOST and not isinstance(value.operands[0].type, t.SeqT)
 
 
@@ -2455,6 +2785,75 @@ def _cannot_raise(value: Expr) -> bool:
     if isinstance(value, Host):
         return value.op in _SAFE_HOST_OPS and all(_cannot_raise(operand) for operand in value.operands)
     return False
+def _is_constant_expression(node: ast.expr) -> bool:
+    """A default of torch's Python code known where a region is built: literals, arithmetic on them, names of torch."""
+    from ppy_check.scope import is_literal
+
+    if isinstance(node, ast.BinOp):
+        return type(node.op) in BINARY_OPS and _is_constant_expression(node.left) and _is_constant_expression(node.right)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _is_constant_expression(node.operand)
+    return is_literal(node) or _is_dotted(node)
+
+
+def _text_of(text: ast.expr) -> str:
+    """A message of torch's Python code as a finding shows it: a string, an f-string's literal parts with `{...}`
+    for each value, or the expression's source."""
+    if isinstance(text, ast.Constant) and isinstance(text.value, str):
+        return text.value
+    if not isinstance(text, ast.JoinedStr):
+        return display(text)
+    return "".join(part.value if isinstance(part, ast.Constant) else "{" + display(part.value) + "}"
+                   for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
+
+
+def _is_new_list(node: ast.expr, scope: ModuleScope) -> bool:
+    """``[]``, ``[a, b]``, ``list(x)`` or ``torch.jit.annotate(list[int], [])``: a list no other name refers to."""
+    if isinstance(node, (ast.List, ast.ListComp)):
+        return True
+    if isinstance(node, ast.Call) and display(node.func) == "torch.jit.annotate" and len(node.args) == 2:
+        return _is_new_list(node.args[1], scope)
+    return isinstance(node, ast.Call) and scope.resolve(node.func) in ("list", "builtins.list")
+
+
+def _same_object(left: Expr, right: Expr) -> bool:
+    """Whether two values are one Python object: one parameter, or one variable, read twice."""
+    if isinstance(left, Param) and isinstance(right, Param):
+        return left.name == right.name
+    return isinstance(left, Read) and isinstance(right, Read) and left.var == right.var
+
+
+def _or_parts(test: ast.expr) -> list[ast.expr]:
+    """The operands of `a or b or c`, in Python's order (one operand when the test is no `or`)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [part for value in test.values for part in _or_parts(value)]
+    return [test]
+
+
+def _without_warnings(body: list[ast.stmt], scope: ModuleScope) -> list[ast.stmt]:
+    """A block of torch's Python code less its warnings, and the messages built only for them
+    (``warn_msg = f"..."`` then ``warnings.warn(warn_msg)``)."""
+    warnings = [n for n in body if _is_warning(n, scope)]
+    read = {name.id for warning in warnings for name in ast.walk(warning) if isinstance(name, ast.Name)}
+    kept = [n for n in body if n not in warnings]
+    others = {name.id for statement in kept for name in ast.walk(statement)
+              if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load)}
+
+    def message(statement: ast.stmt) -> bool:
+        return isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+            isinstance(statement.targets[0], ast.Name) and statement.targets[0].id in read - others and \
+            _is_text(statement.value)
+
+    return [n for n in kept if not message(n)]
+
+
+def _is_text(node: ast.expr) -> bool:
+    """A message's text: string literals, f-strings and their concatenations."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _is_text(node.left) and _is_text(node.right)
 
 
 def _is_warning(node: ast.stmt, scope: ModuleScope) -> bool:
