@@ -1,0 +1,70 @@
+"""What every bench leaves behind: its JSON and Markdown under bench/results/, and, on request, its
+table in README.md between its own markers (``<!-- name:start -->`` ... ``<!-- name:end -->``)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+README = ROOT / "README.md"
+
+
+def cpu() -> str:
+    """The processor's model and core count, as /proc/cpuinfo names it where there is one."""
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model or platform.processor() or platform.machine()} ({os.cpu_count()} cores)"
+
+
+def today() -> str:
+    return datetime.date.today().isoformat()
+
+
+def command() -> str:
+    """How this bench was run, for the README to say, without the flag that only decides where it is written."""
+    script = Path(sys.argv[0]).resolve()
+    name = script.relative_to(ROOT).as_posix() if script.is_relative_to(ROOT) else sys.argv[0]
+    return " ".join(["python", name, *[a for a in sys.argv[1:] if a != "--update-readme"]])
+
+
+def table(intro: str, header: list[str], rows: list[list[str]], numeric_from: int) -> str:
+    """Markdown: ``intro``, a blank line, and the table, its columns from ``numeric_from`` on right-aligned."""
+    aligns = ["---" if index < numeric_from else "---:" for index in range(len(header))]
+    lines = [intro, "", "| " + " | ".join(header) + " |", "| " + " | ".join(aligns) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def replace_section(content: str, name: str, body: str) -> str:
+    """``content`` with what lies between the ``name`` markers replaced by ``body``."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if start not in content or end not in content.split(start, 1)[1]:
+        raise ValueError(f"README.md has no {start} ... {end} section")
+    before, rest = content.split(start, 1)
+    _, after = rest.split(end, 1)
+    return before + start + "\n" + body + end + after
+
+
+def publish(stem: str, marker: str, report: dict[str, Any], markdown: str, readme: bool) -> None:
+    """bench/results/<stem>.json and .md; with ``readme``, the Markdown between ``<!-- marker:start/end -->``."""
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / f"{stem}.md").write_text(markdown)
+    if readme:
+        try:
+            README.write_text(replace_section(README.read_text(encoding="utf-8"), marker, markdown), encoding="utf-8")
+        except ValueError as error:
+            raise SystemExit(f"{Path(sys.argv[0]).name}: {error}") from None
