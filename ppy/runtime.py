@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import threading
+import types
 import warnings
 from pathlib import Path
 from typing import Any, Callable
@@ -27,11 +29,44 @@ _observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None = No
 
 
 def set_observer(observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None) -> None:
-    """Route every compiled call through ``observer`` first (None: back to the fast path)."""
+    """Route every compiled call through ``observer`` first (None: back to the compiled entry)."""
     global _observer
     _observer = observer
     for region in _prepared:
-        region._fast = None if observer is not None else region._compiled
+        _route(region)
+
+
+def _route(region: Region) -> None:
+    """Calls of the region reach its compiled entry straight from the caller's frame, or, while an observer
+    watches, ``Region.__call__`` (the runtime's path, which shows the observer every call)."""
+    entry_class = region._entry_class
+    region.__class__ = entry_class.__base__ if _observer is not None else entry_class
+
+
+def _entry_class(region: Region, entry: Any) -> type:
+    """A class of this region's own whose ``__call__`` is ``entry``, the compiled C function bound to the
+    region's context: CPython's call slot runs it with no Python frame of ppy's between the caller and the
+    compiled code. It adds nothing else, so the object's layout, attributes and behaviour stay Region's."""
+    base = type(region)
+    namespace = {"__call__": entry, "__slots__": (), "__module__": base.__module__, "__qualname__": base.__qualname__,
+                 "__doc__": base.__doc__}
+    return type(base.__name__, (base,), namespace)
+
+
+def _context(region: Region, signature: inspect.Signature) -> tuple[Any, ...]:
+    """What the compiled entry needs to bind a call as Python would, and to hand back what it cannot take
+    (the layout is ppy_bridge's `Context`)."""
+    parameters = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return (
+        region.python,  # arguments not exactly their annotated types: Python's own answer
+        types.MethodType(Region.__call__, region),  # a call that does not bind: the runtime's path, its errors
+        tuple(sys.intern(p.name) for p in parameters),
+        sum(p.kind in positional for p in parameters),
+        sum(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in parameters),
+        tuple(p.default for p in parameters),
+        inspect.Parameter.empty,  # the default of a parameter that has none
+    )
 
 
 class RegionFallbackWarning(RuntimeWarning):
@@ -105,13 +140,9 @@ def prepare(region: Region) -> None:
     region._cpp_source_path = built.cpp_source
     region._cpp_symbol = built.symbols.get(rid)
     region._signature = inspect.signature(region.python)
-    # The fast path passes positional arguments straight through: only sound when
-    # every parameter can be given positionally.
-    kinds = {p.kind for p in region._signature.parameters.values()}
-    positional = kinds <= {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
-    region._arity = len(region._signature.parameters) if positional else -1
-    region._fast = function if _observer is None else None
+    region._entry_class = _entry_class(region, built.bridge.bound_entry(function, _context(region, region._signature)))
     _prepared.append(region)
+    _route(region)
 
 
 def _fallback(region: Region, reason: str) -> None:

@@ -64,19 +64,28 @@ class BuiltModule:
     # site key -> what the region does besides its result: {"writes": [parameter...], "random": bool}
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     built: bool = False  # False when it came from the cache
+    bridge: Any = None  # the bridge's Python module, when the regions are compiled
 
 
-def _load_bridge(cache: Cache, key: str) -> None:
+def _load_bridge(cache: Cache, key: str) -> Any:
+    """The bridge, loaded once per process: its C++ for the region modules, its Python side for the runtime."""
     manifest = cache.valid(key)
     if manifest is None:
         raise FileNotFoundError(key)
-    # Global symbols: the region modules resolve the bridge's functions against it.
-    ctypes.CDLL(str(cache.build_dir(key) / manifest["artifact"]), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+    path = cache.build_dir(key) / manifest["artifact"]
+    if path not in _bridges:
+        # Global symbols: the region modules resolve the bridge's functions against it.
+        ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+        _bridges[path] = _load_module(path, "ppy_bridge")
+    return _bridges[path]
 
 
-def _load_module(path: Path) -> Any:
-    loader = importlib.machinery.ExtensionFileLoader(MODULE_NAME, str(path))
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, str(path), loader=loader)
+_bridges: dict[Path, Any] = {}
+
+
+def _load_module(path: Path, name: str = MODULE_NAME) -> Any:
+    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
@@ -179,7 +188,7 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     )
     if index["build"] is None:
         return result
-    _load_bridge(cache, index["bridge"])
+    result.bridge = _load_bridge(cache, index["bridge"])
     manifest = cache.valid(index["build"])
     if manifest is None:
         raise FileNotFoundError(index["build"])

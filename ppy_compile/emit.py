@@ -87,6 +87,7 @@ class Printer:
         self.line_spans: list[Span | None] = []
         self.headers: set[str] = set()
         self.lvalues = 0
+        self.line_now = model.site.line
 
     # --- the function ----------------------------------------------------------------
 
@@ -105,11 +106,16 @@ class Printer:
             self.emit("c10::InferenceMode ppy_inference_mode;", None)
         for statement in self.model.body:
             self.statement(statement)
-        body = "".join(f"    {line}\n" for line in self.lines)
-        spans: list[Span | None] = [None] + self.line_spans + [None]
-        return f"{self.signature()} {{\n{body}}}\n", spans
+        body = "".join(f"        {line}\n" for line in self.lines)
+        # `ppy_line`: the region's source line now running, read only when a statement raises (the traceback).
+        spans: list[Span | None] = [None, None, None] + self.line_spans + [None, None]
+        return (f"{self.signature()} {{\n    int ppy_line = {self.model.site.line};\n    try {{\n{body}"
+                "    } catch (...) { ppy::failed_at(ppy_line); throw; }\n}\n", spans)
 
     def emit(self, line: str, span: Span | None) -> None:
+        if span is not None and span.line != self.line_now:
+            line = f"ppy_line = {span.line}; {line}"
+            self.line_now = span.line
         self.lines.append(line)
         self.line_spans.append(span)
 
