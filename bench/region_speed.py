@@ -165,15 +165,9 @@ ORDER = ["eager", "ppy region", "C++ floor", "torch.jit.script", "torch.compile"
          "torch.jit.script, no grad", "torch.compile, no grad"]
 
 
-def per_call_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+def per_call_rows(args: argparse.Namespace, module: Any, plan: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str, Any]]:
     import torch
 
-    gpt2 = load_example()
-    for region in (gpt2.block, gpt2.step):
-        if not region.build():
-            raise SystemExit(f"region {region.__name__} did not compile; see the warnings above")
-    module = bench_module()
-    plan = cases(gpt2)
     samples: dict[tuple[str, str], list[float]] = {}
     grad: dict[str, bool] = {}
     for name, region, call in plan:
@@ -206,6 +200,122 @@ def per_call_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
+PYBIND_TYPES = {"Tensor": "const at::Tensor&", "int": "int64_t", "float": "double", "bool": "bool"}
+
+
+def pybind_probe_source(region: Any) -> str:
+    """A pybind11 module whose `convert` takes the region's parameters as pybind11 and torch's casters do,
+    and runs nothing: the per-call price of binding a region's entry with pybind11."""
+    import inspect
+
+    parameters = inspect.signature(region.python).parameters.values()
+    declared = ", ".join(f"{PYBIND_TYPES[getattr(p.annotation, '__name__', str(p.annotation))]} {p.name}"
+                         for p in parameters)
+    return (f"#include <torch/extension.h>\n"
+            f"PYBIND11_MODULE(ppy_pybind_probe, module) {{\n"
+            f"    module.def(\"convert\", []({declared}) {{}});\n"
+            f"}}\n")
+
+
+def build_pybind_probe(region: Any) -> Any:
+    """Built once into the ppy cache (it takes torch's Python headers: the cold build is a start-up row)."""
+    from ppy_compile.build import _ensure_shared, _load_module
+    from ppy_compile.cache import Cache
+
+    cache = Cache.open()
+    key = _ensure_shared(cache, "bench-pybind-probe", "probe.cpp", pybind_probe_source(region), "probe.so", 2,
+                         ["c10", "torch_cpu", "torch", "torch_python"], "bench: building the pybind11 probe")
+    return _load_module(cache.build_dir(key) / "probe.so", "ppy_pybind_probe")
+
+
+def op_count(region: Any) -> int:
+    """The dispatcher calls the region's C++ function makes, as written in it."""
+    source = region.cpp_source
+    start = source.index(f" {region._cpp_symbol}(")
+    return source[start:source.index("\n}\n", start)].count("at::_ops::")
+
+
+def empty_region(region: Any) -> Any:
+    """A region with ``region``'s parameters that hands back three of its tensor arguments and runs nothing:
+    what the entry around a body costs. Written under .ppy-cache at a path that stays the same, so its
+    build is a cache hit from one run to the next."""
+    import inspect
+
+    def spelled(annotation: Any) -> str:
+        return "torch.Tensor" if annotation.__name__ == "Tensor" else annotation.__name__
+
+    parameters = inspect.signature(region.python).parameters.values()
+    tensors = [p.name for p in parameters if p.annotation.__name__ == "Tensor"][:3]
+    declared = ", ".join(f"{p.name}: {spelled(p.annotation)}" for p in parameters)
+    text = (f"import ppy\nimport torch\n\n\n@ppy.opt(3)\ndef empty({declared}) -> "
+            f"tuple[torch.Tensor, torch.Tensor, torch.Tensor]:\n    return {', '.join(tensors)}\n")
+    path = ROOT / ".ppy-cache" / "bench" / "empty_region.py"
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    spec = importlib.util.spec_from_file_location("ppy_bench_empty_region", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not module.empty.build():
+        raise SystemExit("the empty region did not compile; see the warnings above")
+    return module.empty
+
+
+def remains_rows(args: argparse.Namespace, module: Any, plan: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str, Any]]:
+    """What a no-grad call of the dispatch-bound step is made of, each part timed on its own."""
+    import torch
+
+    name, region, call = plan[0]
+    assert name == STEP_W64
+    symbol = region._cpp_symbol
+    below = getattr(module, f"__ppy_repeat_below_{symbol}")
+    floor = getattr(module, f"__ppy_repeat_{symbol}")
+    convert = getattr(module, f"__ppy_convert_{symbol}")
+    pybind = build_pybind_probe(region).convert
+    probe, tensor = module.__ppy_probe, call[0]
+    inner, rounds = settings(name, args.rounds)
+    no_grad = torch.no_grad
+    empty = empty_region(region)
+    paths = {
+        "region": Route(python_loop(lambda: region(*call)), no_grad, False),
+        "floor": Route(lambda count: floor(count, *call), no_grad, False),
+        "body below autograd": Route(lambda count: below(count, *call), no_grad, False),
+        "empty": Route(python_loop(lambda: empty(*call)), no_grad, False),
+        "convert": Route(python_loop(lambda: convert(*call)), no_grad, False),
+        "pybind11 convert": Route(python_loop(lambda: pybind(*call)), no_grad, False),
+    }
+    ops = 1000  # per probe sample: each probe's work is some tens of nanoseconds
+    paths.update({f"probe {which}": Route((lambda count, w=which: probe(w, count * ops, tensor)), no_grad, False)
+                  for which in range(5)})
+    measured = {label: statistics.median(values) for label, values in interleaved(paths, rounds, inner).items()}
+    per_op = {which: measured[f"probe {which}"] / ops * 1000 for which in range(5)}  # ns
+    outputs = len(region.python.__annotations__["return"].__args__)
+    wrap = (per_op[4] - per_op[3]) / 1000
+    count = op_count(region)
+    rest = measured["region"] - measured["body below autograd"] - measured["empty"] - outputs * wrap
+    rows = [
+        ("ppy region, no grad: the whole call", measured["region"]),
+        ("its body alone, in a C++ loop, below autograd", measured["body below autograd"]),
+        ("the same body through the full dispatcher (the C++ floor, no grad)", measured["floor"]),
+        ("what the fast path skips: autograd and ADInplaceOrView (floor − body below)",
+         measured["floor"] - measured["body below autograd"]),
+        (f"the entry around an empty body: binding, taking the {len(call)} arguments, the checks, the GIL, "
+         f"returning {outputs} of its arguments", measured["empty"]),
+        (f"of it, taking the {len(call)} arguments (an entry that only takes them, called from Python)",
+         measured["convert"]),
+        (f"the same {len(call)} arguments taken by pybind11 and torch's casters", measured["pybind11 convert"]),
+        (f"wrapping {outputs} new result tensors as Python objects, and dropping them ({outputs} × "
+         f"{wrap * 1000:.0f} ns)", outputs * wrap),
+        ("the rest: the body run between Python calls rather than in a tight loop, freeing the results "
+         "(call − body − entry − wrapping)", rest),
+        (f"the dispatcher alone, per op (size.int: {per_op[1] - per_op[0]:.0f} ns) × the body's {count} ops",
+         count * (per_op[1] - per_op[0]) / 1000),
+        (f"autograd and ADInplaceOrView on one view op (alias: {per_op[2]:.0f} ns against {per_op[3]:.0f} ns "
+         "below them)", (per_op[2] - per_op[3]) / 1000),
+    ]
+    return [{"part": part, "us": value} for part, value in rows]
+
+
 def _python(code: str, env: dict[str, str]) -> str:
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
                             env={**os.environ, **env, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
@@ -232,6 +342,31 @@ TOOLCHAIN = """
     start = time.perf_counter(); _ensure_pch(cache); print(bridge, time.perf_counter() - start)
 """
 
+PLAIN_BRIDGE = """
+    import time
+    from ppy_compile.build import _ensure_shared
+    from ppy_compile.cache import Cache
+    from ppy_compile.runtime_cpp import BRIDGE_SOURCE
+    marker = "PYBIND11_MODULE(ppy_bridge"
+    assert marker in BRIDGE_SOURCE, "the bridge no longer has its pybind11 module"
+    plain = (BRIDGE_SOURCE.split(marker)[0] + "static PyModuleDef m = {PyModuleDef_HEAD_INIT, \\"ppy_bridge\\", nullptr, -1};"
+             "PyMODINIT_FUNC PyInit_ppy_bridge() { return PyModule_Create(&m); }")
+    start = time.perf_counter()
+    _ensure_shared(Cache.open(), "bench-plain-bridge", "bridge.cpp", plain, "ppy_bridge.so", 2,
+                   ["c10", "torch_cpu", "torch", "torch_python"], "")
+    print(time.perf_counter() - start)
+"""
+
+PYBIND_PROBE = """
+    import time, importlib.util, sys
+    sys.path.insert(0, "bench")
+    from region_speed import build_pybind_probe, load_example
+    gpt2 = load_example()
+    start = time.perf_counter()
+    build_pybind_probe(gpt2.step)
+    print(time.perf_counter() - start)
+"""
+
 FIRST_RESULT = """
     import time, importlib.util, sys
     import torch
@@ -256,6 +391,10 @@ def startup_rows(args: argparse.Namespace) -> list[tuple[str, float]]:
         rows.append(("ppy: cold build of the GPT-2 module (3 regions, -O3; bridge and header already built)", cold))
         rows.append(("ppy: one-time bridge build (per torch version and compiler)", bridge))
         rows.append(("ppy: one-time precompiled header (per torch version and compiler)", header))
+        rows.append(("for comparison: the same bridge without its pybind11 module",
+                     float(_python(PLAIN_BRIDGE, {"PPY_CACHE_DIR": empty, "PPY_QUIET": "1"}))))
+        probe = float(_python(PYBIND_PROBE.format(path=str(EXAMPLE)), {"PPY_CACHE_DIR": empty, "PPY_QUIET": "1"}))
+        rows.append(("for comparison: a module binding one region's parameters with pybind11 (torch/extension.h)", probe))
         first = FIRST_RESULT.format(path=str(EXAMPLE), names=WEIGHTS, target="gpt2.block")
         warm = [float(_python(first, {"PPY_CACHE_DIR": empty})) for _ in range(3)]
         rows.append(("ppy: warm start (after `import torch`, to the first result)", min(warm)))
@@ -266,6 +405,24 @@ def startup_rows(args: argparse.Namespace) -> list[tuple[str, float]]:
             rows.append(("torch.compile: first call, cold cache", float(_python(first, env))))
             rows.append(("torch.compile: first call, warm cache", float(_python(first, env))))
     return rows
+
+
+def verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """Issue 14's targets, as this run measured them."""
+    found = {(row["case"], row["path"]): row for row in rows}
+
+    def judged(value: float, met: bool, target: str) -> str:
+        return f"{value} (target {target}: {'met' if met else 'not met'})"
+
+    region, floor = found[(STEP_W64, "ppy region, no grad")], found[(STEP_W64, "C++ floor, no grad")]
+    under = 1 - region["median_us"] / floor["median_us"]
+    gpt2 = found[(GPT2_STEP, "ppy region, no grad")]
+    return [
+        f"- {STEP_W64}, no grad: the region is "
+        + judged(f"{region['ratio']:.2f} × eager", region["ratio"] <= 0.62, "at most 0.62")
+        + ", " + judged(f"{under:.0%} under the C++ floor", under >= 0.10, "at least 10%") + ".",
+        f"- {GPT2_STEP}, no grad: " + judged(f"{gpt2['ratio']:.2f} × eager", gpt2["ratio"] <= 0.92, "at most 0.92") + ".",
+    ]
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -280,6 +437,10 @@ def markdown(report: dict[str, Any]) -> str:
                      f"{row['min_us']:.1f}", f"{row['iqr_pct']:.0f}%", f"{row['ratio']:.2f}"])
         previous = row["case"]
     text = table(intro, ["case", "path", "median µs", "min µs", "IQR", "× eager"], rows, numeric_from=2)
+    text += "\nAgainst issue 14's targets:\n\n" + "\n".join(verdicts(report["rows"])) + "\n"
+    parts = [[row["part"], f"{row['us']:.2f}"] for row in report["remains"]]
+    text += "\n" + table(f"What a no-grad call of {STEP_W64} is made of (medians, timed apart; the parts are "
+                         "estimates and need not add up exactly):", ["part", "µs per call"], parts, numeric_from=1)
     if report["startup"]:
         startup = [[label, f"{seconds:.2f}"] for label, seconds in report["startup"]]
         text += "\n" + table("Start-up, each in a fresh process:", ["start-up", "seconds"], startup, numeric_from=1)
@@ -306,12 +467,23 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     console.print(f"ppy region speed: {cpu()}, torch {torch.__version__}, Python {platform.python_version()}, "
                   f"{args.threads} thread(s), load {load_before:.1f}")
-    rows = per_call_rows(args)
+    gpt2 = load_example()
+    for region in (gpt2.block, gpt2.step):
+        if not region.build():
+            raise SystemExit(f"region {region.__name__} did not compile; see the warnings above")
+    module = bench_module()
+    plan = cases(gpt2)
+    rows = per_call_rows(args, module, plan)
+    remains = remains_rows(args, module, plan)
     load_after = os.getloadavg()[0]
     shown = Table("case", "path", "median µs", "min µs", "IQR", "× eager")
     for row in rows:
         shown.add_row(row["case"], row["path"], f"{row['median_us']:.1f}", f"{row['min_us']:.1f}",
                       f"{row['iqr_pct']:.0f}%", f"{row['ratio']:.2f}")
+    console.print(shown)
+    shown = Table(f"what a no-grad call of {STEP_W64} is made of", "µs per call")
+    for row in remains:
+        shown.add_row(row["part"], f"{row['us']:.2f}")
     console.print(shown)
     startup = [] if args.skip_startup else startup_rows(args)
     if startup:
@@ -320,7 +492,7 @@ def main() -> None:
             shown.add_row(label, f"{seconds:.2f}")
         console.print(shown)
     report = {"command": command(), "machine": cpu(), "torch": torch.__version__, "python": platform.python_version(),
-              "threads": args.threads, "date": today(), "load": [load_before, load_after], "rows": rows,
+              "threads": args.threads, "date": today(), "load": [load_before, load_after], "rows": rows, "remains": remains,
               "startup": startup}
     publish("region_speed", "region-speed", report, markdown(report), args.update_readme)
 
