@@ -114,7 +114,8 @@ class Printer:
 
     def emit(self, line: str, span: Span | None) -> None:
         if span is not None and span.line != self.line_now:
-            line = f"ppy_line = {span.line}; {line}"
+            self.lines.append(f"ppy_line = {span.line};")
+            self.line_spans.append(span)
             self.line_now = span.line
         self.lines.append(line)
         self.line_spans.append(span)
