@@ -29,8 +29,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from publish import cpu, publish
+
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 WORKER = ROOT / "bench" / "gpt2_worker.py"
 
 CPU = {"device": "cpu", "dtype": "float32", "layers": 6, "heads": 12, "vocab": 8192,
@@ -52,15 +53,7 @@ def machine(spec: dict[str, Any]) -> str:
 
     if spec["device"] == "cuda":
         return f"{torch.cuda.get_device_name()} (CUDA {torch.version.cuda})"
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model or platform.processor()} ({os.cpu_count()} cores)"
+    return cpu()
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -147,19 +140,7 @@ def main() -> None:
     for row in results[paths[0]]["answers"]:
         print(f"{row}: " + " | ".join(f"{p}: {results[p]['answers'][row]}" for p in paths))
 
-    RESULTS.mkdir(exist_ok=True)
-    stem = RESULTS / f"gpt2_compare-{spec['device']}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    text = markdown(report)
-    stem.with_suffix(".md").write_text(text)
-    if args.update_readme:
-        readme = ROOT / "README.md"
-        start, end = f"<!-- gpt2-{spec['device']}:start -->", f"<!-- gpt2-{spec['device']}:end -->"
-        content = readme.read_text()
-        if start in content and end in content:
-            before, rest = content.split(start, 1)
-            _, after = rest.split(end, 1)
-            readme.write_text(before + start + "\n" + text + end + after)
+    publish(f"gpt2_compare-{spec['device']}", f"gpt2-{spec['device']}", report, markdown(report), args.update_readme)
     if disagreements:
         print("gpt2_compare: THE PATHS DISAGREE:\n  " + "\n  ".join(disagreements), file=sys.stderr)
         raise SystemExit(1)

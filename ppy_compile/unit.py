@@ -183,15 +183,18 @@ def _bench_entries(region: UnitRegion, below: str | None) -> list[tuple[str, str
     model = region.model
     count = len(model.params)
     shown = string_literal(model.name)
+
+    def positional(name: str, arity: int, body: list[str]) -> str:
+        return "\n".join([f"static PyObject* {name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
+                          f"    if (nargs != {arity}) return ppy::wrong_count({shown}, {arity}, nargs);", *body, "}"])
+
     taken, names = _take(model, "(args + 1)", "ppy::fallback()")
     call = f"{region.symbol}({', '.join(names)})"
     entries = []
     for label, guarded in (("repeat", False), ("repeat_below", True)):
         guard = "".join(f" {line}" for line in _guarded(below if guarded else None, names))
         name = f"py_{label}_{region.symbol}"
-        entries.append((f"__ppy_{label}_{region.symbol}", name, "\n".join([
-            f"static PyObject* {name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
-            f"    if (nargs != {count + 1}) return ppy::wrong_count({shown}, {count + 1}, nargs);",
+        entries.append((f"__ppy_{label}_{region.symbol}", name, positional(name, count + 1, [
             "    int64_t count = 0;",
             "    if (ppy::take(args[0], count) <= 0) { PyErr_SetString(PyExc_TypeError, \"count\"); return nullptr; }",
             *taken,
@@ -201,17 +204,10 @@ def _bench_entries(region: UnitRegion, below: str | None) -> list[tuple[str, str
             "    } catch (...) {",
             "        return ppy_bridge::raise_current();",
             "    }",
-            "}",
         ])))
     taken, _ = _take(model, "args", "ppy::fallback()")
     name = f"py_convert_{region.symbol}"
-    entries.append((f"__ppy_convert_{region.symbol}", name, "\n".join([
-        f"static PyObject* {name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
-        f"    if (nargs != {count}) return ppy::wrong_count({shown}, {count}, nargs);",
-        *taken,
-        "    Py_RETURN_NONE;",
-        "}",
-    ])))
+    entries.append((f"__ppy_convert_{region.symbol}", name, positional(name, count, [*taken, "    Py_RETURN_NONE;"])))
     return entries
 
 
