@@ -6,7 +6,11 @@ parsing costs most of a build (``torch/csrc/autograd/python_variable.h``
 alone takes about 16 s to compile here). Region modules include only the
 ATen headers of the ops they call, declare the bridge's few functions, and
 link against it, so a module builds in seconds. The bridge reaches tensors
-through torch's own ``THPVariable`` API, never a copied layout.
+through torch's own ``THPVariable`` API, never a copied layout. It also holds
+what every region's entry shares and is not worth compiling per module:
+binding a call's arguments as Python would, and the traceback frame of a
+statement that raised; and its Python side, with pybind11, which is called
+once per region, never per call.
 """
 
 from __future__ import annotations
@@ -167,7 +171,6 @@ PyObject* located(const char* file, const char* function, const char* region, in
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     PyErr_NormalizeException(&type, &value, &traceback);
-    if (traceback != nullptr && value != nullptr) PyException_SetTraceback(value, traceback);
     static PyObject* globals = PyDict_New();  // a frame needs globals; the region's own are not needed
     PyObject* filename = PyUnicode_DecodeFSDefault(file);
     PyCodeObject* code = filename == nullptr || globals == nullptr ? nullptr : PyCode_NewEmpty(file, function, line);
@@ -210,10 +213,11 @@ PyObject* located(const char* file, const char* function, const char* region, in
 // that link against it.
 PYBIND11_MODULE(ppy_bridge, module) {
     module.def("bound_entry", [](pybind11::handle entry, pybind11::tuple context) {
-        if (!PyCFunction_Check(entry.ptr()) || !ppy_bridge::is_context(context.ptr())) {
+        auto* function = reinterpret_cast<PyCFunctionObject*>(entry.ptr());
+        if (!PyCFunction_Check(entry.ptr()) || function->m_ml->ml_flags != (METH_FASTCALL | METH_KEYWORDS) ||
+            !ppy_bridge::is_context(context.ptr())) {
             throw pybind11::type_error("bound_entry takes a region module's entry and a region context");
         }
-        auto* function = reinterpret_cast<PyCFunctionObject*>(entry.ptr());
         PyObject* bound = PyCFunction_NewEx(function->m_ml, context.ptr(), function->m_module);
         if (bound == nullptr) throw pybind11::error_already_set();
         return pybind11::reinterpret_steal<pybind11::object>(bound);
