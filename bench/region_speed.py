@@ -17,10 +17,17 @@ within each round, so a busy spell of this shared machine lands on all of them.
 "C++ floor" is the same generated function called in a loop from C++ through
 the full dispatcher (no Python between calls).
 
+Then "what a no-grad call is made of": the dispatch-bound step's call taken
+apart (its body looped in C++ below autograd, the entry around an empty body,
+taking the arguments, by ppy and by pybind11, wrapping results, the dispatcher
+per op), each part timed on its own.
+
 Then, each in a fresh process: the cold build of the GPT-2 module (empty cache;
-the once-per-torch bridge reported apart), the warm start (cache full: time from
-after `import torch` to the first result), and torch.compile's first call cold
-and warm (its own cache, empty then full).
+the once-per-torch bridge reported apart), for comparison the bridge without
+its pybind11 module and a module binding a region's parameters with pybind11,
+the warm start (cache full: time from after `import torch` to the first
+result), and torch.compile's first call cold and warm (its own cache, empty
+then full).
 
 Writes bench/results/region_speed.json and .md; --update-readme puts the
 Markdown into README.md between its region-speed markers.
@@ -324,26 +331,37 @@ def _python(code: str, env: dict[str, str]) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
-BUILD = """
-    import time, importlib.util, sys
-    spec = importlib.util.spec_from_file_location("gpt2_example", {path!r})
-    gpt2 = importlib.util.module_from_spec(spec); spec.loader.exec_module(gpt2)
-    start = time.perf_counter()
-    assert gpt2.block.build()
-    print(time.perf_counter() - start)
+# Each build script prints its wall seconds and the CPU seconds of the compilers it ran (children's user
+# and system time): on this shared machine the wall time of one build swings with the load, its CPU time
+# much less, so the build comparisons read the CPU column.
+TIMED = """
+    import resource, time
+    def clock():
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.perf_counter(), used.ru_utime + used.ru_stime
+    def timed(build):
+        wall, cpu = clock()
+        build()
+        after = clock()
+        print(after[0] - wall, after[1] - cpu, end=" ")
 """
 
-TOOLCHAIN = """
-    import time
+BUILD = TIMED + """
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpt2_example", {path!r})
+    gpt2 = importlib.util.module_from_spec(spec); spec.loader.exec_module(gpt2)
+    timed(lambda: gpt2.block.build() or exit("the GPT-2 module did not build"))
+"""
+
+TOOLCHAIN = TIMED + """
     from ppy_compile.build import _ensure_bridge, _ensure_pch
     from ppy_compile.cache import Cache
     cache = Cache.open()
-    start = time.perf_counter(); _ensure_bridge(cache); bridge = time.perf_counter() - start
-    start = time.perf_counter(); _ensure_pch(cache); print(bridge, time.perf_counter() - start)
+    timed(lambda: _ensure_bridge(cache))
+    timed(lambda: _ensure_pch(cache))
 """
 
-PLAIN_BRIDGE = """
-    import time
+PLAIN_BRIDGE = TIMED + """
     from ppy_compile.build import _ensure_shared
     from ppy_compile.cache import Cache
     from ppy_compile.runtime_cpp import BRIDGE_SOURCE
@@ -351,20 +369,16 @@ PLAIN_BRIDGE = """
     assert marker in BRIDGE_SOURCE, "the bridge no longer has its pybind11 module"
     plain = (BRIDGE_SOURCE.split(marker)[0] + "static PyModuleDef m = {PyModuleDef_HEAD_INIT, \\"ppy_bridge\\", nullptr, -1};"
              "PyMODINIT_FUNC PyInit_ppy_bridge() { return PyModule_Create(&m); }")
-    start = time.perf_counter()
-    _ensure_shared(Cache.open(), "bench-plain-bridge", "bridge.cpp", plain, "ppy_bridge.so", 2,
-                   ["c10", "torch_cpu", "torch", "torch_python"], "")
-    print(time.perf_counter() - start)
+    timed(lambda: _ensure_shared(Cache.open(), "bench-plain-bridge", "bridge.cpp", plain, "ppy_bridge.so", 2,
+                                 ["c10", "torch_cpu", "torch", "torch_python"], ""))
 """
 
-PYBIND_PROBE = """
-    import time, importlib.util, sys
+PYBIND_PROBE = TIMED + """
+    import sys
     sys.path.insert(0, "bench")
     from region_speed import build_pybind_probe, load_example
     gpt2 = load_example()
-    start = time.perf_counter()
-    build_pybind_probe(gpt2.step)
-    print(time.perf_counter() - start)
+    timed(lambda: build_pybind_probe(gpt2.step))
 """
 
 FIRST_RESULT = """
@@ -382,28 +396,36 @@ FIRST_RESULT = """
 """
 
 
-def startup_rows(args: argparse.Namespace) -> list[tuple[str, float]]:
-    rows = []
+def startup_rows(args: argparse.Namespace) -> list[tuple[str, float, float | None]]:
+    """(what, wall seconds, compiler CPU seconds or None)."""
+    rows: list[tuple[str, float, float | None]] = []
+    quiet = {"PPY_QUIET": "1"}
+
+    def timings(code: str, env: dict[str, str]) -> list[float]:
+        return [float(v) for v in _python(code, {**env, **quiet}).split()]
+
     with tempfile.TemporaryDirectory() as empty:
-        bridge, header = (float(v) for v in _python(TOOLCHAIN, {"PPY_CACHE_DIR": empty, "PPY_QUIET": "1"}).split())
+        bridge_wall, bridge_cpu, header_wall, header_cpu = timings(TOOLCHAIN, {"PPY_CACHE_DIR": empty})
         # The module alone: a cache that holds only what every module shares, as after any first use of ppy.
-        cold = float(_python(BUILD.format(path=str(EXAMPLE)), {"PPY_CACHE_DIR": empty, "PPY_QUIET": "1"}))
-        rows.append(("ppy: cold build of the GPT-2 module (3 regions, -O3; bridge and header already built)", cold))
-        rows.append(("ppy: one-time bridge build (per torch version and compiler)", bridge))
-        rows.append(("ppy: one-time precompiled header (per torch version and compiler)", header))
-        rows.append(("for comparison: the same bridge without its pybind11 module",
-                     float(_python(PLAIN_BRIDGE, {"PPY_CACHE_DIR": empty, "PPY_QUIET": "1"}))))
-        probe = float(_python(PYBIND_PROBE.format(path=str(EXAMPLE)), {"PPY_CACHE_DIR": empty, "PPY_QUIET": "1"}))
-        rows.append(("for comparison: a module binding one region's parameters with pybind11 (torch/extension.h)", probe))
+        cold_wall, cold_cpu = timings(BUILD.format(path=str(EXAMPLE)), {"PPY_CACHE_DIR": empty})
+        rows.append(("ppy: cold build of the GPT-2 module (3 regions, -O3; bridge and header already built)",
+                     cold_wall, cold_cpu))
+        rows.append(("ppy: one-time bridge build (per torch version and compiler)", bridge_wall, bridge_cpu))
+        rows.append(("ppy: one-time precompiled header (per torch version and compiler)", header_wall, header_cpu))
+        plain_wall, plain_cpu = timings(PLAIN_BRIDGE, {"PPY_CACHE_DIR": empty})
+        rows.append(("for comparison: the same bridge without its pybind11 module", plain_wall, plain_cpu))
+        probe_wall, probe_cpu = timings(PYBIND_PROBE, {"PPY_CACHE_DIR": empty})
+        rows.append(("for comparison: a module binding one region's parameters with pybind11 (torch/extension.h)",
+                     probe_wall, probe_cpu))
         first = FIRST_RESULT.format(path=str(EXAMPLE), names=WEIGHTS, target="gpt2.block")
         warm = [float(_python(first, {"PPY_CACHE_DIR": empty})) for _ in range(3)]
-        rows.append(("ppy: warm start (after `import torch`, to the first result)", min(warm)))
+        rows.append(("ppy: warm start (after `import torch`, to the first result)", min(warm), None))
     if not args.skip_compile:
         with tempfile.TemporaryDirectory() as inductor:
             env = {"TORCHINDUCTOR_CACHE_DIR": inductor, "TRITON_CACHE_DIR": inductor}
             first = FIRST_RESULT.format(path=str(EXAMPLE), names=WEIGHTS, target="torch.compile(gpt2.block.python)")
-            rows.append(("torch.compile: first call, cold cache", float(_python(first, env))))
-            rows.append(("torch.compile: first call, warm cache", float(_python(first, env))))
+            rows.append(("torch.compile: first call, cold cache", float(_python(first, env)), None))
+            rows.append(("torch.compile: first call, warm cache", float(_python(first, env)), None))
     return rows
 
 
@@ -442,8 +464,10 @@ def markdown(report: dict[str, Any]) -> str:
     text += "\n" + table(f"What a no-grad call of {STEP_W64} is made of (medians, timed apart; the parts are "
                          "estimates and need not add up exactly):", ["part", "µs per call"], parts, numeric_from=1)
     if report["startup"]:
-        startup = [[label, f"{seconds:.2f}"] for label, seconds in report["startup"]]
-        text += "\n" + table("Start-up, each in a fresh process:", ["start-up", "seconds"], startup, numeric_from=1)
+        startup = [[label, f"{wall:.2f}", "" if cpu is None else f"{cpu:.1f}"] for label, wall, cpu in report["startup"]]
+        text += "\n" + table("Start-up, each in a fresh process (compiler CPU seconds: the compilers' user and "
+                             "system time, which the machine's load moves much less than the wall time):",
+                             ["start-up", "seconds", "compiler CPU s"], startup, numeric_from=1)
     return text
 
 
@@ -487,9 +511,9 @@ def main() -> None:
     console.print(shown)
     startup = [] if args.skip_startup else startup_rows(args)
     if startup:
-        shown = Table("start-up", "seconds")
-        for label, seconds in startup:
-            shown.add_row(label, f"{seconds:.2f}")
+        shown = Table("start-up", "seconds", "compiler CPU s")
+        for label, wall, cpu_seconds in startup:
+            shown.add_row(label, f"{wall:.2f}", "" if cpu_seconds is None else f"{cpu_seconds:.1f}")
         console.print(shown)
     report = {"command": command(), "machine": cpu(), "torch": torch.__version__, "python": platform.python_version(),
               "threads": args.threads, "date": today(), "load": [load_before, load_after], "rows": rows, "remains": remains,
