@@ -4,6 +4,11 @@ The first call of any region in a file builds (or loads from the cache) every
 region of that file at once. A region that cannot be built warns once, naming
 itself and the reason, and runs as Python; ``PPY_STRICT=1`` makes that an
 error. A region that breaks the rules raises ``RegionError``.
+
+Once built, a region object's calls no longer come through here: its class
+becomes one whose ``__call__`` is the compiled entry itself (``_entry_class``),
+which binds and converts the arguments in C and comes back to ``call`` only
+for a call it cannot bind, or while an observer watches.
 """
 
 from __future__ import annotations
