@@ -11,6 +11,8 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	# The distribution was called `ppy` before it became `ppy-regions`: drop that install's stale metadata.
+	@$(PY) -m pip show --quiet ppy >/dev/null 2>&1 && $(PY) -m pip uninstall --quiet --yes ppy || true
 	# editable_mode=compat: a plain path in a .pth file, which mypy (and so the plugin's tests) can follow.
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt --config-settings editable_mode=compat -e '.[dev]'
 	@touch $(STAMP)

@@ -1,16 +1,17 @@
 """How fast ppy-check is: torch's own installed source tree, and a generated tree full of regions.
 
-    python bench/check_speed.py [--files N] [--rounds R]
+    python bench/check_speed.py [--files N] [--rounds R] [--update-readme]
 
 Each row is a fresh `ppy-check` process (interpreter start included), best of
 R rounds, with one worker per core. Targets on the 2-core dev machine: the
 torch tree in under 2 s wall; at least 50,000 region lines per second.
+Writes bench/results/check_speed.json and .md; --update-readme puts the table
+in README.md between its check-speed markers.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import subprocess
 import sys
@@ -18,6 +19,9 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
+
+from publish import command, cpu, publish, table, today
 
 REGION = textwrap.dedent(
     '''
@@ -81,6 +85,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=200, help="generated files (default 200)")
     parser.add_argument("--regions-per-file", type=int, default=25)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--update-readme", action="store_true", help="refresh the table in README.md")
     args = parser.parse_args()
 
     rows = []
@@ -93,17 +98,27 @@ def main() -> None:
     if torch_root is not None:
         files, lines = count_lines(torch_root)
         wall, _ = best_wall(torch_root, args.rounds)
-        rows.append(("torch's installed source (no regions)", files, lines, wall))
+        rows.append({"tree": "torch's installed source (no regions)", "files": files, "lines": lines, "wall_s": wall})
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         lines = generate(root, args.files, args.regions_per_file)
         wall, _ = best_wall(root, args.rounds)
-        rows.append((f"generated: {args.files * args.regions_per_file} regions", args.files, lines, wall))
+        rows.append({"tree": f"generated: {args.files * args.regions_per_file} regions", "files": args.files, "lines": lines,
+                     "wall_s": wall})
 
-    print(f"ppy-check speed on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    report = {"command": command(), "machine": cpu(), "python": platform.python_version(), "date": today(), "rows": rows}
+    print(f"ppy-check speed on {report['machine']}, Python {report['python']}")
     print(f"{'tree':<40} {'files':>7} {'lines':>10} {'wall s':>8} {'lines/s':>11}")
-    for name, files, lines, wall in rows:
-        print(f"{name:<40} {files:>7} {lines:>10} {wall:>8.2f} {lines / wall:>11,.0f}")
+    for row in rows:
+        print(f"{row['tree']:<40} {row['files']:>7} {row['lines']:>10} {row['wall_s']:>8.2f} {row['lines'] / row['wall_s']:>11,.0f}")
+    publish("check_speed", "check-speed", report, markdown(report), args.update_readme)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    rows = [[row["tree"], str(row["files"]), f"{row['lines']:,}", f"{row['wall_s']:.2f}", f"{row['lines'] / row['wall_s']:,.0f}"]
+            for row in report["rows"]]
+    intro = f"`{report['command']}` on {report['machine']}, Python {report['python']}; {report['date']}:"
+    return table(intro, ["tree", "files", "lines", "wall s", "lines/s"], rows, numeric_from=1)
 
 
 if __name__ == "__main__":

@@ -10,16 +10,17 @@ forward again (warm start) and then every row. On CUDA: GPT-2 XL in bfloat16, th
 reduce-overhead too. On CPU: the six-layer GPT-2-small stack in float32, with
 smaller rows where the seed's would take minutes here.
 
-Every path must print the same three aggregates (mean, absmean, meansq) to
-three decimals on every row; the bench says so, and exits 1 if they differ.
-Writes bench/results/gpt2_compare-<device>.json and .md (the README embeds the
-.md; --update-readme refreshes it there).
+Every path must print the same answer on every row: the three aggregates
+(mean, absmean, meansq) of the logits to three decimals, and for the training
+step also the size of the gradients it computed. The bench says so, and exits
+1 if they differ or a row has no answer. Writes
+bench/results/gpt2_compare-<device>.json and .md (the README embeds the .md;
+--update-readme refreshes it there).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -29,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from publish import cpu, publish
+from publish import cpu, publish, table, today
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = ROOT / "bench" / "gpt2_worker.py"
@@ -56,25 +57,37 @@ def machine(spec: dict[str, Any]) -> str:
     return cpu()
 
 
+def cells(report: dict[str, Any]) -> list[list[str]]:
+    """The table's rows, for the terminal and the README alike."""
+    results, paths = report["results"], report["paths"]
+    rows = [[row, *(f"{results[p]['rows'][row]:.2f}" for p in paths)] for row in report["rows"]]
+    rows.append(["cold first forward (s)", *(f"{results[p]['cold_s']:.1f}" for p in paths)])
+    rows.append(["warm first forward (s)", *(f"{results[p]['warm_s']:.2f}" for p in paths)])
+    return rows
+
+
 def markdown(report: dict[str, Any]) -> str:
-    paths = report["paths"]
     spec = report["spec"]
-    lines = [
+    intro = (
         f"Milliseconds per pass of the whole model (best of {spec['rounds']}+ passes in each of "
         f"{report['repeats']} processes per path, taking turns), {spec['layers']} layers, "
         f"{spec['heads']} heads, width {spec['heads'] * 64}, {spec['dtype']}, on {report['machine']}; "
-        f"torch {report['torch']}, Python {report['python']}, {report['date']}.",
-        "",
-        "| | " + " | ".join(paths) + " |",
-        "| --- | " + " | ".join("---:" for _ in paths) + " |",
-    ]
-    for row in report["rows"]:
-        lines.append(f"| {row} | " + " | ".join(f"{report['results'][p]['rows'][row]:.2f}" for p in paths) + " |")
-    lines.append("| cold first forward (s) | " + " | ".join(f"{report['results'][p]['cold_s']:.1f}" for p in paths) + " |")
-    lines.append("| warm first forward (s) | " + " | ".join(f"{report['results'][p]['warm_s']:.2f}" for p in paths) + " |")
-    lines.append("")
-    lines.append("All paths print the same aggregates on every row: " + ("yes." if report["agree"] else "**NO**."))
-    return "\n".join(lines) + "\n"
+        f"torch {report['torch']}, Python {report['python']}, {report['date']}."
+    )
+    verdict = "All paths print the same aggregates on every row: " + ("yes." if report["agree"] else "**NO**.")
+    return table(intro, ["", *report["paths"]], cells(report), numeric_from=1) + "\n" + verdict + "\n"
+
+
+def disagree(results: dict[str, Any], paths: list[str], rows: list[str]) -> list[str]:
+    """Each row whose answer differs between the paths, or that a path timed without recording an answer."""
+    problems = []
+    for row in rows:
+        answers = {p: results[p]["answers"].get(row) for p in paths}
+        if None in answers.values():
+            problems.append(f"{row}: no answer recorded by " + ", ".join(p for p, a in answers.items() if a is None))
+        elif len(set(answers.values())) > 1:
+            problems.append(f"{row}: " + ", ".join(f"{p} {a}" for p, a in answers.items()))
+    return problems
 
 
 def main() -> None:
@@ -118,27 +131,21 @@ def main() -> None:
                     entry["rows"][row] = min(entry["rows"].get(row, float("inf")), value)
         console.print("done")
     rows = list(results[paths[0]]["rows"])
-    disagreements = [
-        f"{row}: " + ", ".join(f"{p} {results[p]['answers'][row]}" for p in paths)
-        for row in results[paths[0]]["answers"]
-        if len({results[p]["answers"][row] for p in paths}) > 1
-    ]
+    disagreements = disagree(results, paths, rows)
     report = {
         "spec": spec, "paths": paths, "rows": rows, "results": results, "agree": not disagreements, "repeats": args.repeats,
         "machine": machine(spec), "torch": torch.__version__, "python": platform.python_version(),
-        "date": datetime.date.today().isoformat(),
+        "date": today(),
     }
-    table = Table(title=f"GPT-2 on {report['machine']} ({spec['dtype']}), ms per pass")
-    table.add_column("row")
+    terminal = Table(title=f"GPT-2 on {report['machine']} ({spec['dtype']}), ms per pass")
+    terminal.add_column("row")
     for path in paths:
-        table.add_column(path, justify="right")
+        terminal.add_column(path, justify="right")
+    for row_cells in cells(report):
+        terminal.add_row(*row_cells)
+    Console().print(terminal)
     for row in rows:
-        table.add_row(row, *[f"{results[p]['rows'][row]:.2f}" for p in paths])
-    table.add_row("cold first forward (s)", *[f"{results[p]['cold_s']:.1f}" for p in paths])
-    table.add_row("warm first forward (s)", *[f"{results[p]['warm_s']:.2f}" for p in paths])
-    Console().print(table)
-    for row in results[paths[0]]["answers"]:
-        print(f"{row}: " + " | ".join(f"{p}: {results[p]['answers'][row]}" for p in paths))
+        print(f"{row}: " + " | ".join(f"{p}: {results[p]['answers'].get(row, '(none)')}" for p in paths))
 
     publish(f"gpt2_compare-{spec['device']}", f"gpt2-{spec['device']}", report, markdown(report), args.update_readme)
     if disagreements:

@@ -143,16 +143,30 @@ def main() -> None:
         layer.fc_w.requires_grad_(True)
         layer.proj_w.requires_grad_(True)
 
-    def training_step() -> None:
+    def training_step() -> torch.Tensor:
         for layer in model.blocks:
             layer.fc_w.grad = None
             layer.proj_w.grad = None
-        forward(ids, batch, length).sum().backward()
+        logits = forward(ids, batch, length)
+        logits.sum().backward()
+        return logits
 
     training_step()
     label = f"training step b{batch} s{length}"
     result["rows"][label] = best_ms(training_step, rounds, device)
+    result["answers"][label] = training_answer(gpt2, training_step(), model.blocks)
     print(json.dumps(result))
+
+
+def training_answer(gpt2: Any, logits: Any, blocks: list[Any]) -> str:
+    """What a training step computed: its forward's aggregates, as every row prints them, and the
+    gradients it left on the weights. Their absolute mean and root mean square sum magnitudes, with
+    no cancellation to blow the paths' rounding up, so three significant digits must agree."""
+    import torch
+
+    grads = torch.cat([w.grad.float().flatten() for layer in blocks for w in (layer.fc_w, layer.proj_w)])
+    return (f"{gpt2.answer(logits.detach())} grad_absmean={float(grads.abs().mean()):.3g} "
+            f"grad_rms={float(grads.pow(2).mean().sqrt()):.3g}")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,17 @@
 """What the mypy plugin adds to a mypy run: the examples, and a generated project of a few hundred regions.
 
-    python bench/mypy_overhead.py [--regions 300] [--rounds 2]
+    python bench/mypy_overhead.py [--regions 300] [--rounds 2] [--update-readme]
 
 Each row is mypy with and without `plugins = ppy`, cold (an empty cache: mypy
 also analyses torch) and warm (the cache from the previous run, nothing
 edited), best of R rounds. Target: under 10% extra on a cold run.
+Writes bench/results/mypy_overhead.json and .md; --update-readme puts the
+table in README.md between its mypy-overhead markers.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import shutil
 import subprocess
@@ -18,11 +19,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
 
 from check_speed import REGION  # noqa: E402  (the same region shape the checker bench uses)
+from publish import command, cpu, publish, table, today  # noqa: E402
 
 
 def generate(root: Path, regions: int, per_file: int = 25) -> None:
@@ -62,25 +65,42 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--regions", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--update-readme", action="store_true", help="refresh the table in README.md")
     args = parser.parse_args()
-    rows = []
+    measured = []
     with tempfile.TemporaryDirectory() as folder:
         examples = Path(folder) / "examples"
         shutil.copytree(ROOT / "examples", examples)
-        rows.append(("examples/ (3 regions)", measure(examples, args.rounds)))
+        measured.append(("examples/ (3 regions)", measure(examples, args.rounds)))
         generated = Path(folder) / "generated"
         generated.mkdir()
         generate(generated, args.regions)
-        rows.append((f"generated ({args.regions} regions)", measure(generated, args.rounds)))
+        measured.append((f"generated ({args.regions} regions)", measure(generated, args.rounds)))
     import mypy.version
 
-    print(f"mypy {mypy.version.__version__} with and without the ppy plugin: {platform.machine()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}")
+    rows = [
+        {"project": name, "run": mode, "without_s": times[(False, mode)], "with_s": times[(True, mode)]}
+        for name, times in measured for mode in ("cold", "warm")
+    ]
+    report = {"command": command(), "mypy": mypy.version.__version__, "machine": cpu(), "python": platform.python_version(),
+              "date": today(), "rows": rows}
+    print(f"mypy {report['mypy']} with and without the ppy plugin: {report['machine']}, Python {report['python']}")
     print(f"{'project':<28} {'run':<5} {'without s':>10} {'with s':>8} {'extra':>7}")
-    for name, times in rows:
-        for mode in ("cold", "warm"):
-            without, with_plugin = times[(False, mode)], times[(True, mode)]
-            print(f"{name:<28} {mode:<5} {without:>10.2f} {with_plugin:>8.2f} {with_plugin / without - 1:>+7.1%}")
+    for row in rows:
+        print(f"{row['project']:<28} {row['run']:<5} {row['without_s']:>10.2f} {row['with_s']:>8.2f} {extra(row):>+7.1%}")
+    publish("mypy_overhead", "mypy-overhead", report, markdown(report), args.update_readme)
+
+
+def extra(row: dict[str, Any]) -> float:
+    return float(row["with_s"] / row["without_s"] - 1)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    rows = [[row["project"], row["run"], f"{row['without_s']:.2f}", f"{row['with_s']:.2f}", f"{extra(row):+.1%}"]
+            for row in report["rows"]]
+    intro = (f"`{report['command']}` (mypy {report['mypy']}; {report['machine']}, Python {report['python']}; "
+             f"{report['date']}):")
+    return table(intro, ["project", "run", "without s", "with s", "extra"], rows, numeric_from=2)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """What every bench leaves behind: its JSON and Markdown under bench/results/, and, on request, its
-table in README.md between its own markers (``<!-- name:start -->`` ... ``<!-- name:end -->``)."""
+table in README.md between its own markers (the same helper that writes the README's rule docs)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ppy_check.docs import update_readme
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-README = ROOT / "README.md"
 
 
 def cpu() -> str:
@@ -48,16 +49,6 @@ def table(intro: str, header: list[str], rows: list[list[str]], numeric_from: in
     return "\n".join(lines) + "\n"
 
 
-def replace_section(content: str, name: str, body: str) -> str:
-    """``content`` with what lies between the ``name`` markers replaced by ``body``."""
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    if start not in content or end not in content.split(start, 1)[1]:
-        raise ValueError(f"README.md has no {start} ... {end} section")
-    before, rest = content.split(start, 1)
-    _, after = rest.split(end, 1)
-    return before + start + "\n" + body + end + after
-
-
 def publish(stem: str, marker: str, report: dict[str, Any], markdown: str, readme: bool) -> None:
     """bench/results/<stem>.json and .md; with ``readme``, the Markdown between ``<!-- marker:start/end -->``."""
     RESULTS.mkdir(exist_ok=True)
@@ -65,6 +56,6 @@ def publish(stem: str, marker: str, report: dict[str, Any], markdown: str, readm
     (RESULTS / f"{stem}.md").write_text(markdown)
     if readme:
         try:
-            README.write_text(replace_section(README.read_text(encoding="utf-8"), marker, markdown), encoding="utf-8")
+            update_readme(marker, markdown)
         except ValueError as error:
             raise SystemExit(f"{Path(sys.argv[0]).name}: {error}") from None

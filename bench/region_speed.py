@@ -227,13 +227,16 @@ def pybind_probe_source(region: Any) -> str:
 
 def build_pybind_probe(region: Any) -> Any:
     """Built once into the ppy cache (it takes torch's Python headers: the cold build is a start-up row)."""
-    from ppy_compile.build import _ensure_shared, _load_module
+    from ppy_compile.build import _ensure_shared, _import
     from ppy_compile.cache import Cache
 
     cache = Cache.open()
     key = _ensure_shared(cache, "bench-pybind-probe", "probe.cpp", pybind_probe_source(region), "probe.so", 2,
                          ["c10", "torch_cpu", "torch", "torch_python"], "bench: building the pybind11 probe")
-    return _load_module(cache.build_dir(key) / "probe.so", "ppy_pybind_probe")
+    artifact = cache.open_artifact(key)
+    if artifact is None:
+        raise SystemExit("the pybind11 probe was built but its cache entry does not check out")
+    return _import(artifact.path, "ppy_pybind_probe")
 
 
 def op_count(region: Any) -> int:

@@ -194,7 +194,8 @@ class PpyPlugin(Plugin):
         oracle = MypyOracle(func, api)
         disabled = set(filter(None, os.environ.get("PPY_MYPY_DISABLE", "").split(",")))
         codes = [code for code in messages.ALL_CODES if code not in disabled]
-        for diagnostic in check_region(informed(region, oracle), path, lines, codes):
+        checked = informed(region, oracle)
+        for diagnostic in check_region(checked, path, lines, codes):
             line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
             if suppressed(line_text, diagnostic.code, type_comments=False):
                 continue
@@ -204,8 +205,23 @@ class PpyPlugin(Plugin):
         if tree is not None:
             # The decoration is checked as part of the module's top level: that is the
             # target a change to the captured variable must recheck.
-            for trigger in oracle.dependencies:
+            triggers = set(oracle.dependencies) | self._helper_triggers(checked, api)
+            for trigger in triggers:
                 tree.plugin_deps.setdefault(trigger, set()).update({func.fullname, tree.fullname})
+
+    @staticmethod
+    def _helper_triggers(region: Region, api: Any) -> set[str]:
+        """A helper the region inlines from another module: a change to it must recheck the region."""
+        analysis = region.analysis
+        if analysis is None or not hasattr(api, "modules"):
+            return set()
+        by_path = {os.path.realpath(tree.path): name for name, tree in api.modules.items() if getattr(tree, "path", None)}
+        triggers = set()
+        for callee, _, _ in analysis.callees:
+            module = by_path.get(os.path.realpath(callee.site.path))
+            if module is not None:
+                triggers.add(f"<{module}.{callee.name}>")
+        return triggers
 
 
 def plugin(version: str) -> type[Plugin]:

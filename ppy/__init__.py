@@ -11,8 +11,15 @@ from ppy_check.version import __version__
 
 
 def plugin(version: str) -> type:
-    """The mypy plugin (`[tool.mypy] plugins = ["ppy"]`); mypy is imported only here."""
-    from mypy_plugin import plugin as mypy_plugin
+    """The mypy plugin (`[tool.mypy] plugins = ["ppy"]`); mypy is imported only here.
 
-    return mypy_plugin(version)
+    The repository's ``mypy_plugin/`` folder installs as ``ppy_mypy``, so that a
+    wheel claims no generic top-level name; a source checkout on ``sys.path``
+    (``make venv``'s editable install) has it under its folder's name.
+    """
+    import importlib
+    import importlib.util
+
+    name = "ppy_mypy" if importlib.util.find_spec("ppy_mypy") is not None else "mypy_plugin"
+    return importlib.import_module(name).plugin(version)  # type: ignore[no-any-return]
 __all__ = ["BuildError", "Call", "Region", "RegionError", "opt", "plugin", "pure", "__version__"]

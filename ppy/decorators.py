@@ -120,6 +120,8 @@ class Region(Generic[P, R]):
         self._entry_class: type | None = None
         self._cpp_source_path: Any = None
         self._cpp_symbol: str | None = None
+        # Why the region runs its Python body, once it was prepared and could not be compiled.
+        self.fallback_reason: str | None = None
         self._samples: Callable[..., Iterable[object]] | None = None
         self._site: RegionSite | None = None
         self._binder: Callable[..., None] | None = None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import sysconfig
 import threading
 import types
 import warnings
@@ -105,6 +106,10 @@ def _built(path: str, text: str) -> Any:
         if found is None:
             try:
                 found = build_module(path, text, options=build_options())
+            except ModuleNotFoundError as error:
+                missing = error.name or "a package"
+                found = BuildError(f"{missing} is not installed: the compiler needs it "
+                                   f"(pip install 'ppy-regions[torch]')")
             except BuildError as error:
                 found = error
             except Exception as error:  # a ppy bug must not take the user's program down
@@ -151,10 +156,31 @@ def prepare(region: Region) -> None:
 
 
 def _fallback(region: Region, reason: str) -> None:
+    region.fallback_reason = reason
     message = f"ppy: region `{region.__qualname__}` runs as Python: {reason}"
     if strict():
+        region._prepared = False  # strict raises on every call, not just the first
         raise BuildError(message)
-    warnings.warn(message, RegionFallbackWarning, stacklevel=4)
+    filename, line = _caller()
+    # Once per region (it is prepared once), at the user's line rather than ppy's own.
+    warnings.warn_explicit(message, RegionFallbackWarning, filename, line)
+
+
+_PPY_FOLDERS = tuple(str(Path(__file__).resolve().parent.parent / package) for package in ("ppy", "ppy_check", "ppy_compile"))
+_STDLIB = sysconfig.get_paths()["stdlib"]
+
+
+def _caller() -> tuple[str, int]:
+    """The user's line that reached the region: the first frame outside ppy and the standard library."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        ours = filename.startswith(_PPY_FOLDERS) or filename.startswith("<frozen")
+        stdlib = filename.startswith(_STDLIB) and "site-packages" not in filename
+        if not ours and not stdlib:
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
 
 
 def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -41,6 +41,8 @@ class Outcome:
     # (gradients are held to a looser one and only their mismatches are kept).
     max_abs: float
     tolerance: tuple[float, float] | None
+    # What the Python body raised when both sides raised alike: nothing was compared.
+    raised: BaseException | None = None
 
 
 def tolerance_for(dtype: Any, scale: float = 1.0) -> tuple[float, float] | None:
@@ -198,7 +200,7 @@ def compare_call(region: Region, call: Call, device: str | None = "cpu", gradien
     if expected_error is not None or actual_error is not None:
         if type(expected_error) is not type(actual_error):
             mismatches.append(Mismatch("call", f"Python raised {expected_error!r}; compiled raised {actual_error!r}"))
-        return Outcome(tuple(mismatches), worst, worst_tolerance)
+        return Outcome(tuple(mismatches), worst, worst_tolerance, expected_error)
     for (what, e), (_, a) in zip(_flatten(expected, "output"), _flatten(actual, "output")):
         note(compare_values(what, e, a, scale))
     if len(_flatten(expected, "output")) != len(_flatten(actual, "output")):

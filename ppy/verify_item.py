@@ -148,7 +148,7 @@ class RegionItem(pytest.Item):
             except TypeError as error:  # Python's message names the argument
                 record.failures.append(self.describe(f"{source}: {error}"))
                 continue
-            verifier.check(record, region, call, self.device, self.device, source)
+            verifier.check(record, region, call, self.device, self.device, source, must_run=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         from ppy.errors import RegionError

@@ -126,8 +126,13 @@ class Verifier:
             self.check(self.record(region.site, device), region, Call(*args, **kwargs), None, device,
                        f"a call made by {self.current or 'the session'}")
 
-    def check(self, record: Record, region: Region, call: Call, move_to: str | None, device: str, source: str) -> None:
-        """Compare one call (moved to ``move_to`` first, unless None) and note what it showed."""
+    def check(self, record: Record, region: Region, call: Call, move_to: str | None, device: str, source: str,
+              must_run: bool = False) -> None:
+        """Compare one call (moved to ``move_to`` first, unless None) and note what it showed.
+
+        With ``must_run`` (a registered sample), a call whose Python body raises is a failure: both
+        sides raising alike would otherwise pass with nothing compared.
+        """
         from ppy.verify import compare_call, describe
 
         record.calls += 1
@@ -140,6 +145,10 @@ class Verifier:
             record.max_error = max(record.max_error, outcome.max_abs)
         record.tolerance = outcome.tolerance or record.tolerance
         record.failures.extend(describe(region, device, mismatch, source) for mismatch in outcome.mismatches)
+        if must_run and outcome.raised is not None and not outcome.mismatches:
+            record.failures.append(f"region `{region.site.qualname}` on {device}, {source}: its Python body raises "
+                                   f"{type(outcome.raised).__name__}: {outcome.raised} (a sample must run; nothing "
+                                   "was compared)")
 
     def properties(self, item: RegionItem, record: Record) -> list[tuple[str, object]]:
         """The item's line of the table, as ``user_properties`` (which xdist carries and junitxml records)."""

@@ -1,4 +1,4 @@
-"""`ppy-check`: the region rules over a source tree, for pre-commit and CI."""
+"""`ppy-check`: the region rules over a source tree, for pre-commit, editors and CI."""
 
 from __future__ import annotations
 
@@ -8,13 +8,16 @@ import sys
 import traceback
 from pathlib import Path
 
-from ppy_check.config import ConfigError, find_pyproject, iter_files, load_config, validate_codes
-from ppy_check.messages import ALL_CODES
+from ppy_check.config import Config, ConfigError, find_pyproject, load_config, validate_codes
+from ppy_check.files import iter_files
+from ppy_check.messages import KNOWN_CODES, OPT_IN_CODES
 from ppy_check.output import FORMATS, RENDERERS, statistics
 from ppy_check.rules import explain
-from ppy_check.runner import run
+from ppy_check.runner import RunResult, Target, display, run
+from ppy_check.terminal import Style, plural, render_markdown, wants_colour
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+STDIN = "-"
 
 
 def _codes(text: str) -> list[str]:
@@ -27,17 +30,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ppy-check",
         description="Check ppy regions (functions decorated with @ppy.opt / @ppy.pure) without importing or running them.",
-        epilog=f"Rule codes: {', '.join(ALL_CODES)}. Exit status: 0 clean, 1 findings, 2 usage or internal error.",
+        epilog=f"Rule codes: {', '.join(KNOWN_CODES)} (opt-in: {', '.join(OPT_IN_CODES)}). "
+               "Exit status: 0 clean, 1 findings, 2 usage or internal error.",
     )
-    parser.add_argument("paths", nargs="*", type=Path, help="files or folders to check (default: .)")
+    parser.add_argument("paths", nargs="*", type=Path, help="files or folders to check (default: .); - reads standard input")
     parser.add_argument("--output-format", choices=FORMATS, default="concise", help="how to print findings (default: concise)")
     parser.add_argument("--select", action="append", default=[], metavar="CODE[,CODE]", help="only these rule codes")
+    parser.add_argument("--extend-select", action="append", default=[], metavar="CODE[,CODE]",
+                        help="these rule codes too (the opt-in ones, say)")
     parser.add_argument("--ignore", action="append", default=[], metavar="CODE[,CODE]", help="skip these rule codes")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--statistics", action="store_true", help="print a count per rule instead of each finding")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     parser.add_argument("--config", type=Path, metavar="PYPROJECT", help="read [tool.ppy] from this file instead of the nearest pyproject.toml")
     parser.add_argument("--no-config", action="store_true", help="ignore pyproject.toml")
+    parser.add_argument("--force-exclude", action="store_true",
+                        help="apply exclude patterns to paths named on the command line too (what pre-commit needs)")
+    parser.add_argument("--stdin-filename", metavar="PATH",
+                        help="the name of the file read from standard input: reported as such, and configured as such")
     parser.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)")
     parser.add_argument("--version", action="version", version=f"ppy-check {__version__}")
     return parser
@@ -58,51 +68,112 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+class _Configs:
+    """The configuration for each path: ``--config``, ``--no-config``, or the nearest pyproject.toml
+    with a ``[tool.ppy]`` table above the path (as ruff finds its own), the command line's codes over it."""
+
+    def __init__(self, args: argparse.Namespace):
+        if args.config is not None and not os.path.isfile(args.config):
+            raise ConfigError(f"{args.config}: no such config file")
+        self.discover = args.config is None and not args.no_config
+        self.pyproject: Path | None = args.config
+        self.select = validate_codes([c for item in args.select for c in _codes(item)], "--select")
+        self.extend_select = validate_codes([c for item in args.extend_select for c in _codes(item)], "--extend-select")
+        self.ignore = validate_codes([c for item in args.ignore for c in _codes(item)], "--ignore")
+        self.loaded: dict[Path | None, Config] = {}
+
+    def for_path(self, path: Path) -> Config:
+        pyproject = self.pyproject
+        if self.discover:
+            pyproject = find_pyproject(path if os.path.isdir(path) else path.parent)
+        if pyproject not in self.loaded:
+            self.loaded[pyproject] = load_config(pyproject).overridden(self.select, self.extend_select, self.ignore)
+        return self.loaded[pyproject]
+
+
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.explain:
         text = explain(args.explain)
         if text is None:
-            print(f"ppy-check: unknown rule code {args.explain!r} (codes: {', '.join(ALL_CODES)})", file=sys.stderr)
+            print(f"ppy-check: unknown rule code {args.explain!r} (codes: {', '.join(KNOWN_CODES)})", file=sys.stderr)
             return EXIT_ERROR
-        sys.stdout.write(text)
+        sys.stdout.write(render_markdown(text, Style(wants_colour(sys.stdout))))
         return EXIT_CLEAN
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    reads_stdin = any(str(p) == STDIN for p in args.paths) or (args.stdin_filename is not None and not args.paths)
+    if args.stdin_filename is not None and not reads_stdin:
+        parser.error("--stdin-filename names standard input: give - as the path, or no path")
     try:
-        if args.config is not None and not args.config.is_file():
-            raise ConfigError(f"{args.config}: no such config file")
-        pyproject = None if args.no_config else (args.config or find_pyproject(Path.cwd()))
-        config = load_config(pyproject)
-        select = [c for item in args.select for c in _codes(item)]
-        ignore = [c for item in args.ignore for c in _codes(item)]
-        if select:
-            config.select = validate_codes(select, "--select")
-        config.ignore = config.ignore + validate_codes(ignore, "--ignore")
+        configs = _Configs(args)
+        targets, problems = _targets(args, configs, reads_stdin)
     except ConfigError as error:
         print(f"ppy-check: {error}", file=sys.stderr)
         return EXIT_ERROR
 
-    paths = args.paths or [Path(".")]
-    files, problems = [], []
-    for item in iter_files(paths, config):
-        (problems if isinstance(item, str) else files).append(item)
-    result = run(files, config.codes(), args.jobs)
-    problems.extend(result.errors)
+    result = run(targets, args.jobs)
+    problems += result.errors
     for problem in problems:
         print(f"ppy-check: {problem}", file=sys.stderr)
-
     if args.statistics:
         sys.stdout.write(statistics(result.diagnostics))
     else:
-        sys.stdout.write(RENDERERS[args.output_format](result.diagnostics, result.sources))
+        style = Style(wants_colour(sys.stdout) and args.output_format in ("concise", "full"))
+        sys.stdout.write(RENDERERS[args.output_format](result.diagnostics, result.sources, style))
     if args.output_format in ("concise", "full") and not args.statistics:
-        count = len(result.diagnostics)
-        summary = f"Found {count} finding{'s' if count != 1 else ''} in {result.files} file{'s' if result.files != 1 else ''}." if count else f"All checks passed ({result.files} file{'s' if result.files != 1 else ''})."
-        print(summary, file=sys.stderr)
+        print(summary(result, len(problems)), file=sys.stderr)
     if problems:
         return EXIT_ERROR
     if result.diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _targets(args: argparse.Namespace, configs: _Configs, reads_stdin: bool) -> tuple[list[Target], list[str]]:
+    paths = [p for p in args.paths if str(p) != STDIN]
+    if not paths and not reads_stdin:
+        paths = [Path(".")]
+    targets: list[Target] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    if reads_stdin:
+        stdin = _stdin_target(args, configs)
+        if stdin is not None:
+            targets.append(stdin)
+    for path in paths:
+        config = configs.for_path(path)
+        for item in iter_files([path], config, args.force_exclude):
+            if isinstance(item, str):
+                problems.append(item)
+            elif os.path.abspath(item) not in seen:
+                seen.add(os.path.abspath(item))
+                targets.append(Target(display(item), tuple(config.codes_for(item)), item))
+    return targets, problems
+
+
+def _stdin_target(args: argparse.Namespace, configs: _Configs) -> Target | None:
+    name = args.stdin_filename
+    path = Path(name) if name is not None else Path(STDIN)
+    config = configs.for_path(path if name is not None else Path(os.curdir))
+    if name is not None and (args.force_exclude or config.force_exclude) and config.force_excluded(path):
+        return None  # ruff's behaviour: an excluded buffer is not checked
+    codes = config.codes_for(path) if name is not None else config.codes()
+    return Target(name if name is not None else STDIN, tuple(codes), path, sys.stdin.buffer.read())
+
+
+def summary(result: RunResult, problems: int) -> str:
+    """One line that agrees with the exit status: findings, files with findings, and what could not be checked."""
+    count = len(result.diagnostics)
+    with_findings = len({d.path for d in result.diagnostics})
+    checked = result.files - len(result.errors)  # each run error is one file that was not checked
+    if count:
+        found = f"Found {plural(count, 'finding')} in {plural(with_findings, 'file')}"
+    elif problems:
+        found = f"No findings in {plural(checked, 'file')} checked" if checked else "Nothing checked"
+    else:
+        return f"All checks passed ({plural(checked, 'file')})."
+    if problems:
+        return f"{found}; {plural(problems, 'path')} could not be checked (above)."
+    return f"{found}."

@@ -8,13 +8,12 @@ from collections.abc import Iterable
 from ppy_check import messages as m
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.model.builder import Analysis, build_model
+from ppy_check.model.problems import Problems
 from ppy_check.module import ModuleRegions
 from ppy_check.region import Region
-from ppy_check.rules import RULES
+from ppy_check.rules import RULES, unused_ignore
+from ppy_check.suppression import silencer
 
-# `# ppy: ignore`, `# ppy: ignore[ppy-loop, ppy-branch]`, and the same with
-# `type:` so that one comment also silences the mypy plugin.
-_SUPPRESSION = re.compile(r"#\s*(ppy|type)\s*:\s*ignore\b(?:\[([^\]]*)\])?")
 # A file that never imports ppy cannot hold a region; most files stop here.
 _MAY_HOLD_REGION = re.compile(rb"^[ \t]*(?:from[ \t]+ppy\b|import[ \t]+[^\n#]*\bppy\b)", re.MULTILINE)
 
@@ -24,18 +23,8 @@ def may_hold_region(data: bytes) -> bool:
 
 
 def suppressed(line_text: str, code: str, type_comments: bool = True) -> bool:
-    """Whether a comment on the line silences ``code``.
-
-    ``type_comments=False`` honours only ``# ppy: ignore``: under mypy, mypy
-    itself applies ``# type: ignore`` (and reports the unused ones).
-    """
-    for match in _SUPPRESSION.finditer(line_text):
-        if match.group(1) == "type" and not type_comments:
-            continue
-        codes = match.group(2)
-        if codes is None or code in {c.strip() for c in codes.split(",")}:
-            return True
-    return False
+    """Whether a comment on the line silences ``code`` (see ``ppy_check.suppression.silencer``)."""
+    return silencer(line_text, code, type_comments) is not None
 
 
 def _column(lines: list[str], line: int, byte_offset: int) -> int:
@@ -43,6 +32,11 @@ def _column(lines: list[str], line: int, byte_offset: int) -> int:
     if 1 <= line <= len(lines):
         return len(lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
     return byte_offset + 1
+
+
+# The rules that read a function's syntax alone: they also check the helpers a region calls.
+STRUCTURAL = (m.LOOP, m.BRANCH, m.SYNTAX)
+EMPTY_ANALYSIS = Analysis(None, Problems())
 
 
 def analyse(region: Region) -> Analysis:
@@ -67,6 +61,19 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
             column = _column(lines, span.line, span.column)
             key = (span.line, column, finding.code, finding.message)
             found.setdefault(key, Diagnostic(path, span.line, column, finding.code, finding.message, region.name))
+    for callee, context, anchor in analysis.callees:
+        # A helper's loops and branches are the region's: the structural rules read its syntax too.
+        for code in STRUCTURAL:
+            if code not in wanted:
+                continue
+            for finding in RULES[code].check(callee, EMPTY_ANALYSIS):
+                any_finding = True
+                span = anchor or finding.span
+                column = _column(lines, span.line, span.column)
+                message = finding.message.replace(f"region `{callee.name}`", f"region `{region.name}`", 1)
+                message += m.IN_HELPER.format(context=context)
+                key = (span.line, column, finding.code, message)
+                found.setdefault(key, Diagnostic(path, span.line, column, finding.code, message, region.name))
     if analysis.model is None and not any_finding:
         # The builder refused something no rule explains: never let it pass as valid.
         line, column = region.node.lineno, _column(lines, region.node.lineno, region.node.col_offset)
@@ -82,13 +89,24 @@ def check_source(text: str, path: str = "<string>", codes: Iterable[str] | None 
 
 
 def check_module(module: ModuleRegions, codes: Iterable[str] | None = None) -> list[Diagnostic]:
+    """``codes`` None is the default selection (ALL_CODES): opt-in codes run only when named."""
+    wanted = set(m.ALL_CODES if codes is None else codes)
     if module.syntax_error is not None:
-        return [module.syntax_error] if codes is None or m.SYNTAX in set(codes) else []
+        return [module.syntax_error] if m.SYNTAX in wanted else []
+    audit = m.UNUSED_IGNORE in wanted
+    # Whether a comment is needed depends on every finding it could silence, selected or not.
+    region_codes = list(m.ALL_CODES) if audit else [code for code in m.ALL_CODES if code in wanted]
     lines = module.lines
     results: list[Diagnostic] = []
+    used: set[unused_ignore.Use] = set()
     for region in module.regions:
-        for diagnostic in check_region(region, module.path, lines, codes):
+        for diagnostic in check_region(region, module.path, lines, region_codes):
             line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
-            if not suppressed(line_text, diagnostic.code):
+            directive = silencer(line_text, diagnostic.code)
+            if directive is not None:
+                used.add((diagnostic.line, directive.column, None if directive.codes is None else diagnostic.code))
+            elif diagnostic.code in wanted:
                 results.append(diagnostic)
+    if audit:
+        results += unused_ignore.check(module, used)
     return sorted(results)

@@ -271,10 +271,13 @@ def _bindings(function_names: set[str]) -> dict[str, dict[str, str]]:
     import torch
 
     variable_functions = torch._C._VariableFunctions
-    bindings: dict[str, dict[str, str]] = {"torch": {}, "torch.nn.functional": {}, "torch._C._nn": {}}
+    bindings: dict[str, dict[str, str]] = {"torch": {}, "torch.nn.functional": {}, "torch._C._nn": {},
+                                           "torch._C._VariableFunctions": {}}
     for name in dir(variable_functions):
-        if not name.startswith("_") and name in function_names and getattr(torch, name, None) is getattr(variable_functions, name):
-            bindings["torch"][name] = name
+        if not name.startswith("_") and name in function_names:
+            same = getattr(torch, name, None) is getattr(variable_functions, name)
+            # torch.X may be Python (torch.functional.norm) around the builtin torch's own code calls as _VF.X.
+            bindings["torch" if same else "torch._C._VariableFunctions"][name] = name
     for name in dir(torch._C._nn):
         if not name.startswith("_") and name in function_names:
             bindings["torch._C._nn"][name] = name
@@ -337,7 +340,36 @@ def build_schemas() -> dict[str, Any]:
         "methods": dict(sorted(method_entries.items())),
         "bindings": {ns: dict(sorted(names.items())) for ns, names in sorted(_bindings(set(functions)).items())},
         "properties": properties,
+        "python_functions": python_functions(),
     }
+
+
+# torch's own Python modules whose functions a region may call: their source ships (torch_python/), and
+# the model builder inlines a function of them as it inlines a helper, folding the tests on literal
+# arguments (`if reduction == "mean"`).
+PYTHON_MODULES = ("torch.nn.functional", "torch.functional", "torch.nn._reduction", "torch.nn.modules.utils")
+PYTHON_SOURCES = Path(__file__).with_name("torch_python")
+
+
+def python_sources() -> dict[str, str]:
+    """The shipped source text of each of torch's Python modules ppy inlines from."""
+    import inspect
+
+    return {name: inspect.getsource(importlib.import_module(name)) for name in PYTHON_MODULES}
+
+
+def python_functions() -> dict[str, list[str]]:
+    """The public Python-level functions of torch's namespaces (not builtins): what regions may call there."""
+    import types
+
+    found = {}
+    for namespace in ("torch.nn.functional", "torch"):
+        module = importlib.import_module(namespace)
+        found[namespace] = sorted(
+            name for name, value in vars(module).items()
+            if not name.startswith("_") and isinstance(value, types.FunctionType)
+            and getattr(value, "__module__", "").startswith("torch"))
+    return found
 
 
 def build(probe: bool = True, previous: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -363,6 +395,7 @@ def render(data: dict[str, Any]) -> str:
             lines.append(f"    {json.dumps(name)}: {json.dumps(value, sort_keys=True, separators=(',', ':'))}{comma}")
         lines.append("  },")
     lines.append(f'  "properties": {json.dumps(data["properties"])},')
+    lines.append(f'  "python_functions": {json.dumps(data["python_functions"], sort_keys=True)},')
     lines.append(f'  "bindings": {json.dumps(data["bindings"], sort_keys=True, separators=(",", ":"))}')
     lines += ["}", ""]
     return "\n".join(lines)
@@ -382,14 +415,22 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as error:
         print(f"gen_opdata: needs torch, PyYAML and (to probe) expecttest installed: {error}", file=sys.stderr)
         return 2
+    sources = python_sources()
     if args.check:
-        if current != text:
+        stale = current != text or any(
+            not (PYTHON_SOURCES / f"{name}.py.txt").exists()
+            or (PYTHON_SOURCES / f"{name}.py.txt").read_text(encoding="utf-8") != source
+            for name, source in sources.items())
+        if stale:
             print(f"{args.output} is out of date; run: python -m ppy_check.gen_opdata", file=sys.stderr)
             return 1
         print(f"{args.output} matches the installed torch")
         return 0
     args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output}")
+    PYTHON_SOURCES.mkdir(exist_ok=True)
+    for name, source in sources.items():
+        (PYTHON_SOURCES / f"{name}.py.txt").write_text(source, encoding="utf-8")
+    print(f"wrote {args.output} and {PYTHON_SOURCES}")
     return 0
 
 

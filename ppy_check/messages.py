@@ -18,6 +18,9 @@ TYPE = "ppy-type"
 
 ALL_CODES: tuple[str, ...] = (UNTYPED, LOOP, BRANCH, CAPTURED, IMPURE, UNSUPPORTED, SYNTAX, TYPE)
 
+# Any finding inside a helper the region calls says how the region got there.
+IN_HELPER = " ({context})"
+
 # ppy-untyped
 PARAM_UNANNOTATED = "region `{region}`: parameter `{name}` has no type annotation"
 RETURN_UNANNOTATED = "region `{region}`: the return type is not annotated"
@@ -66,3 +69,17 @@ TYPE_PROBLEM = "region `{region}`: `{subject}`: {why}"
 SYNTAX_CONSTRUCT = "region `{region}`: {what} cannot appear in a region"
 SYNTAX_PARSE = "cannot parse: {error}"
 SYNTAX_DECORATOR = "region `{region}`: {what}"
+
+# Opt-in codes: known to `select`, `extend-select` and `--select`, never selected
+# by default. ALL_CODES above stays the default selection: the region rules,
+# which every front-end runs (the mypy plugin leaves unused `# type: ignore`
+# comments to mypy's own `warn_unused_ignores`).
+UNUSED_IGNORE = "ppy-unused-ignore"
+OPT_IN_CODES: tuple[str, ...] = (UNUSED_IGNORE,)
+KNOWN_CODES: tuple[str, ...] = ALL_CODES + OPT_IN_CODES
+
+# ppy-unused-ignore
+UNUSED_IGNORE_CODE = "region `{region}`: `{code}` in `{comment}` silences nothing on this line; remove it"
+UNUSED_IGNORE_ALL = "region `{region}`: `{comment}` silences nothing on this line; remove it"
+UNUSED_IGNORE_CODE_OUTSIDE = "`{code}` in `{comment}` silences nothing: this line is in no region; remove it"
+UNUSED_IGNORE_ALL_OUTSIDE = "`{comment}` silences nothing: this line is in no region; remove it"

@@ -1,4 +1,8 @@
-"""Render diagnostics for people (concise, full) and for machines (json, github, sarif)."""
+"""Render diagnostics for people (concise, full) and for machines (json, github, sarif).
+
+Only the formats for people take colour, and only when the caller's ``Style``
+says so; the machine formats are the same bytes everywhere.
+"""
 
 from __future__ import annotations
 
@@ -7,30 +11,41 @@ from collections import Counter
 from collections.abc import Callable
 
 from ppy_check.diagnostic import Diagnostic
-from ppy_check.rules import RULES
+from ppy_check.docs import help_uri
+from ppy_check.rules import KNOWN_RULES
+from ppy_check.terminal import Style, render_markdown
 
 FORMATS = ("concise", "full", "json", "github", "sarif")
 
-
-def concise(diagnostics: list[Diagnostic], sources: dict[str, list[str]]) -> str:
-    return "".join(d.concise() + "\n" for d in diagnostics)
+Renderer = Callable[[list[Diagnostic], dict[str, list[str]], Style], str]
 
 
-def full(diagnostics: list[Diagnostic], sources: dict[str, list[str]]) -> str:
+def _location(d: Diagnostic, style: Style) -> str:
+    if not style.colour:
+        return d.concise()
+    colon = style(":", "cyan")
+    return f"{style(d.path, 'bold')}{colon}{d.line}{colon}{d.column}{colon} {style(d.code, 'bold', 'red')} {d.message}"
+
+
+def concise(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: Style) -> str:
+    return "".join(_location(d, style) + "\n" for d in diagnostics)
+
+
+def full(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: Style) -> str:
     out = []
     for d in diagnostics:
-        out.append(d.concise())
+        out.append(_location(d, style))
         lines = sources.get(d.path, [])
         if 0 < d.line <= len(lines):
             text = lines[d.line - 1].rstrip("\n").expandtabs(4)
             gutter = f"{d.line:>5} | "
-            out.append(gutter + text)
-            out.append(" " * (len(gutter) + d.column - 1) + "^")
+            out.append(style(gutter, "blue") + text)
+            out.append(" " * (len(gutter) + d.column - 1) + style("^", "bold", "red"))
         out.append("")
     return "\n".join(out) + ("\n" if out else "")
 
 
-def as_json(diagnostics: list[Diagnostic], sources: dict[str, list[str]]) -> str:
+def as_json(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: Style) -> str:
     return json.dumps([d.as_json() for d in diagnostics], indent=2) + "\n"
 
 
@@ -39,7 +54,7 @@ def _escape(text: str, property_value: bool = False) -> str:
     return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
 
 
-def github(diagnostics: list[Diagnostic], sources: dict[str, list[str]]) -> str:
+def github(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: Style) -> str:
     return "".join(
         f"::error file={_escape(d.path, True)},line={d.line},col={d.column},title={d.code}::"
         f"{_escape(d.code + ' ' + d.message)}\n"
@@ -47,16 +62,27 @@ def github(diagnostics: list[Diagnostic], sources: dict[str, list[str]]) -> str:
     )
 
 
-def sarif(diagnostics: list[Diagnostic], sources: dict[str, list[str]]) -> str:
+def _sarif_rule(code: str) -> dict[str, object]:
+    module = KNOWN_RULES[code]
+    doc = (module.__doc__ or "").strip()
+    described = {"text": render_markdown(doc, Style(False)), "markdown": doc}
+    return {
+        "id": code,
+        "shortDescription": {"text": module.SUMMARY},
+        "fullDescription": described,
+        "help": described,
+        "helpUri": help_uri(code),
+    }
+
+
+def sarif(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: Style) -> str:
     from ppy_check import __version__
 
-    rules = [
-        {"id": code, "shortDescription": {"text": module.SUMMARY}, "fullDescription": {"text": (module.__doc__ or "").strip()}}
-        for code, module in RULES.items()
-    ]
+    codes = list(KNOWN_RULES)
     results = [
         {
             "ruleId": d.code,
+            "ruleIndex": codes.index(d.code),
             "level": "error",
             "message": {"text": d.message},
             "locations": [{
@@ -69,22 +95,24 @@ def sarif(diagnostics: list[Diagnostic], sources: dict[str, list[str]]) -> str:
         }
         for d in diagnostics
     ]
+    driver = {"name": "ppy-check", "version": __version__, "informationUri": help_uri(None),
+              "rules": [_sarif_rule(code) for code in codes]}
     document = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": "ppy-check", "version": __version__, "rules": rules}}, "results": results}],
+        # Columns count characters, as ppy-check's other formats do.
+        "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}],
     }
     return json.dumps(document, indent=2) + "\n"
 
 
-RENDERERS: dict[str, Callable[[list[Diagnostic], dict[str, list[str]]], str]] = {
-    "concise": concise, "full": full, "json": as_json, "github": github, "sarif": sarif,
-}
+RENDERERS: dict[str, Renderer] = {"concise": concise, "full": full, "json": as_json, "github": github, "sarif": sarif}
 
 
 def statistics(diagnostics: list[Diagnostic]) -> str:
     counts = Counter(d.code for d in diagnostics)
     width = max((len(str(n)) for n in counts.values()), default=1)
     return "".join(
-        f"{count:>{width}}  {code:<16} {RULES[code].SUMMARY}\n" for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        f"{count:>{width}}  {code:<18} {KNOWN_RULES[code].SUMMARY}\n"
+        for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     )

@@ -60,6 +60,7 @@ class Region:
     oracle: Any = None
     # The model builder's result, once built (engine.analyse): every rule and the compiler share it.
     analysis: Any = None
+    compiles: bool = True  # False for `@ppy.opt(..., compile=False)`
 
     @functools.cached_property
     def nodes(self) -> list[ast.AST]:
@@ -177,6 +178,16 @@ def walk_body(statements: list[ast.stmt]) -> Iterator[ast.AST]:
         stack.extend(reversed(children))
 
 
+def _compiles(decorators: list[tuple[ast.expr, str]]) -> bool:
+    """False for `@ppy.opt(..., compile=False)`: a region, checked, that always runs its Python body."""
+    for decorator, target in decorators:
+        if target == OPT and isinstance(decorator, ast.Call):
+            for keyword in decorator.keywords:
+                if keyword.arg == "compile" and isinstance(keyword.value, ast.Constant) and keyword.value.value is False:
+                    return False
+    return True
+
+
 def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast.expr, str]],
               enclosing: list[FunctionNode], site: RegionSite) -> Region:
     pure = any(target == PURE for _, target in decorators)
@@ -195,21 +206,28 @@ def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast
             params.append(Param(arg.arg, arg, None, None))
             continue
         try:
-            params.append(Param(arg.arg, arg, parse_annotation(arg.annotation, scope.resolve), None))
+            params.append(Param(arg.arg, arg, parse_annotation(arg.annotation, scope.resolve_type), None))
         except AnnotationError as error:
             params.append(Param(arg.arg, arg, None, str(error)))
     returns, returns_problem = None, None
     if node.returns is not None:
         try:
-            returns = parse_annotation(node.returns, scope.resolve, is_return=True)
+            returns = parse_annotation(node.returns, scope.resolve_type, is_return=True)
         except AnnotationError as error:
             returns_problem = str(error)
-    return Region(node.name, node, scope, pure, level, params, returns, returns_problem, problems, enclosing, site)
+    region = Region(node.name, node, scope, pure, level, params, returns, returns_problem, problems, enclosing, site)
+    region.compiles = _compiles(decorators)
+    return region
 
 
 def first_line(node: FunctionNode) -> int:
     """The line Python reports as the function's first (``co_firstlineno``): its first decorator's."""
     return node.decorator_list[0].lineno if node.decorator_list else node.lineno
+
+
+def describe_function(node: FunctionNode, scope: ModuleScope, path: str) -> Region:
+    """A helper a region calls, described like a region, so that the structural rules can read its syntax."""
+    return _describe(node, scope, [], [], RegionSite(path, node.name, first_line(node)))
 
 
 def find_regions(module: ast.Module, scope: ModuleScope, lines: list[str] | None = None,

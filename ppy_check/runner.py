@@ -1,13 +1,22 @@
-"""Check many files: a cheap prefilter, then the rule engine, in parallel when it pays."""
+"""Check many files: each read once, a cheap prefilter, then the rule engine, in parallel when it pays.
+
+A failure while checking one file (a RecursionError on a deeply nested
+expression, a MemoryError, a checker bug, even a worker process that dies)
+costs that file alone: it becomes one error line naming the file, and every
+other file is still checked and reported.
+"""
 
 from __future__ import annotations
 
+import codecs
 import os
 import tokenize
+import traceback
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from io import BytesIO
-from collections.abc import Iterable
 from pathlib import Path
 
 from ppy_check.diagnostic import Diagnostic
@@ -15,6 +24,19 @@ from ppy_check.engine import check_source, may_hold_region
 
 # Below this many candidate files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 8
+
+# What a worker gets: the name to report, the file's bytes, the codes to run.
+Job = tuple[str, bytes, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One file to check: read from ``path``, unless its bytes are already in ``data`` (standard input)."""
+
+    name: str  # as reported
+    codes: tuple[str, ...]
+    path: Path
+    data: bytes | None = None
 
 
 @dataclass
@@ -34,27 +56,17 @@ class RunResult:
 
 
 def decode(data: bytes) -> str:
-    """Source text by the file's own encoding declaration (UTF-8 unless it says otherwise)."""
+    """Source text by the file's own encoding declaration (UTF-8 unless it says otherwise; a BOM is dropped)."""
     encoding, _ = tokenize.detect_encoding(BytesIO(data).readline)
     return data.decode(encoding)
 
 
-def check_text_of(path: str, data: bytes, codes: list[str]) -> FileResult:
-    try:
-        text = decode(data)
-    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-        reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
-        return FileResult(path, error=f"{path}: not valid UTF-8 or its declared encoding ({reason})")
-    diagnostics = check_source(text, path, codes)
-    return FileResult(path, diagnostics, text.splitlines() if diagnostics else [])
+def may_hold(data: bytes) -> bool:
+    # The prefilter anchors `import ppy` at a line start; a BOM sits before the first one.
+    return may_hold_region(data.removeprefix(codecs.BOM_UTF8))
 
 
-def _check_file(item: tuple[str, bytes], codes: list[str]) -> FileResult:
-    path, data = item
-    return check_text_of(path, data, codes)
-
-
-def _display(path: Path) -> str:
+def display(path: Path) -> str:
     """The path as the user gave it, or relative to here when they gave it absolute and it is under here."""
     if not path.is_absolute():
         return str(path)
@@ -64,32 +76,96 @@ def _display(path: Path) -> str:
         return str(path)
 
 
+def read(path: Path) -> bytes | str:
+    """The file's bytes, or a one-line reason it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        return f"{display(path)}: cannot read: {error.strerror or error}"
+
+
 def region_candidates(files: Iterable[Path]) -> tuple[list[tuple[Path, bytes]], list[str]]:
     """The files that may hold a region, each read once, and a one-line reason for each that cannot be read."""
     candidates, problems = [], []
     for path in files:
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            problems.append(f"{_display(path)}: cannot read: {error.strerror or error}")
-            continue
-        if may_hold_region(data):
+        data = read(path)
+        if isinstance(data, str):
+            problems.append(data)
+        elif may_hold(data):
             candidates.append((path, data))
     return candidates, problems
 
 
-def run(files: list[Path], codes: list[str], jobs: int | None = None) -> RunResult:
-    result = RunResult(files=len(files))
-    found, result.errors = region_candidates(files)
+def check_text_of(path: str, data: bytes, codes: Sequence[str]) -> FileResult:
+    try:
+        text = decode(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
+        return FileResult(path, error=f"{path}: not valid UTF-8 or its declared encoding ({reason})")
+    try:
+        diagnostics = check_source(text, path, codes)
+    except Exception as error:  # this file's failure is this file's alone
+        if os.environ.get("PPY_DEBUG"):
+            traceback.print_exc()
+        return FileResult(path, error=f"{path}: cannot check: {_why(error)}; a ppy-check limitation worth reporting")
+    return FileResult(path, diagnostics, text.splitlines() if diagnostics else [])
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "nested deeper than the checker can follow (RecursionError)"
+    if isinstance(error, MemoryError):
+        return "out of memory (MemoryError)"
+    return f"internal error: {type(error).__name__}: {error}"
+
+
+def _check_jobs(jobs: list[Job]) -> list[FileResult]:
+    return [check_text_of(name, data, codes) for name, data, codes in jobs]
+
+
+def _isolating(jobs: list[Job]) -> list[FileResult]:
+    """Check ``jobs`` in a process of their own after a worker died: when this one dies too, halve
+    them until the file that kills it is alone, and report that file."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(_check_jobs, jobs).result()
+    except BrokenProcessPool:
+        if len(jobs) > 1:
+            return _isolating(jobs[:len(jobs) // 2]) + _isolating(jobs[len(jobs) // 2:])
+        name = jobs[0][0]
+        return [FileResult(name, error=f"{name}: cannot check: the checking process died on this file; "
+                                       "a ppy-check limitation worth reporting")]
+
+
+def _in_pool(jobs: list[Job], workers: int) -> list[FileResult]:
+    size = max(1, len(jobs) // (workers * 4))
+    chunks = [jobs[start:start + size] for start in range(0, len(jobs), size)]
+    outcomes: list[FileResult] = []
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        futures = [pool.submit(_check_jobs, chunk) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            try:
+                outcomes += future.result()
+            except BrokenProcessPool:
+                outcomes += _isolating(chunk)
+    return outcomes
+
+
+def run(targets: Sequence[Target], jobs: int | None = None) -> RunResult:
+    result = RunResult(files=len(targets))
     # The workers get the bytes: every file is read once.
-    candidates = [(_display(path), data) for path, data in found]
+    candidates: list[Job] = []
+    for target in targets:
+        data = target.data if target.data is not None else read(target.path)
+        if isinstance(data, str):
+            result.errors.append(data)
+        elif may_hold(data):
+            candidates.append((target.name, data, target.codes))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(candidates) >= PARALLEL_THRESHOLD:
-        with ProcessPoolExecutor(max_workers=min(workers, len(candidates))) as pool:
-            chunk = max(1, len(candidates) // (workers * 4))
-            outcomes = list(pool.map(_check_file, candidates, [codes] * len(candidates), chunksize=chunk))
+        outcomes = _in_pool(candidates, workers)
     else:
-        outcomes = [_check_file(path, codes) for path in candidates]
+        outcomes = _check_jobs(candidates)
     for outcome in outcomes:
         if outcome.error is not None:
             result.errors.append(outcome.error)

@@ -34,7 +34,7 @@ class Binding:
     name: str
     line: int
     kind: BindingKind
-    value: ast.expr | None = None
+    value: ast.expr | None = None  # what a name bound once is bound to (a literal, for a constant)
     node: ast.AST | None = None  # the def or class statement, for functions and classes
 
 
@@ -62,6 +62,14 @@ class ModuleScope:
             base = self.resolve(node.value)
             return f"{base}.{node.attr}" if base is not None and not base.startswith("builtins.") else None
         return None
+
+    def resolve_type(self, node: ast.expr, depth: int = 0) -> str | None:
+        """Like resolve, also through a module-level alias bound once (``Tensor = torch.Tensor``), as in annotations."""
+        if isinstance(node, ast.Name) and node.id in self.bindings and depth < 8:
+            value = self.bindings[node.id].value
+            if self.bindings[node.id].kind is BindingKind.VALUE and isinstance(value, (ast.Name, ast.Attribute)):
+                return self.resolve_type(value, depth + 1)
+        return self.resolve(node)
 
 
 def _top_level(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -137,7 +145,9 @@ def _bindings_of(statement: ast.stmt) -> Iterator[tuple[str, _Bound]]:
         for alias in statement.names:
             if alias.name == "*":
                 continue
-            target = f"{statement.module}.{alias.name}" if statement.level == 0 and statement.module else None
+            # A relative import keeps its leading dots: imports.py finds the file from the importer.
+            module = "." * statement.level + (statement.module or "")
+            target = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
             yield alias.asname or alias.name, _Bound(line, BindingKind.VALUE, import_target=target)
     elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
         yield statement.name, _Bound(line, BindingKind.FUNCTION, node=statement)
@@ -198,5 +208,6 @@ def build_scope(module: ast.Module) -> ModuleScope:
             continue
         constant = stable and first.import_target is None and first.value is not None and is_literal(first.value)
         kind = BindingKind.CONSTANT if constant else BindingKind.VALUE
-        scope.bindings[name] = Binding(name, first.line, kind, first.value if constant else None)
+        # A value bound once keeps its expression: torch's own modules alias builtins this way (torch_python.py).
+        scope.bindings[name] = Binding(name, first.line, kind, first.value if stable else None)
     return scope

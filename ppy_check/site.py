@@ -39,7 +39,7 @@ class RegionSite:
         The readable part keeps only identifier characters; the digest of the
         whole key keeps `A.f` and `A_f` apart.
         """
-        readable = re.sub(r"\W", "_", self.qualname.replace(".<locals>.", "__"))[:60]
+        readable = re.sub(r"[^A-Za-z0-9_]", "_", self.qualname.replace(".<locals>.", "__"))[:60]
         digest = hashlib.sha256(self.key.encode("utf-8")).hexdigest()[:8]
         return f"ppy_{readable}_L{self.line}_{digest}"
 

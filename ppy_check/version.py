@@ -14,7 +14,7 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 _PACKAGES = ("ppy_check", "ppy_compile")
-_SUFFIXES = (".py", ".json")
+_SUFFIXES = (".py", ".json", ".txt")  # .txt: torch's Python source that ppy inlines (torch_python/)
 
 
 @functools.lru_cache(maxsize=1)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ppy_check.errors import BuildError
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.version import full_version
-from ppy_compile.cache import Cache
+from ppy_compile.cache import Artifact, Cache, CacheError
 from ppy_compile.progress import building
 from ppy_compile.options import MODULE_NAME, BuildOptions
 from ppy_compile.runtime_cpp import BRIDGE_SOURCE, PCH_HEADER
@@ -67,25 +67,58 @@ class BuiltModule:
     bridge: Any = None  # the bridge's Python module, when the regions are compiled
 
 
+# What this process loaded, by build key. A shared object is loaded through
+# the descriptor its digest was checked through (`Artifact.path`, a
+# /proc/self/fd path naming that open inode), so nothing can be swapped in
+# between the check and the load. The descriptor stays open for good: the
+# dynamic loader and Python know a library by its path, and a reused number
+# would name another file.
+_loaded: dict[str, tuple[Artifact, Any]] = {}
+
+
 def _load_bridge(cache: Cache, key: str) -> Any:
-    """The bridge, loaded once per process: its C++ for the region modules, its Python side for the runtime."""
-    manifest = cache.valid(key)
-    if manifest is None:
+    """The bridge: its C++ for the region modules, its Python side (a module) for the runtime."""
+    if key in _loaded:
+        return _loaded[key][1]
+    artifact = cache.open_artifact(key)
+    if artifact is None:
         raise FileNotFoundError(key)
-    path = cache.build_dir(key) / manifest["artifact"]
-    if path not in _bridges:
-        # Global symbols: the region modules resolve the bridge's functions against it.
-        ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
-        _bridges[path] = _load_module(path, "ppy_bridge")
-    return _bridges[path]
+    if "soname" not in artifact.manifest:
+        # Built before bridges had a soname: modules linked to it name it by its path. Build anew.
+        artifact.close()
+        cache.discard(key)
+        raise FileNotFoundError(key)
+    try:
+        # Global symbols: the region modules resolve the bridge's functions against it, and
+        # their dependency on it by its soname, which matches this copy without opening a file.
+        ctypes.CDLL(artifact.path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+        module = _import(artifact.path, "ppy_bridge")
+    except BaseException:
+        artifact.close()
+        raise
+    _loaded[key] = (artifact, module)
+    return module
 
 
-_bridges: dict[Path, Any] = {}
+def _load_module(cache: Cache, key: str) -> Any:
+    if key in _loaded:
+        return _loaded[key][1]
+    artifact = cache.open_artifact(key)
+    if artifact is None:
+        raise FileNotFoundError(key)
+    try:
+        module = _import(artifact.path, MODULE_NAME)
+    except BaseException:
+        artifact.close()
+        raise
+    _loaded[key] = (artifact, module)
+    return module
 
 
-def _load_module(path: Path, name: str = MODULE_NAME) -> Any:
-    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-    spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
+def _import(path: str, name: str) -> Any:
+    """The extension module at ``path``, initialised as ``name`` (its PyInit_<name>)."""
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
@@ -93,12 +126,17 @@ def _load_module(path: Path, name: str = MODULE_NAME) -> Any:
 
 
 def _ensure_shared(cache: Cache, kind: str, source_name: str, source: str, output: str, level: int,
-                   libraries: list[str], description: str, hashed: bool = True) -> str:
+                   libraries: list[str], description: str) -> str:
     """A build every module shares (the bridge, the precompiled header), made once under a lock."""
     from ppy_compile.toolchain import run_ninja, toolchain, write_ninja
 
     tool = toolchain()
-    key = _sha(kind, BUILD_FORMAT, source, tool.identity, str(level))
+    # A shared object gets a soname: a module linked to it then depends on that
+    # name, which the loader matches to the copy already loaded, instead of on a
+    # path in the cache it would open itself.
+    shared_object = output.endswith(".so")
+    key = _sha(kind, BUILD_FORMAT, source, tool.identity, str(level), "soname" if shared_object else "")
+    soname = f"ppy_{kind}_{key[:16]}.so"
     if cache.valid(key) is not None:
         return key
     with cache.locked(key):
@@ -106,9 +144,13 @@ def _ensure_shared(cache: Cache, kind: str, source_name: str, source: str, outpu
             return key
         with building(description), cache.staging(key) as folder:
             (folder / source_name).write_text(source, encoding="utf-8")
-            write_ninja(folder, tool, source_name, output, level, libraries)
+            write_ninja(folder, tool, source_name, output, level, libraries,
+                        extra_link=[f"-Wl,-soname,{soname}"] if shared_object else None)
             run_ninja(folder, tool)
-            cache.publish(key, folder, output, {"kind": kind, "torch": tool.torch_version, "level": level}, hashed=hashed)
+            extra: dict[str, Any] = {"kind": kind, "torch": tool.torch_version, "level": level}
+            if shared_object:
+                extra["soname"] = soname
+            cache.publish(key, folder, output, extra)
     return key
 
 
@@ -133,18 +175,50 @@ def pch_for(level: int) -> bool:
 
 
 def _ensure_pch(cache: Cache) -> str:
-    """The precompiled header for optimised module builds (too big to hash on every use)."""
+    """The precompiled header for optimised module builds (its digest is checked once per process)."""
     return _ensure_shared(cache, "pch", "ppy_pch.h", PCH_HEADER, "ppy_pch.h.gch", PCH_LEVEL, [],
-                          "ppy: precompiling torch's headers (once per torch version)", hashed=False)
+                          "ppy: precompiling torch's headers (once per torch version)")
+
+
+def _pch_crashes(cache: Cache) -> bool:
+    """After a compiler crash: whether the precompiled header alone crashes it (then it is removed, to be rebuilt).
+
+    Its digest vouches for its bytes, not for the compiler reading them: one
+    written by a faulty machine, or one this compiler cannot read, passes the
+    digest and crashes every module build. An empty unit that includes it tells.
+    """
+    from ppy_compile.toolchain import CompileError, CompilerCrash, run_ninja, toolchain, write_ninja
+
+    if not use_pch():
+        return False
+    tool = toolchain()
+    key = _ensure_pch(cache)
+    with cache.locked(key), cache.staging(key) as folder:
+        (folder / "probe.cpp").write_text('#include "ppy_pch.h"\n', encoding="utf-8")
+        write_ninja(folder, tool, "probe.cpp", "probe.so", PCH_LEVEL, ["c10", "torch_cpu"],
+                    extra_compile=[f"-I{cache.build_dir(key)}"])
+        try:
+            run_ninja(folder, tool)
+        except CompilerCrash:
+            cache.discard(key)
+            return True
+        except CompileError:
+            return False
+    return False
 
 
 def _diagnostics_json(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:
     return [d.as_json() for d in diagnostics]
 
 
-def _model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list[Diagnostic]], dict[str, int]]:
-    """Every region's model, or its findings: the checker's own analysis, built once."""
-    from ppy_check.engine import analyse, check_region
+def _model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list[Diagnostic]], dict[str, int],
+                                              dict[str, str]]:
+    """Every region's model, or its findings: the checker's own analysis, built once.
+
+    A region whose findings are all suppressed (`# ppy: ignore[...]`) is no
+    error: it runs as Python, and the reason names the suppressed codes.
+    """
+    from ppy_check.engine import analyse, check_region, suppressed
     from ppy_check.module import ModuleRegions
     from ppy_compile.unit import UnitRegion
 
@@ -154,29 +228,62 @@ def _model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list
     regions: list[UnitRegion] = []
     errors: dict[str, list[Diagnostic]] = {}
     levels: dict[str, int] = {}
+    silenced: dict[str, str] = {}
     for region in module.regions:
         key = region.site.key
         levels[key] = region.level
         diagnostics = check_region(region, origin, module.lines)
         model = analyse(region).model
-        if diagnostics or model is None:
-            errors[key] = diagnostics
+        if not diagnostics and not region.compiles:
+            silenced[key] = "it is marked `compile=False`"
             continue
-        regions.append(UnitRegion(model, region.site.cpp_symbol))
-    return regions, errors, levels
+        if not diagnostics and model is not None:
+            regions.append(UnitRegion(model, region.site.cpp_symbol))
+            continue
+        standing = [d for d in diagnostics
+                    if not (0 < d.line <= len(module.lines) and suppressed(module.lines[d.line - 1], d.code))]
+        if standing or not diagnostics:
+            errors[key] = standing or diagnostics
+        else:
+            codes = ", ".join(f"{d.code} (line {d.line})" for d in diagnostics)
+            silenced[key] = f"its findings are suppressed, so it has no compiled form: {codes}"
+    return regions, errors, levels, silenced
 
 
 def build_module(origin: str, text: str, cache: Cache | None = None, options: BuildOptions = BuildOptions()) -> BuiltModule:
     """The compiled regions of one file, from the cache when it has them."""
+    from ppy_compile.toolchain import CompilerCrash
+
     cache = cache or Cache.open()
     source_key = _sha("source", light_identity(options), origin, text)
     index = cache.read_index(source_key)
-    if index is not None:
+    if index is not None and not _dependencies_changed(index):
         try:
             return _from_index(cache, index)
-        except (FileNotFoundError, ImportError, OSError, KeyError):
-            pass  # a broken or missing entry: build again
-    return _build(cache, source_key, origin, text, options)
+        except (FileNotFoundError, ImportError, OSError):
+            pass  # an entry it names is missing or broken: build again
+        except (CacheError, KeyError, TypeError, ValueError, AttributeError):
+            cache.discard_index(source_key)  # not an index ppy wrote: build again
+    try:
+        return _build(cache, source_key, origin, text, options)
+    except CompilerCrash:
+        if not _pch_crashes(cache):
+            raise
+        return _build(cache, source_key, origin, text, options)  # with a precompiled header built anew
+
+
+def _dependencies_changed(index: dict[str, Any]) -> bool:
+    """Whether a file holding a helper the regions call changed since the build (then it is built again)."""
+    dependencies = index.get("dependencies", {})
+    if not isinstance(dependencies, dict):
+        return True
+    for path, digest in dependencies.items():
+        try:
+            if hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
+                return True
+        except (OSError, TypeError):
+            return True
+    return False
 
 
 def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
@@ -189,27 +296,27 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     if index["build"] is None:
         return result
     result.bridge = _load_bridge(cache, index["bridge"])
-    manifest = cache.valid(index["build"])
-    if manifest is None:
-        raise FileNotFoundError(index["build"])
-    folder = cache.build_dir(index["build"])
-    module = _load_module(folder / manifest["artifact"])
+    module = _load_module(cache, index["build"])
     result.functions = {rid: getattr(module, name) for rid, name in result.symbols.items()}
-    result.cpp_source = folder / "module.cpp"
+    result.cpp_source = cache.build_dir(index["build"]) / "module.cpp"
     return result
 
 
 def _build(cache: Cache, source_key: str, origin: str, text: str, options: BuildOptions) -> BuiltModule:
+    from ppy_compile.drift import warn_once
     from ppy_compile.toolchain import toolchain
 
+    warn_once()
     started = time.perf_counter()
     with building(f"ppy: modelling the regions of {Path(origin).name}"):
-        regions, errors, levels = _model_all(text, origin)
+        regions, errors, levels, silenced = _model_all(text, origin)
     symbols = {r.model.site.key: r.symbol for r in regions}
     effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
                for r in regions}
+    dependencies = {path: digest for r in regions for path, digest in r.model.dependencies.items()}
     index: dict[str, Any] = {
-        "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": {}, "effects": effects,
+        "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": dict(silenced), "effects": effects,
+        "dependencies": dependencies,
         "errors": {key: _diagnostics_json(found) for key, found in errors.items()},
     }
     result = BuiltModule(errors=errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects)

@@ -1,17 +1,25 @@
-"""The on-disk build cache: where it lives, who may write it, and how entries appear atomically.
+"""The on-disk build cache: where it lives, what it trusts, and how entries appear atomically.
 
 Layout under the root (``PPY_CACHE_DIR``, else ``$XDG_CACHE_HOME/ppy``, else
 ``~/.cache/ppy``)::
 
-    builds/<key>/        one built shared object, its source and a manifest
-    index/<key>.json     a region module's source text -> its build, so a
-                         warm start needs no lowering and no torchgen
-    locks/<key>.lock     held while one process builds <key>
+    builds/<key>/            one built artifact, its source and a manifest
+    builds/.<key>-<token>/   a build of <key> in progress (stale once nobody holds its lock)
+    index/<key>.json         a region module's source text -> its build, so a
+                             warm start needs no lowering and no torchgen
+    locks/<key>.lock         held while one process builds <key>
 
-An entry is built in a private temporary folder and renamed into place, so a
-reader sees a whole entry or none; the manifest records the shared object's
-sha256, so a truncated or corrupted entry is detected and rebuilt. Loading a
-shared object runs its code, so a root that other users can write is refused.
+An entry is built in a private folder and renamed into place, so a reader sees
+a whole entry or none; the manifest records the artifact's sha256, checked on
+first use in each process, so a truncated or corrupted entry is rebuilt.
+
+Loading a shared object runs its code, so the cache trusts only what no other
+user can have written (the rules are in ``safedir``): the root is walked from
+``/`` through open descriptors, everything below it is opened relative to the
+root's descriptor with ``O_NOFOLLOW``, keys and artifact names are plain names,
+and an artifact is handed out as the descriptor it was hashed through. A cache
+that fails the rules is refused with a warning naming the folder and why, and a
+private folder (removed at exit) is used instead.
 """
 
 from __future__ import annotations
@@ -21,20 +29,42 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
-import stat
+import re
+import secrets
 import tempfile
 import warnings
+import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ppy_check.errors import BuildError
+from ppy_compile import safedir
+from ppy_compile.fallback import fallback_caches, private_root, remove_ended, try_lock
+from ppy_compile.safedir import Untrusted
+
 MANIFEST = "manifest.json"
+FOLDERS = ("builds", "index", "locks")
+SHARED_KINDS = ("bridge", "pch")  # built once per torch and compiler: a minute to make again
+# Leftovers that no lock can vouch for (a temporary index file, a staging folder
+# of an older ppy) are removed once this old.
+STALE_SECONDS = 3600.0
+LOG_SECONDS = 86400.0  # the log of a failed build, named in its error message, is kept this long
+
+_KEY = re.compile(r"[0-9a-f]{64}\Z")
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}\Z")
+_STAGING = re.compile(r"\.([0-9a-f]{64})-[0-9a-f]+\Z")
+_INDEX_LIMIT = 16 << 20
+_MANIFEST_LIMIT = 1 << 20
 
 
 class CacheWarning(UserWarning):
     """The cache could not be used as configured; ppy fell back to a private folder."""
+
+
+class CacheError(BuildError):
+    """The cache cannot be used safely, or holds a value that is not a plain key or name."""
 
 
 def default_root() -> Path:
@@ -45,147 +75,448 @@ def default_root() -> Path:
     return Path(base) / "ppy"
 
 
-def sha256_file(path: Path) -> str:
+def is_key(value: object) -> bool:
+    return isinstance(value, str) and _KEY.match(value) is not None
+
+
+def _check_key(value: object) -> str:
+    if not is_key(value):
+        raise CacheError(f"not a cache key: {str(value)[:80]!r}")
+    return value  # type: ignore[return-value]
+
+
+def _check_name(value: object) -> str:
+    if not isinstance(value, str) or _PLAIN_NAME.match(value) is None or value == MANIFEST:
+        raise CacheError(f"not a plain artifact name: {str(value)[:80]!r}")
+    return value
+
+
+# --- digests -----------------------------------------------------------------
+
+# (device, inode) -> (size, mtime, ctime, sha256) of files hashed in this process.
+# Any write changes mtime and ctime (and ctime cannot be set back), so a match
+# means the bytes are the ones hashed: a 400 MB precompiled header is hashed
+# once per process, not on every module build.
+_verified: dict[tuple[int, int], tuple[int, int, int, str]] = {}
+
+
+def _stamp(info: os.stat_result) -> tuple[int, int, int]:
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def sha256_fd(fd: int) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    buffer = bytearray(1 << 20)
+    view = memoryview(buffer)
+    offset = 0
+    while read := os.preadv(fd, [buffer], offset):
+        digest.update(view[:read])
+        offset += read
     return digest.hexdigest()
 
 
-def _unsafe_reason(path: Path) -> str | None:
-    """Why loading code from this folder could run someone else's code, or None if it could not."""
-    info = path.stat()
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return f"it is owned by another user (uid {info.st_uid})"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "other users can write to it"
-    return None
+def _digest_matches(fd: int, expected: object) -> bool:
+    info = os.fstat(fd)
+    if not isinstance(expected, str):
+        return False
+    if _verified.get((info.st_dev, info.st_ino)) == (*_stamp(info), expected):
+        return True
+    if sha256_fd(fd) != expected:
+        return False
+    _remember(info, expected)
+    return True
 
 
-_private_root: Path | None = None
+def _remember(info: os.stat_result, digest: str) -> None:
+    _verified[(info.st_dev, info.st_ino)] = (*_stamp(info), digest)
 
 
-def _private() -> Path:
-    global _private_root
-    if _private_root is None:
-        _private_root = Path(tempfile.mkdtemp(prefix="ppy-cache-"))
-    return _private_root
+@dataclass(frozen=True)
+class Artifact:
+    """A built artifact, open: ``fd`` is the descriptor its digest was checked through."""
+
+    fd: int
+    manifest: dict[str, Any]
+
+    @property
+    def path(self) -> str:
+        """A path naming exactly the checked file: opening it opens the inode ``fd`` holds, not a name."""
+        path = f"/proc/self/fd/{self.fd}"
+        if not os.path.exists(path):
+            raise CacheError("loading a compiled region needs /proc mounted: it names the checked file by its descriptor")
+        return path
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+# --- the cache -------------------------------------------------------------------
 
 
 @dataclass
 class Cache:
     root: Path
+    # The root, open and checked: everything in the cache is reached from it.
+    _fd: int | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def open(cls, root: Path | None = None) -> Cache:
         """The cache at ``root`` (default: the configured one), or a private one with a warning."""
-        root = root or default_root()
-        problem = None
+        root = Path(os.path.abspath(root or default_root()))
         try:
-            root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            problem = _unsafe_reason(root)
-            if problem is None and not os.access(root, os.W_OK | os.X_OK):
-                problem = "it is not writable"
-        except OSError as error:
-            problem = f"it cannot be created ({error.strerror or error})"
-        if problem is not None:
-            fallback = _private()
-            warnings.warn(f"ppy: not using the cache folder {root}: {problem}; using {fallback} for this process",
-                          CacheWarning, stacklevel=3)
-            root = fallback
-        for sub in ("builds", "index", "locks"):
-            (root / sub).mkdir(exist_ok=True, mode=0o700)
-        return cls(root)
+            return cls._checked(root, create=True)
+        except (Untrusted, OSError) as error:
+            problem = _describe(error, root)
+        fallback = _private_root(root, problem)
+        warnings.warn(f"ppy: not using the cache folder {root}: {problem}; using {fallback} for this process "
+                      "(removed when it exits)", CacheWarning, stacklevel=3)
+        try:
+            return cls._checked(fallback, create=True)
+        except (Untrusted, OSError) as error:
+            raise CacheError(f"no safe folder for the build cache: {root}: {problem}; "
+                             f"{fallback}: {_describe(error, fallback)}") from None
+
+    @classmethod
+    def _checked(cls, root: Path, create: bool) -> Cache:
+        cache = cls(root)
+        fd = safedir.open_dir(root, create=create)
+        cache._attach(fd)
+        if not os.access(".", os.W_OK | os.X_OK, dir_fd=fd):
+            raise Untrusted(str(root), "{p} is not writable")
+        for name in FOLDERS:
+            sub = safedir.open_subdir(fd, name, str(root / name), create=True)
+            try:
+                if not os.access(".", os.W_OK | os.X_OK, dir_fd=sub):
+                    raise Untrusted(str(root / name), "{p} is not writable")
+            finally:
+                os.close(sub)
+        return cache
+
+    def _attach(self, fd: int) -> None:
+        self._fd = fd
+        weakref.finalize(self, os.close, fd)
+
+    def _root_fd(self) -> int:
+        if self._fd is None:  # made directly, as Cache(path): checked on first use, never replaced
+            try:
+                self._attach(safedir.open_dir(self.root))
+            except (Untrusted, OSError) as error:
+                raise CacheError(f"the cache folder {self.root}: {_describe(error, self.root)}") from None
+        assert self._fd is not None
+        return self._fd
+
+    @contextlib.contextmanager
+    def _folder(self, name: str) -> Iterator[int]:
+        try:
+            fd = safedir.open_subdir(self._root_fd(), name, str(self.root / name), create=True)
+        except Untrusted as error:
+            raise CacheError(f"the cache folder {self.root}: {error}") from None
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     # --- builds ------------------------------------------------------------
 
     def build_dir(self, key: str) -> Path:
-        return self.root / "builds" / key
+        return self.root / "builds" / _check_key(key)
 
     def valid(self, key: str) -> dict[str, Any] | None:
         """The manifest of a whole, unaltered entry; None (and the entry removed) otherwise."""
-        folder = self.build_dir(key)
-        try:
-            manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-            artifact = folder / manifest["artifact"]
-            if manifest.get("sha256") is None:
-                # Too big to hash on every use (a precompiled header, which GCC validates itself):
-                # the size still catches a truncated copy.
-                if artifact.stat().st_size == manifest["size"]:
-                    return manifest
-            elif sha256_file(artifact) == manifest["sha256"]:
-                return manifest
-        except FileNotFoundError:
-            if not folder.exists():
+        artifact = self.open_artifact(key)
+        if artifact is None:
+            return None
+        artifact.close()
+        return artifact.manifest
+
+    def open_artifact(self, key: str) -> Artifact | None:
+        """The entry's artifact, open and checked (owner, mode, size, sha256); None (and the entry removed) otherwise.
+
+        The caller owns the descriptor. Loading through ``Artifact.path`` loads
+        the very bytes that were hashed, whatever happens to the name meanwhile.
+        """
+        _check_key(key)
+        with self._folder("builds") as builds:
+            where = str(self.root / "builds" / key)
+            try:
+                entry = safedir.open_subdir(builds, key, where)
+            except FileNotFoundError:
                 return None
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        shutil.rmtree(folder, ignore_errors=True)  # truncated or corrupted: build it again
+            except (Untrusted, OSError):
+                self._discard(builds, key)  # a link, a file, or a folder others could write: build it again
+                return None
+            try:
+                artifact = self._checked_artifact(entry, where)
+            finally:
+                os.close(entry)
+            if artifact is None:
+                self._discard(builds, key)  # truncated, corrupted or altered: build it again
+            return artifact
+
+    @staticmethod
+    def _checked_artifact(entry: int, where: str) -> Artifact | None:
+        try:
+            manifest = json.loads(safedir.read_file(entry, MANIFEST, f"{where}/{MANIFEST}", _MANIFEST_LIMIT))
+            if not isinstance(manifest, dict):
+                return None
+            name = _check_name(manifest.get("artifact"))
+            fd = safedir.open_file(entry, name, f"{where}/{name}")
+        except (OSError, ValueError, Untrusted, CacheError):
+            return None
+        if os.fstat(fd).st_size == manifest.get("size") and _digest_matches(fd, manifest.get("sha256")):
+            return Artifact(fd, manifest)
+        os.close(fd)
         return None
+
+    def discard(self, key: str) -> None:
+        """Remove the entry ``key``: it is built again when next needed."""
+        with self._folder("builds") as builds:
+            self._discard(builds, _check_key(key))
+
+    @staticmethod
+    def _discard(parent: int, name: str) -> None:
+        with contextlib.suppress(OSError):
+            safedir.remove(parent, name)
 
     @contextlib.contextmanager
     def locked(self, key: str) -> Iterator[None]:
         """Held while building ``key``: concurrent builders of one key wait and reuse the result."""
-        with open(self.root / "locks" / f"{key}.lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        fd = self._lock_fd(key)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def _lock_fd(self, key: str) -> int:
+        with self._folder("locks") as locks:
+            return os.open(f"{_check_key(key)}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                           dir_fd=locks)
 
     @contextlib.contextmanager
     def staging(self, key: str) -> Iterator[Path]:
-        """A private folder for a build of ``key``; ``publish`` moves it into place."""
-        folder = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=self.root / "builds"))
+        """A private folder for a build of ``key`` (hold ``locked(key)``); ``publish`` moves it into place."""
+        name = f".{_check_key(key)}-{secrets.token_hex(6)}"
+        with self._folder("builds") as builds:
+            self._sweep(builds)
+            os.mkdir(name, 0o700, dir_fd=builds)
         try:
-            yield folder
+            yield self.root / "builds" / name
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            with self._folder("builds") as builds:
+                self._discard(builds, name)
 
-    def publish(self, key: str, folder: Path, artifact: str, extra: dict[str, Any], hashed: bool = True) -> dict[str, Any]:
-        path = folder / artifact
-        manifest = {"artifact": artifact, "sha256": sha256_file(path) if hashed else None, "size": path.stat().st_size, **extra}
-        (folder / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        target = self.build_dir(key)
-        try:
-            os.rename(folder, target)
-        except OSError:
-            if self.valid(key) is None:  # the entry in the way was broken: replace it
-                shutil.rmtree(target, ignore_errors=True)
-                os.rename(folder, target)
+    def publish(self, key: str, folder: Path, artifact: str, extra: dict[str, Any]) -> dict[str, Any]:
+        """Record ``artifact``'s digest in a manifest and move the staging ``folder`` into place as ``key``."""
+        _check_key(key)
+        _check_name(artifact)
+        if folder.parent != self.root / "builds":
+            raise CacheError(f"{folder} is not a staging folder of {self.root}")
+        with self._folder("builds") as builds:
+            staged = safedir.open_subdir(builds, folder.name, str(folder))
+            try:
+                manifest = {"artifact": artifact, **_seal(staged, artifact, str(folder / artifact)), **extra}
+                fd = os.open(MANIFEST, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=staged)
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    json.dump(manifest, out, indent=2)
+            finally:
+                os.close(staged)
+            try:
+                os.rename(folder.name, key, src_dir_fd=builds, dst_dir_fd=builds)
+            except OSError:
+                found = self.valid(key)
+                if found is not None:
+                    return found  # another builder published it first
+                self._discard(builds, key)  # what was in the way was broken (a dangling link, say): replace it
+                os.rename(folder.name, key, src_dir_fd=builds, dst_dir_fd=builds)
         return manifest
 
     # --- index -------------------------------------------------------------
 
     def read_index(self, key: str) -> dict[str, Any] | None:
-        try:
-            return json.loads((self.root / "index" / f"{key}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        """The index entry for ``key``; None when there is none, and when it is not a JSON object (then discarded)."""
+        name = f"{_check_key(key)}.json"
+        with self._folder("index") as index:
+            try:
+                data = json.loads(safedir.read_file(index, name, str(self.root / "index" / name), _INDEX_LIMIT))
+            except FileNotFoundError:
+                return None
+            except (OSError, ValueError, Untrusted):
+                data = None
+            if isinstance(data, dict):
+                return data
+            self._discard(index, name)
             return None
 
+    def discard_index(self, key: str) -> None:
+        with self._folder("index") as index:
+            self._discard(index, f"{_check_key(key)}.json")
+
     def write_index(self, key: str, data: dict[str, Any]) -> None:
-        target = self.root / "index" / f"{key}.json"
-        handle, temporary = tempfile.mkstemp(prefix=".index-", dir=target.parent)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2)
-        os.replace(temporary, target)
+        name = f"{_check_key(key)}.json"
+        temporary = f".index-{secrets.token_hex(6)}"
+        with self._folder("index") as index:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=index)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(data, out, indent=2)
+            try:
+                os.replace(temporary, name, src_dir_fd=index, dst_dir_fd=index)
+            except OSError:  # a folder in the way
+                self._discard(index, name)
+                os.replace(temporary, name, src_dir_fd=index, dst_dir_fd=index)
 
     # --- maintenance ---------------------------------------------------------
 
-    def info(self) -> dict[str, Any]:
-        builds = [p for p in (self.root / "builds").iterdir() if p.is_dir() and not p.name.startswith(".")]
-        size = sum(f.stat().st_size for b in builds for f in b.rglob("*") if f.is_file())
-        return {"root": str(self.root), "builds": len(builds), "bytes": size,
-                "index": len(list((self.root / "index").glob("*.json")))}
+    def _sweep(self, builds: int) -> list[int]:
+        """Remove what killed builds left behind; the size of each thing removed."""
+        removed = []
+        for name in self._leftovers(builds):
+            with self._claimed(builds, name) as stale:
+                if stale:
+                    removed.append(safedir.size_of(builds, name))
+                    self._discard(builds, name)
+        with self._folder("index") as index:
+            for name in os.listdir(index):
+                if name.startswith(".index-") and safedir.age_of(index, name) > STALE_SECONDS:
+                    removed.append(safedir.size_of(index, name))
+                    self._discard(index, name)
+        return removed
 
-    def clear(self) -> int:
+    @staticmethod
+    def _leftovers(builds: int) -> list[str]:
+        """The dot-entries of builds/: builds in progress, what killed ones left, logs of failed ones."""
+        return [name for name in os.listdir(builds) if name.startswith(".")]
+
+    @contextlib.contextmanager
+    def _claimed(self, builds: int, name: str) -> Iterator[bool]:
+        """Whether the leftover ``name`` is stale; for a staging folder, decided by its key's lock.
+
+        The lock dies with its process (``kill -9`` included), so a free lock
+        means nobody builds there; it is held until the block ends, so no
+        builder can start on the key while the folder is removed.
+        """
+        match = _STAGING.match(name)
+        if match is None:
+            yield safedir.age_of(builds, name) > (LOG_SECONDS if name.endswith(".log") else STALE_SECONDS)
+            return
+        fd = self._lock_fd(match.group(1))
+        try:
+            yield try_lock(fd)
+        finally:
+            os.close(fd)
+
+    def _entries(self, builds: int) -> Iterator[tuple[str, str]]:
+        """(name, kind) of each entry in builds/: "bridge", "pch", "module", or "broken"."""
+        for name in os.listdir(builds):
+            if name.startswith("."):
+                continue
+            kind = "broken"
+            with contextlib.suppress(OSError, ValueError, Untrusted, AttributeError):
+                entry = safedir.open_subdir(builds, name, name)
+                try:
+                    manifest = json.loads(safedir.read_file(entry, MANIFEST, MANIFEST, _MANIFEST_LIMIT))
+                    kind = str(manifest.get("kind", "broken"))
+                finally:
+                    os.close(entry)
+            yield name, kind
+
+    def info(self) -> dict[str, Any]:
+        """What the cache holds, as [count, bytes]: entries by kind, builds in progress, leftovers, logs; and fallbacks."""
+        kinds: dict[str, list[int]] = {kind: [0, 0] for kind in ("bridge", "pch", "module", "broken")}
+        staging = {"building": [0, 0], "stale": [0, 0], "logs": [0, 0]}
+        with self._folder("builds") as builds:
+            for name, kind in self._entries(builds):
+                counts = kinds.setdefault(kind, [0, 0])
+                counts[0] += 1
+                counts[1] += safedir.size_of(builds, name)
+            for name in self._leftovers(builds):
+                with self._claimed(builds, name) as stale:
+                    counts = staging["logs" if name.endswith(".log") else "stale" if stale else "building"]
+                counts[0] += 1
+                counts[1] += safedir.size_of(builds, name)
+        with self._folder("index") as index:
+            indexed = [name for name in os.listdir(index) if not name.startswith(".")]
+        return {
+            "root": str(self.root),
+            "builds": sum(count for count, _ in kinds.values()),
+            "bytes": sum(size for _, size in kinds.values()),
+            "kinds": kinds,
+            "index": len(indexed),
+            "staging": staging,
+            "fallbacks": [f for f in fallback_caches() if f.path != self.root],
+        }
+
+    def clear(self, everything: bool = False) -> int:
+        """Remove the modules, the index and the logs; with ``everything``, the bridge and precompiled header too.
+
+        Returns how many builds were removed. Builds in progress are left alone.
+        """
         count = 0
-        for sub in ("builds", "index", "locks"):
-            for entry in (self.root / sub).iterdir():
-                count += sub == "builds" and entry.is_dir() and not entry.name.startswith(".")
-                if entry.is_dir():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    entry.unlink(missing_ok=True)
+        with self._folder("builds") as builds:
+            self._sweep(builds)
+            for name in self._leftovers(builds):
+                if name.endswith(".log"):
+                    self._discard(builds, name)
+            for name, kind in list(self._entries(builds)):
+                if everything or kind not in SHARED_KINDS:
+                    self._discard(builds, name)
+                    count += 1
+        with self._folder("index") as index:
+            for name in os.listdir(index):
+                if not name.startswith("."):  # a dot-file is an index being written
+                    self._discard(index, name)
+        if everything:
+            with self._folder("locks") as locks:
+                for name in os.listdir(locks):
+                    self._discard(locks, name)
         return count
+
+    def prune(self) -> dict[str, list[int]]:
+        """Remove what nothing will use: leftovers of killed builds, broken entries, ended processes' fallback caches.
+
+        Returns the size of each thing removed, by what it was.
+        """
+        with self._folder("builds") as builds:
+            leftovers = self._sweep(builds)
+            broken = []
+            for name, _ in list(self._entries(builds)):
+                size = safedir.size_of(builds, name)
+                if not is_key(name):
+                    self._discard(builds, name)  # not a name ppy gives an entry
+                elif self.valid(name) is not None:
+                    continue
+                broken.append(size)
+        return {"leftovers": leftovers, "broken": broken, "fallbacks": remove_ended(keep=self.root)}
+
+
+def _seal(folder: int, name: str, where: str) -> dict[str, Any]:
+    """Make the artifact writable by its owner alone, and return its digest and size."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=folder)
+    try:
+        safedir.check(os.fstat(fd), where, kind="file", writable_ok=True)
+        # A umask of 002 leaves group write on what the compiler made.
+        os.fchmod(fd, os.fstat(fd).st_mode & 0o755)
+        info = os.fstat(fd)
+        digest = sha256_fd(fd)
+        _remember(info, digest)
+        return {"sha256": digest, "size": info.st_size}
+    finally:
+        os.close(fd)
+
+
+def _private_root(refused: Path, problem: str) -> Path:
+    try:
+        return private_root()
+    except OSError as error:
+        raise CacheError(f"no safe folder for the build cache: {refused}: {problem}; and no private folder can be "
+                         f"made in {tempfile.gettempdir()} ({error.strerror or error})") from None
+
+
+def _describe(error: Exception, root: Path) -> str:
+    if isinstance(error, Untrusted):
+        return error.about(str(root))
+    if isinstance(error, OSError):
+        return f"it cannot be created or opened ({error.strerror or error})"
+    return str(error)

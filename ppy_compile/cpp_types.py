@@ -56,9 +56,13 @@ def std_string(value: str) -> str:
 
 
 def comment(text: str) -> str:
-    """Text as a C++ line comment that cannot end early or start code: only printable ASCII, no `*/` games."""
-    safe = "".join(c if 32 <= ord(c) < 127 else f"\\x{ord(c):02x}" for c in text)
-    return "// " + safe.replace("\\", "\\\\").replace("??", "?\\?")
+    """Text as a one-line C++ comment that nothing in it can end, continue or turn into code.
+
+    Only printable ASCII stays; every other character (a newline above all) and
+    the backslash (a backslash before a newline would splice the next line
+    into the comment) become `<U+XXXX>`.
+    """
+    return "// " + "".join(c if 32 <= ord(c) < 127 and c != "\\" else f"<U+{ord(c):04X}>" for c in text)
 
 
 # --- region values ----------------------------------------------------------------------

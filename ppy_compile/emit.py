@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ppy_check.model import types as t
 from ppy_check.model.ir import (
-    Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item,
+    Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
     Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, SliceIndex, Span,
     Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var,
 )
@@ -143,6 +143,9 @@ class Printer:
         elif isinstance(statement, ExpectLength):
             self.emit(f"ppy::expect_length({self.expr(statement.base)}, {statement.count}, "
                       f"{'true' if statement.at_least else 'false'});", span)
+        elif isinstance(statement, Require):
+            self.emit(f"if (!({self.expr(statement.holds)})) ppy::raise(PyExc_{statement.error.value}, "
+                      f"{string_literal(statement.message)});", span)
         elif isinstance(statement, Return):
             if statement.value is None:
                 self.emit("return;", span)
@@ -300,6 +303,8 @@ class Printer:
 
     def host(self, value: Host) -> str:
         operands = value.operands
+        if value.op in _COMPARISONS and isinstance(operands[0].type, t.SeqT):
+            return f"({self.expr(operands[0])} {_COMPARISONS[value.op]} {self.expr(operands[1])})"
         if value.op in _COMPARISONS:
             left, right = operands
             common = _common(left.type, right.type)
@@ -308,6 +313,8 @@ class Printer:
             return f"(!ppy::py_bool({self.expr(operands[0])}))"
         if value.op is HostOp.ALL:
             return "(" + " && ".join(self.expr(o) for o in operands) + ")"
+        if value.op is HostOp.PROD:
+            return f"ppy::product({self.expr(operands[0])})"
         if value.op is HostOp.TO_FLOAT:
             return to_double(self.expr(operands[0]), operands[0].type)
         if value.op is HostOp.TO_BOOL:

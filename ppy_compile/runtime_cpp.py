@@ -562,6 +562,11 @@ template <class T> inline std::vector<T> join(std::initializer_list<std::vector<
     for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
     return out;
 }
+inline int64_t product(const std::vector<int64_t>& values) {
+    int64_t out = 1;
+    for (int64_t v : values) out = py_mul(out, v);
+    return out;
+}
 template <class T> inline std::vector<T> repeat(const std::vector<T>& values, int64_t count) {
     std::vector<T> out;
     for (int64_t i = 0; i < count; ++i) out.insert(out.end(), values.begin(), values.end());

@@ -8,14 +8,18 @@ runs the compile and link. Everything that changes a binary is gathered in
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import logging
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +28,13 @@ from ppy_check.errors import BuildError
 CXX_STANDARD = "-std=c++20"  # torch 2.13's headers need C++20
 
 
+# Programs that run the compiler named after them (CXX="ccache g++").
+LAUNCHERS = ("ccache", "sccache", "distcc", "icecc", "buildcache")
+
+
 @dataclass(frozen=True)
 class Toolchain:
-    cxx: str
+    cxx: str  # the compiler command as ninja runs it (a launcher first, if CXX names one)
     ninja: str
     include_dirs: tuple[str, ...]
     torch_lib: str
@@ -44,12 +52,49 @@ class Toolchain:
         return flags
 
 
-def _compiler() -> str:
-    requested = os.environ.get("CXX") or "c++"
-    found = shutil.which(requested)
+def _compiler() -> tuple[list[str], list[str]]:
+    """``$CXX`` (default ``c++``) as arguments, the first resolved on PATH; and every program among them.
+
+    CXX may be a command, as CMake and torch's cpp_extension take it: a launcher
+    and a compiler (``ccache g++``), or a compiler and flags (``g++ -m64``).
+    """
+    requested = os.environ.get("CXX", "").strip() or "c++"
+    try:
+        words = shlex.split(requested)
+    except ValueError as error:
+        raise BuildError(f"CXX={requested!r} is not a command line ({error})") from None
+    if any(ord(c) < 32 for word in words for c in word):
+        raise BuildError(f"CXX={requested!r} holds a control character")
+    found = shutil.which(words[0])
     if found is None:
-        raise BuildError(f"no C++ compiler: `{requested}` is not on PATH (install g++ or set CXX)")
-    return found
+        what = f"`{words[0]}`" if len(words) == 1 else f"`{words[0]}` (from CXX={requested!r})"
+        raise BuildError(f"no C++ compiler: {what} is not on PATH (install g++ or set CXX)")
+    programs = [found, *_masqueraded(found)]
+    for position, word in enumerate(words[1:], 1):
+        resolved = None if word.startswith("-") else shutil.which(word)
+        if resolved is not None:
+            programs.append(resolved)
+        elif position == 1 and Path(found).name in LAUNCHERS:
+            raise BuildError(f"no C++ compiler: `{word}`, which {Path(found).name} is to run (CXX={requested!r}), "
+                             "is not on PATH")
+    return [found, *words[1:]], programs
+
+
+def _masqueraded(found: str) -> list[str]:
+    """For a launcher linked under a compiler's name (/usr/lib/ccache/g++), the compiler it runs: the next of that name on PATH."""
+    launcher = os.path.realpath(found)
+    if Path(launcher).name not in LAUNCHERS or Path(found).name in LAUNCHERS:
+        return []
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = shutil.which(Path(found).name, path=folder)
+        if candidate is not None and os.path.realpath(candidate) != launcher:
+            return [candidate]
+    return []
+
+
+def _command_identity(words: list[str], programs: list[str]) -> str:
+    """The command and every program in it by file: a launcher hides nothing about the compiler it runs."""
+    return "\n".join([shlex.join(words), *(_file_identity(p) for p in programs)])
 
 
 def _ninja() -> str:
@@ -68,17 +113,33 @@ def _file_identity(path: str) -> str:
 def compiler_identity() -> str:
     """The compiler a build would use, as a cheap stat (no compiler run); its name alone when it is missing."""
     try:
-        return _file_identity(_compiler())
+        return _command_identity(*_compiler())
     except (BuildError, OSError):
         return os.environ.get("CXX") or "c++"
+
+
+@contextlib.contextmanager
+def _quiet_cpp_extension() -> Iterator[None]:
+    """Importing cpp_extension looks for a CUDA toolkit, and on a CUDA build of torch without
+    a GPU logs "No CUDA runtime is found, using CUDA_HOME=..." on every build. ppy never uses
+    CUDA_HOME (the generated code calls the dispatcher), so with PPY_QUIET that goes unsaid."""
+    logger = logging.getLogger("torch.utils.cpp_extension")
+    disabled = logger.disabled
+    logger.disabled = disabled or bool(os.environ.get("PPY_QUIET"))
+    try:
+        yield
+    finally:
+        logger.disabled = disabled
 
 
 @functools.lru_cache(maxsize=1)
 def toolchain() -> Toolchain:
     import torch
-    from torch.utils import cpp_extension
 
-    cxx = _compiler()
+    with _quiet_cpp_extension():
+        from torch.utils import cpp_extension
+
+    command, programs = _compiler()
     ninja = _ninja()
     python_include = sysconfig.get_paths()["include"]
     include_dirs = tuple(cpp_extension.include_paths()) + (python_include,)
@@ -87,11 +148,13 @@ def toolchain() -> Toolchain:
     version = str(torch.__version__)
     identity = hashlib.sha256(
         "\n".join([
-            _file_identity(cxx), os.environ.get("CXXFLAGS", ""), CXX_STANDARD, abi_flag, version,
+            _command_identity(command, programs), os.environ.get("CXXFLAGS", ""), CXX_STANDARD, abi_flag, version,
             str(torch.version.cuda), sys.version, _file_identity(os.path.join(torch_lib, "libtorch_cpu.so"))
             if os.path.exists(os.path.join(torch_lib, "libtorch_cpu.so")) else torch_lib,
         ]).encode()
     ).hexdigest()
+    # ninja hands the command to the shell, after its own `$` escapes.
+    cxx = shlex.join(command).replace("$", "$$")
     return Toolchain(cxx, ninja, include_dirs, torch_lib, abi_flag, version, identity)
 
 
@@ -134,11 +197,36 @@ class CompileError(BuildError):
         self.errors = errors
 
 
+class CompilerCrash(CompileError):
+    """The compiler itself failed (a crash, an internal error), not the source."""
+
+
 _ERROR_LINE = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: error: (.*)$")
+_CRASH = re.compile(r"internal compiler error|signal terminated program|Segmentation fault|PLEASE submit a bug report")
+
+# Run in the child between fork and exec, so that ninja dies with the process
+# that started it, and takes its compilers along (on SIGTERM it signals each
+# one's process group): a `kill -9` of a build must not leave compilers running.
+# preexec_fn would do the same, but is unsafe in a threaded process such as
+# any process running torch.
+_DIE_WITH_PARENT = """
+import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    sys.exit("ppy: the build's parent process is gone")
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def _ninja_command(folder: Path, tool: Toolchain) -> list[str]:
+    command = [tool.ninja, "-C", str(folder)]
+    if sys.platform != "linux" or not sys.executable:
+        return command
+    return [sys.executable, "-I", "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
 
 
 def run_ninja(folder: Path, tool: Toolchain) -> None:
-    result = subprocess.run([tool.ninja, "-C", str(folder)], capture_output=True, text=True)
+    result = subprocess.run(_ninja_command(folder, tool), capture_output=True, text=True)
     if result.returncode == 0:
         return
     output = (result.stdout + result.stderr).strip()
@@ -150,5 +238,7 @@ def run_ninja(folder: Path, tool: Toolchain) -> None:
     errors = [line for line in output.splitlines() if "error" in line.lower() and "ninja" not in line.lower()]
     summary = errors[0].strip() if errors else (output.splitlines()[-1] if output else "unknown error")
     where = f" (full log: {log})" if log else ""
+    if _CRASH.search(output):
+        raise CompilerCrash(f"the C++ compiler crashed: {summary}{where}", [])
     located = [(int(m.group(1)), m.group(2)) for line in output.splitlines() if (m := _ERROR_LINE.match(line.strip()))]
     raise CompileError(f"the C++ compiler failed: {summary}{where}", located)

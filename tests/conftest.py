@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,23 @@ sys.path.insert(0, str(Path(__file__).parent / "regions"))
 SESSION_CACHE = ROOT / ".ppy-cache" / "tests"
 SESSION_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
 os.chmod(SESSION_CACHE.parent, 0o700)
+
+
+def _trusted(folder: Path) -> bool:
+    from ppy_compile import safedir
+
+    try:
+        os.close(safedir.open_dir(folder))
+    except (safedir.Untrusted, OSError):
+        return False
+    return True
+
+
+if not _trusted(SESSION_CACHE):
+    # A checkout another user owns (as some CI runners mount it): the cache would
+    # refuse it and every process would build alone. Use one of our own instead.
+    SESSION_CACHE = Path(tempfile.mkdtemp(prefix="ppy-test-cache-"))
+    atexit.register(shutil.rmtree, SESSION_CACHE, True)
 os.environ["PPY_CACHE_DIR"] = str(SESSION_CACHE)
 os.environ.setdefault("PPY_QUIET", "1")
 
@@ -46,3 +65,24 @@ def fresh_cache(tmp_path: Path, toolchain_entries: list[str], monkeypatch: pytes
         shutil.copytree(SESSION_CACHE / "builds" / key, cache.build_dir(key), copy_function=os.link)
     monkeypatch.setenv("PPY_CACHE_DIR", str(root))
     return root
+
+
+# What each test file needs, so that a run can pick by need (`pytest -m checker`).
+NEEDS = {
+    "test_rules.py": "checker", "test_cli.py": "checker", "test_checker_robustness.py": "checker",
+    "test_opdata.py": "torch",
+    "test_compile_ops.py": "compiler", "test_gpt2.py": "compiler", "test_runtime.py": "compiler",
+    "test_wrappers.py": "compiler", "test_decorators.py": "compiler", "test_cache.py": "compiler",
+    "test_security.py": "compiler", "test_properties.py": "compiler", "test_layers.py": "checker", "test_escaping.py": "compiler", "test_progress.py": "checker",
+    "test_no_torch.py": "integration", "test_packaging.py": "integration", "test_mypy_plugin.py": "integration",
+    "test_typing.py": "integration", "test_pytest_plugin.py": "integration", "test_verify_collect.py": "integration",
+    "test_verify_compare.py": "compiler", "test_verify_config.py": "integration", "test_verify_regions.py": "integration",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        need = NEEDS.get(item.path.name) if item.path is not None else None
+        if need is not None:
+            item.add_marker(need)
+

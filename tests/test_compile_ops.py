@@ -36,7 +36,7 @@ def test_coverage_is_broad() -> None:
     from ppy_compile.build import _model_all
 
     path = Path(ops_regions.__file__)
-    regions, errors, _ = _model_all(path.read_text(encoding="utf-8"), str(path))
+    regions, errors, _, _ = _model_all(path.read_text(encoding="utf-8"), str(path))
     assert not errors
     overloads = set().union(*(region.model.natives for region in regions))
     assert len(overloads) >= 150, len(overloads)

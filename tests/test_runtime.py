@@ -161,3 +161,102 @@ def test_a_ppy_bug_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest
     with pytest.warns(RuntimeWarning, match=r"region `twice` runs as Python: ppy failed while compiling buggy_regions.py \(ValueError: boom\).*a ppy bug"):
         result = module.twice(torch.ones(2))
     assert result.tolist() == [2.0, 2.0] and not module.twice.__ppy_region__
+
+
+HELPER_PACKAGE = {
+    "__init__.py": "",
+    "layers.py": "import torch\n\n\ndef scale(x, by):\n    return x * by\n",
+    "model.py": textwrap.dedent(
+        """\
+        import ppy
+        import torch
+        from .layers import scale
+
+
+        @ppy.opt(1)
+        def block(x: torch.Tensor) -> torch.Tensor:
+            return scale(x, 2.0) + 1
+        """
+    ),
+}
+
+CALL_BLOCK = """
+    import json, torch
+    from helperpkg.model import block
+    print(json.dumps({"value": block(torch.ones(2)).tolist(), "active": block.__ppy_region__}))
+"""
+
+
+def test_a_helper_in_another_file_is_compiled_and_its_edits_rebuild_the_caller(tmp_path: Path) -> None:
+    package = tmp_path / "helperpkg"
+    package.mkdir()
+    for name, text in HELPER_PACKAGE.items():
+        (package / name).write_text(text)
+    env = {"PYTHONPATH": f"{ROOT}:{tmp_path}"}
+    first = _run(CALL_BLOCK, **env)
+    assert json.loads(first.stdout) == {"value": [3.0, 3.0], "active": True}, first.stderr
+    (package / "layers.py").write_text(HELPER_PACKAGE["layers.py"].replace("x * by", "x * by * 2"))
+    second = _run(CALL_BLOCK, **env)
+    assert json.loads(second.stdout) == {"value": [5.0, 5.0], "active": True}, second.stderr
+
+
+SUPPRESSED = textwrap.dedent(
+    """\
+    import ppy
+    import torch
+
+
+    @ppy.opt(1)
+    def looping(x: torch.Tensor, n: int) -> torch.Tensor:
+        for _ in range(n):  # ppy: ignore[ppy-loop, ppy-unsupported]
+            x = x * 2
+        return x
+    """
+)
+
+
+def test_a_suppressed_finding_runs_the_python_body_with_one_warning(tmp_path: Path) -> None:
+    (tmp_path / "suppressed_regions.py").write_text(SUPPRESSED)
+    code = """
+        import json, warnings, torch
+        import suppressed_regions as m
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            values = [m.looping(torch.ones(2), 3).tolist() for _ in range(3)]
+        print(json.dumps({"values": values, "warnings": [str(w.message) for w in caught],
+                          "where": [w.filename for w in caught], "reason": m.looping.fallback_reason}))
+    """
+    result = _run(code, PYTHONPATH=f"{ROOT}:{tmp_path}")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["values"] == [[8.0, 8.0]] * 3
+    assert len(out["warnings"]) == 1 and "region `looping` runs as Python" in out["warnings"][0]
+    assert "ppy-loop (line 7)" in out["warnings"][0] and out["where"] == ["<string>"]
+    assert "suppressed" in out["reason"]
+
+
+def test_strict_raises_on_every_call() -> None:
+    code = """
+        import torch, ppy
+        import tiny
+        failures = 0
+        for _ in range(3):
+            try:
+                tiny.scale_shift(torch.ones(2), 2.0, 1)
+            except ppy.BuildError:
+                failures += 1
+        print(failures)
+    """
+    result = _run(code, PPY_STRICT="1", CXX="/nonexistent/c++", PPY_CACHE_DIR=str(ROOT / ".ppy-cache" / "strict-test"))
+    assert result.stdout.strip() == "3", result.stderr
+
+
+def test_ppy_explain_says_why_for_each_region(capsys: pytest.CaptureFixture[str]) -> None:
+    assert ppy_main(["explain", str(MIXED)]) == 1  # a region in it breaks the rules
+    out = capsys.readouterr().out
+    assert "double (line 7): compiled at -O1, C++ function ppy_double_L7_" in out and "module.cpp" in out
+    assert "looping (line 12): invalid, every call raises ppy.RegionError" in out and "ppy-loop" in out
+    assert ppy_main(["explain", f"{MIXED}:double"]) == 0
+    assert "looping" not in capsys.readouterr().out
+    assert ppy_main(["explain", f"{MIXED}:nothing"]) == 1
+    assert "no region named `nothing`" in capsys.readouterr().err

@@ -63,3 +63,10 @@ def test_the_tolerance_reported_is_the_outputs_not_the_gradients() -> None:
     outcome = compare_call(region(python, python), ppy.Call(torch.randn(4)))
     # float32's (rtol, atol); gradients are compared at 4x that, which must not show here.
     assert outcome.mismatches == () and outcome.tolerance == (1.3e-6, 1e-5)
+
+
+def test_both_sides_raising_alike_is_no_mismatch_but_is_reported() -> None:
+    """Both raise the same type: no mismatch, but nothing was compared, and the outcome says so (a sample must run)."""
+    outcome = compare_call(region(clean, clean), ppy.Call(torch.randn(3), torch.randn(4)))
+    assert not outcome.mismatches and isinstance(outcome.raised, RuntimeError)
+    assert compare_call(region(clean, clean), ppy.Call(torch.randn(3), torch.randn(3))).raised is None

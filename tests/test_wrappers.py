@@ -1,26 +1,25 @@
-"""Every entry of the wrapper table, expanded and run in eager PyTorch, against the wrapper itself."""
+"""Every entry of the wrapper table and every hand-bound Tensor method, compiled, against eager PyTorch.
+
+Each sample becomes a region calling the Python-level function the way a
+user would (tensors as parameters, literals as literals, since a wrapper
+folds tests on its literal arguments); all of them build as one module, and
+each is checked against its own Python body, which is the eager call.
+"""
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 import pytest
 import torch
 import torch.nn.functional as F
+from generated import load_module, write_source
 
-from ppy_check.expand import ATEN, TORCH, Unsupported, expand
+import ppy
+from ppy.verify import compare_call
+from ppy_check.engine import check_source
+from ppy_check.gen_opdata import HAND_BOUND
 from ppy_check.wrappers import WRAPPERS
-
-
-class Natives:
-    """`aten.NAME` in an expansion: the native function, found where torch binds it."""
-
-    def __getattr__(self, name: str) -> Any:
-        for holder in (torch._C._VariableFunctions, torch._C._nn, torch._C._special, torch._C._linalg, torch._C._fft):
-            if hasattr(holder, name):
-                return getattr(holder, name)
-        raise AttributeError(name)
 
 
 def t(*shape: int) -> torch.Tensor:
@@ -73,84 +72,108 @@ SAMPLES: dict[tuple[str, str], list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
     ("torch", "block_diag"): [((t(2, 2), t(1, 3)), {})],
     ("torch", "cartesian_prod"): [((t(2), t(3)), {})],
     ("torch", "cdist"): [((t(3, 2), t(4, 2)), {}), ((t(3, 2), t(4, 2), 1.0), {})],
-    ("Tensor", "float"): [((t(2).double(),), {})],
-    ("Tensor", "double"): [((t(2),), {})],
-    ("Tensor", "half"): [((t(2),), {})],
-    ("Tensor", "bfloat16"): [((t(2),), {})],
-    ("Tensor", "long"): [((t(2) * 10,), {})],
-    ("Tensor", "int"): [((t(2) * 10,), {})],
-    ("Tensor", "short"): [((t(2) * 10,), {})],
-    ("Tensor", "char"): [((t(2) * 10,), {})],
-    ("Tensor", "byte"): [((t(2).abs() * 10,), {})],
-    ("Tensor", "bool"): [((t(2),), {})],
     ("Tensor", "unflatten"): [((t(2, 6), 1, (2, 3)), {})],
 }
+# Tensor methods torch binds by hand (ppy_check/gen_opdata.py's HAND_BOUND), one sample per signature.
+HAND_BOUND_SAMPLES: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
+    "to": [((t(2), "cpu"), {}), ((t(2), "cpu", torch.float64), {}), ((t(2), torch.int32), {}), ((t(2), t(3).double()), {}),
+           ((t(2),), {"dtype": torch.float16, "copy": True})],
+    "copy_": [((t(3), t(3)), {}), ((t(3), t(1).double()), {"non_blocking": False})],
+    "type": [((t(2), torch.float64), {})],
+    "cpu": [((t(2),), {})],
+    **{method: [((t(2) * 10,), {})] for method in ("float", "double", "half", "bfloat16", "long", "int", "short", "char",
+                                                 "bool", "cfloat", "cdouble")},
+    "byte": [((t(2).abs() * 10,), {})],
+}
 
-MODULES = {"torch.nn.functional": F, "torch": torch}
+MODULES = {"torch.nn.functional": "F", "torch": "torch"}
+
+
+def _literal(value: Any) -> str | None:
+    """A sample argument as region source text, when it is a literal a region writes as one."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, torch.dtype):
+        return str(value)
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return repr(tuple(value))
+    return None
+
+
+def _region(index: int, callee: str, method: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, list[Any]]:
+    """One sample as a region's source, and the tensors it takes as parameters."""
+    params: list[Any] = []
+    names: list[str] = []
+
+    def spell(value: Any) -> str:
+        literal = _literal(value)
+        if literal is not None:
+            return literal
+        if isinstance(value, (tuple, list)):
+            return "(" + "".join(spell(v) + ", " for v in value) + ")"
+        assert isinstance(value, torch.Tensor), value
+        params.append(value)
+        names.append(f"t{len(params) - 1}")
+        return names[-1]
+
+    spelled = [spell(a) for a in args] + [f"{key}={spell(value)}" for key, value in kwargs.items()]
+    call = f"{spelled[0]}.{callee}({', '.join(spelled[1:])})" if method else f"{callee}({', '.join(spelled)})"
+    probe = (getattr(args[0], callee)(*[_clone(a) for a in args[1:]], **kwargs) if method
+             else eval(callee, {"torch": torch, "F": F})(*[_clone(a) for a in args], **kwargs))
+    returns = "torch.Tensor" if isinstance(probe, torch.Tensor) else "tuple[torch.Tensor, ...]"
+    signature = ", ".join(f"{name}: torch.Tensor" for name in names)
+    return f"@ppy.opt(1)\ndef sample_{index}({signature}) -> {returns}:\n    return {call}\n", params
 
 
 def _clone(value: Any) -> Any:
     return value.clone() if isinstance(value, torch.Tensor) else value
 
 
-def _run_expansion(namespace: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    env: dict[str, Any] = {ATEN: Natives(), TORCH: torch}
-
-    def node(name: str, value: Any) -> ast.expr:
-        # Literals are written as literals, as a region would: the wrapper folds on them.
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return ast.Constant(value=value)
-        if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
-            return ast.Tuple(elts=[ast.Constant(value=v) for v in value], ctx=ast.Load())
-        env[name] = value
-        return ast.Name(id=name, ctx=ast.Load())
-
-    positional = [node(f"a{i}", value) for i, value in enumerate(args)]
-    keywords = [ast.keyword(arg=key, value=node(f"k_{key}", value)) for key, value in kwargs.items()]
-    if namespace == "Tensor":
-        call = ast.Call(func=ast.Attribute(value=positional[0], attr=name, ctx=ast.Load()), args=positional[1:], keywords=keywords)
-        expansion = expand(WRAPPERS[namespace][name], call, receiver=positional[0])
-    else:
-        call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=positional, keywords=keywords)
-        expansion = expand(WRAPPERS[namespace][name], call)
-    assert not isinstance(expansion, Unsupported), expansion
-    for item in ast.walk(expansion):
-        item.lineno, item.col_offset, item.end_lineno, item.end_col_offset = 1, 0, 1, 0  # type: ignore[attr-defined]
-    code = compile(ast.Expression(expansion), "<expansion>", "eval")
-    return eval(code, env)
+def _cases() -> list[tuple[str, str, bool, tuple[Any, ...], dict[str, Any]]]:
+    cases = []
+    for (namespace, name), samples in SAMPLES.items():
+        method = namespace == "Tensor"
+        callee = name if method else f"{MODULES[namespace]}.{name}"
+        cases += [(f"{namespace}.{name}", callee, method, args, kwargs) for args, kwargs in samples]
+    for name, samples in HAND_BOUND_SAMPLES.items():
+        cases += [(f"Tensor.{name}", name, True, args, kwargs) for args, kwargs in samples]
+    return cases
 
 
-def _eager(namespace: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    if namespace == "Tensor":
-        return getattr(args[0], name)(*args[1:], **kwargs)
-    return getattr(MODULES[namespace], name)(*args, **kwargs)
-
-
-ENTRIES = [(ns, name) for ns, table in WRAPPERS.items() for name in table]
+CASES = _cases()
 
 
 def test_every_entry_has_samples() -> None:
-    assert set(SAMPLES) == set(ENTRIES)
+    assert {key for key in SAMPLES} == {(ns, name) for ns, table in WRAPPERS.items() for name in table}
+    assert set(HAND_BOUND_SAMPLES) == set(HAND_BOUND)
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: f"{e[0]}.{e[1]}")
-def test_expansion_matches_eager(entry: tuple[str, str]) -> None:
-    namespace, name = entry
-    for args, kwargs in SAMPLES[entry]:
-        torch.manual_seed(0)
-        expected_args = tuple(_clone(a) for a in args)
-        expected = _eager(namespace, name, expected_args, dict(kwargs))
-        torch.manual_seed(0)
-        actual_args = tuple(_clone(a) for a in args)
-        actual = _run_expansion(namespace, name, actual_args, dict(kwargs))
-        torch.testing.assert_close(actual, expected)
-        for before, after in zip(expected_args, actual_args):  # in-place forms write the same input
-            if isinstance(before, torch.Tensor):
-                torch.testing.assert_close(after, before)
+@pytest.fixture(scope="module")
+def compiled() -> list[tuple[str, ppy.Region, list[Any]]]:
+    torch.manual_seed(0)
+    sources, params = [], []
+    for index, (_, callee, method, args, kwargs) in enumerate(CASES):
+        source, tensors = _region(index, callee, method, args, kwargs)
+        sources.append(source)
+        params.append(tensors)
+    text = "import ppy\nimport torch\nimport torch.nn.functional as F\n\n\n" + "\n\n".join(sources)
+    path = write_source("wrapper_regions", text)
+    findings = check_source(text, str(path))
+    assert not findings, "\n".join(d.concise() for d in findings)
+    module = load_module(path, "wrapper_regions")
+    return [(CASES[i][0], getattr(module, f"sample_{i}"), params[i]) for i in range(len(CASES))]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_compiled_matches_eager(compiled: list[tuple[str, ppy.Region, list[Any]]], index: int) -> None:
+    name, region, params = compiled[index]
+    assert region.build(), f"{name} did not compile"
+    outcome = compare_call(region, ppy.Call(*params))
+    assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
 
 
 def test_unsupported_forms_say_why() -> None:
-    call = ast.parse("softmax(x)", mode="eval").body
-    assert expand(WRAPPERS["torch.nn.functional"]["softmax"], call) == Unsupported("pass `dim`")
-    call = ast.parse("relu(x, inplace=flag)", mode="eval").body
-    assert expand(WRAPPERS["torch.nn.functional"]["relu"], call) == Unsupported("`inplace` must be a literal here")
+    source = "import ppy, torch\nimport torch.nn.functional as F\n\n@ppy.opt\ndef f(x: torch.Tensor, flag: bool) -> torch.Tensor:\n    return F.softmax(x) + F.relu(x, inplace=flag)\n"
+    messages = [d.message for d in check_source(source, "f.py")]
+    assert any("`F.softmax` has no ATen lowering (pass `dim`)" in m for m in messages), messages
+    assert any("`F.relu` has no ATen lowering (`inplace` must be a literal here)" in m for m in messages), messages

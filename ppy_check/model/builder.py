@@ -27,17 +27,18 @@ from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, r
 from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
     Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
-    MakeSeq, MakeTuple, Param, ParamInfo, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, SliceIndex, Span,
-    Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
+    MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, Return, SeqIndex, SeqSlice,
+    SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
 )
 from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
 from ppy_check.region import Region
-from ppy_check.scope import BUILTIN_NAMES, BindingKind
+from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
 from ppy_check.wrappers import REDUCTIONS, Wrapper, lookup
 
 # Python namespaces whose builtins reach a native function (``opdata.json``'s bindings).
-FUNCTION_NAMESPACES = ("torch", "torch.nn.functional", "torch._C._nn", "torch.special", "torch.linalg", "torch.fft")
+FUNCTION_NAMESPACES = ("torch", "torch.nn.functional", "torch._C._nn", "torch.special", "torch.linalg", "torch.fft",
+                       "torch._C._VariableFunctions")
 MODULE_PATHS = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
                           "torch._C", "torch._C._nn", "torch._C._VariableFunctions", "math"})
 # Names an expansion template uses for the native functions and the torch module, and its own helpers.
@@ -45,6 +46,19 @@ ATEN, TORCH = "aten", "torch"
 TEMPLATE_FUNCTIONS = ("unsupported", "aten_reduction")
 PYTHON_TYPES = ("float", "int", "bool", "complex")
 SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len"})
+# What torch's Python code asks about the world, answered for a region's plain tensors in plain eager code.
+LIBRARY_ANSWERS: dict[str, object] = {
+    "torch.overrides.has_torch_function": False, "torch.overrides.has_torch_function_unary": False,
+    "torch.overrides.has_torch_function_variadic": False, "torch._C._has_torch_function": False,
+    "torch._C._has_torch_function_unary": False, "torch._C._has_torch_function_variadic": False,
+    "torch.jit.is_scripting": False, "torch.jit.is_tracing": False, "torch._jit_internal.is_scripting": False,
+    "torch._C._get_tracing_state": None, "torch.compiler.is_compiling": False, "torch._utils.is_compiling": False,
+}
+# Read (not called) by torch's Python code; cudnn_enabled only picks a backend for the same result.
+LIBRARY_CONSTANTS: dict[str, object] = {"torch.backends.cudnn.enabled": True}
+# torch.nn.modules.utils._pair and its kin: an int repeated, a sequence as it is.
+NTUPLES = {f"torch.nn.modules.utils.{name}": count
+           for name, count in (("_single", 1), ("_pair", 2), ("_triple", 3), ("_quadruple", 4))}
 
 HOST_READING_METHODS = {
     "item": "it reads a value back into Python",
@@ -130,6 +144,52 @@ class FunctionRef:
 
     dotted: str
     shown: str
+    helper: Helper | None = None  # a function of the project: inlined where it is called
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A function of the project's own code (or torch's Python source), and the module it is defined in."""
+
+    node: ast.FunctionDef
+    scope: ModuleScope
+    path: str
+    library: bool = False  # torch's own Python: tests on literals fold, and it is no concern of the rules
+
+
+@dataclass(frozen=True)
+class BooleanDispatch:
+    """torch's ``boolean_dispatch``: one of two functions, chosen by a bool argument (``return_indices``)."""
+
+    arg_name: str
+    arg_index: int
+    default: bool
+    if_true: str
+    if_false: str
+    scope: ModuleScope
+    path: str
+
+
+@dataclass(frozen=True)
+class KeywordDict:
+    """A dict of literal keys in torch's Python code, only ever spread into a call (``_VF.meshgrid(t, **kwargs)``)."""
+
+    items: tuple[tuple[str, Expr], ...]
+
+
+@dataclass(frozen=True)
+class LibraryModule:
+    """One of torch's Python modules whose source ships (torch_python.py): its functions are inlined."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class ProjectModule:
+    """A module of the project imported by a region's module (``import layers``): its functions are helpers."""
+
+    path: str
+    dotted: str
 
 
 @dataclass(frozen=True)
@@ -145,11 +205,16 @@ class Poisoned:
 
 
 POISON = Poisoned()
-Value = Union[Expr, ModuleRef, FunctionRef, UntypedParam, Poisoned]
+Value = Union[Expr, ModuleRef, FunctionRef, ProjectModule, LibraryModule, BooleanDispatch, KeywordDict, UntypedParam,
+              Poisoned]
 
 
 class _Abandon(Exception):
     """The current statement cannot be modelled any further (its problem is recorded)."""
+
+
+class _LibraryRefused(Exception):
+    """A call of torch's Python code cannot be followed: its first problem, recorded, stands for the whole call."""
 
 
 @dataclass
@@ -159,18 +224,40 @@ class Analysis:
     model: RegionModel | None
     problems: Problems
     writes: list[Write] = field(default_factory=list)
+    # Helpers and regions the region calls (inlined): the structural rules check their syntax too.
+    # (helper, how the region reached it, the call in the region's file when the helper is in another file)
+    callees: list[tuple[Region, str, Span | None]] = field(default_factory=list)
+
+
+@dataclass
+class Frame:
+    """The function whose body is being interpreted: the region itself, or a helper it calls."""
+
+    locals: frozenset[str]
+    enclosing: list[tuple[str, frozenset[str]]]
+    context: str  # "" for the region; how the region reached a helper, for messages
+    node: ast.AST
+    scope: ModuleScope
+    path: str
+    library: bool = False
+    called_as: str = ""  # in torch's Python code: the user's call that led there, which messages name
 
 
 def display(node: ast.AST) -> str:
+    """Source text for a message: one line, at most 60 characters."""
     text = ast.unparse(node)
-    return text if len(text) <= 60 else text[:57] + "..."
+    first, *rest = text.splitlines() or [""]
+    if rest:
+        first += " ..."
+    return first if len(first) <= 60 else first[:57] + "..."
 
 
 def _strip_dotted(dotted: str) -> str:
-    """One spelling per function: ``torch.functional.X`` and ``torch._C._VariableFunctions.X`` are ``torch.X``."""
-    for prefix in ("torch.functional.", "torch._C._VariableFunctions.", "torch._VF."):
-        if dotted.startswith(prefix):
-            return "torch." + dotted[len(prefix):]
+    """One spelling per function: ``torch.functional.X`` is ``torch.X``, ``torch._VF.X`` the builtin behind it."""
+    if dotted.startswith("torch.functional."):
+        return "torch." + dotted[len("torch.functional."):]
+    if dotted == "torch._VF" or dotted.startswith("torch._VF."):
+        return "torch._C._VariableFunctions" + dotted[len("torch._VF"):]
     return dotted
 
 
@@ -190,6 +277,12 @@ class Builder:
         self.random = False
         self.natives: set[str] = set()
         self.returned = False
+        self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path)
+        self.dependencies: dict[str, str] = {}  # other files the region reached: path -> sha256
+        self.anchor: Span | None = None  # the call in the region's file that reached another file
+        self.inlining: list[ast.AST] = []  # the helpers being inlined, outermost first (recursion is refused)
+        self.returned_value: Value | None = None
+        self.callees: list[tuple[Region, str, Span | None]] = []
 
     # --- entry -------------------------------------------------------------------
 
@@ -215,10 +308,10 @@ class Builder:
             self.type_problem(Span.of(region.node), region.name,
                               f"it ends without `return` (so returns None), but is annotated `-> {returns}`")
         if not self.complete or self.problems:
-            return Analysis(None, self.problems, self.writes)
+            return Analysis(None, self.problems, self.writes, self.callees)
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
-                            self.body, self.writes, self.random, self.natives)
-        return Analysis(model, self.problems, self.writes)
+                            self.body, self.writes, self.random, self.natives, self.dependencies)
+        return Analysis(model, self.problems, self.writes, self.callees)
 
     def _grad_mode(self) -> GradMode:
         """A grad-mode decorator under ppy's is understood; any other decorator there is refused."""
@@ -244,29 +337,39 @@ class Builder:
     # --- problems ----------------------------------------------------------------------
 
     def _span(self, span: Span) -> Span:
-        return self.template_span or span
+        # Inside a helper of another file, a finding stands at the call in the region's own file.
+        return self.template_span or self.anchor or span
 
     def unsupported(self, span: Span, name: str, why: str, attribute: bool = False) -> Poisoned:
         if self.template_span is not None:
             name = self.template_shown
-        self.problems.unsupported.append(Unsupported(self._span(span), name, why, attribute))
+        self.problems.unsupported.append(Unsupported(self._span(span), name, why, attribute, self.frame.context))
         self.complete = False
+        if self.frame.library:
+            raise _LibraryRefused
         return POISON
 
     def type_problem(self, span: Span, subject: str, why: str) -> Poisoned:
         if self.template_span is not None:
             subject = self.template_shown
-        self.problems.types.append(TypeProblem(self._span(span), subject, why))
+        self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context))
         self.complete = False
+        if self.frame.library:
+            raise _LibraryRefused
         return POISON
 
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
-        self.problems.captures.append(Capture(self._span(span), name, origin, detail))
+        if self.frame.library:
+            return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
+        self.problems.captures.append(Capture(self._span(span), name, origin, detail, self.frame.context))
         self.complete = False
         return POISON
 
     def structural(self, node: ast.AST) -> None:
-        """A construct the loop, branch or syntax rule reports from the syntax."""
+        """A construct the loop, branch or syntax rule reports from the syntax (of the region or a helper it calls)."""
+        if self.frame.library:
+            self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code has `{display(node)}` here, "
+                             "which is not straight-line on what is known here")
         self.problems.structural.append(Span.of(node))
         self.complete = False
 
@@ -295,6 +398,13 @@ class Builder:
             self.bind_poison(target)
 
     def statement(self, node: ast.stmt) -> None:
+        if self.frame.library and isinstance(node, (ast.If, ast.Raise, ast.Assert)) or \
+                self.frame.library and _is_warning(node, self.frame.scope):
+            self.library_statement(node)
+            return
+        if self.frame.library and isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.library_import(node)
+            return
         if isinstance(node, ast.Expr):
             value = self.expr(node.value, top=True)
             if isinstance(value, (Call, TensorIndex)) or _may_raise(value):
@@ -324,6 +434,99 @@ class Builder:
         else:
             self.structural(node)
             self.shadow(node)
+
+    def library_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        """``import torch`` inside a function of torch's Python code binds what the module-level import would."""
+        for alias in node.names:
+            if isinstance(node, ast.Import):
+                dotted = alias.name if alias.asname else alias.name.split(".")[0]
+                self.env[alias.asname or dotted] = self.dotted_value(dotted, Span.of(node), dotted) \
+                    if dotted not in MODULE_PATHS else ModuleRef(dotted)
+            elif node.level == 0 and node.module:
+                dotted = f"{node.module}.{alias.name}"
+                self.env[alias.asname or alias.name] = self.dotted_value(_strip_dotted(dotted), Span.of(node), dotted)
+            else:
+                self.unsupported(Span.of(node), self.frame.called_as, "torch's Python code imports relatively here")
+
+    def library_statement(self, node: ast.stmt) -> None:
+        """torch's own Python: `if` on what is known here folds, a check of a run-time value is kept, a warning is
+        not printed, and what is left (a decision on a run-time value) is refused."""
+        shown = self.template_shown or self.frame.called_as
+        if _is_warning(node, self.frame.scope):
+            return  # compiled code prints none of the warnings torch's Python layer would
+        if isinstance(node, ast.Raise):
+            self.unsupported(Span.of(node), shown, f"torch's Python code raises here (`{display(node)}`)")
+            raise _Abandon
+        assert isinstance(node, (ast.If, ast.Assert))
+        test = self.try_constant(node.test)
+        if isinstance(node, ast.Assert):
+            if test is None:
+                self.require(node.test, node, PythonException.ASSERTION_ERROR, display(node.msg) if node.msg else "", negate=False)
+            elif not test.value:
+                self.unsupported(Span.of(node), shown, f"torch's Python code fails `assert {display(node.test)}`")
+                raise _Abandon
+            return
+        if test is not None:
+            self.statements(node.body if test.value else node.orelse)
+            return
+        body = [n for n in node.body if not _is_warning(n, self.frame.scope)]
+        if not body and not node.orelse:
+            return  # a run-time check whose only effect is a warning
+        if len(body) == 1 and isinstance(body[0], ast.Raise) and not node.orelse:
+            error, message = self.raised(body[0])
+            if error is not None:
+                self.require(node.test, node, error, message, negate=True)
+                return
+        self.unsupported(Span.of(node), shown, f"torch's Python code decides on `{display(node.test)}`, which is "
+                         "known only at run time")
+        raise _Abandon
+
+    def require(self, test: ast.expr, node: ast.stmt, error: PythonException, message: str, negate: bool) -> None:
+        """Keep a check of torch's Python code on a run-time value: the compiled region raises where it would."""
+        span = Span.of(node)
+        value = self.expr(test)
+        if isinstance(value, Expr) and t.is_number(value.type):
+            holds = self.host(HostOp.NOT, [value], span, display(test)) if negate else value
+            self.body.append(Require(holds, error, message, span))
+            return
+        why = "reads a tensor's value back into Python" if isinstance(value, Expr) and isinstance(value.type, t.TensorT) \
+            else "is not a value ppy computes"
+        self.unsupported(span, self.template_shown or self.frame.called_as,
+                         f"torch's Python code checks `{display(test)}`, which {why}")
+        raise _Abandon
+
+    def raised(self, node: ast.Raise) -> tuple[PythonException | None, str]:
+        """The exception a `raise` of torch's Python code makes, and its message as far as it is literal."""
+        call = node.exc
+        func = call.func if isinstance(call, ast.Call) else call
+        name = self.frame.scope.resolve(func) if func is not None else None
+        error = next((e for e in PythonException if name in (e.value, f"builtins.{e.value}")), None)
+        if not isinstance(call, ast.Call) or not call.args:
+            return error, name or ""
+        text = call.args[0]
+        if isinstance(text, ast.Constant) and isinstance(text.value, str):
+            return error, text.value
+        if isinstance(text, ast.JoinedStr):
+            return error, "".join(part.value if isinstance(part, ast.Constant) else "{" + display(part.value) + "}"
+                                  for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
+        return error, display(text)
+
+    def try_constant(self, node: ast.expr) -> Const | None:
+        """The value of an expression when it is known here, with nothing recorded when it is not."""
+        saved = (len(self.body), len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures),
+                 self.complete)
+        try:
+            value = self.expr(node)
+        except (_Abandon, _LibraryRefused):
+            value = None
+        if not isinstance(value, Const):
+            del self.body[saved[0]:]
+            del self.problems.unsupported[saved[1]:]
+            del self.problems.types[saved[2]:]
+            del self.problems.captures[saved[3]:]
+            self.complete = saved[4]
+            return None
+        return value  # type: ignore[return-value]
 
     def shadow(self, node: ast.AST) -> None:
         """Look inside a construct the structural rules refuse, so one run reports every problem in it."""
@@ -428,7 +631,7 @@ class Builder:
         if isinstance(value, (Poisoned, UntypedParam)):
             self.env[name] = POISON
             return
-        if isinstance(value, (ModuleRef, FunctionRef)):
+        if isinstance(value, (ModuleRef, FunctionRef, LibraryModule, BooleanDispatch, KeywordDict)):
             self.env[name] = value  # an alias of a module or function: known at build time
             return
         if isinstance(value, Read) and self.body and isinstance(self.body[-1], Let) and self.body[-1].var is value.var \
@@ -539,6 +742,11 @@ class Builder:
 
     def ret(self, node: ast.Return) -> None:
         span = Span.of(node)
+        if self.inlining:
+            # A helper's return hands its value back to the call being inlined.
+            self.returned_value = Const(None, t.NONE, span) if node.value is None else self.expr(node.value)
+            self.returned = True
+            return
         declared = self.region.returns
         value: Expr | None = None
         if node.value is not None:
@@ -600,13 +808,15 @@ class Builder:
         if isinstance(node, (ast.Tuple, ast.List)):
             return self.display_sequence(node)
         if isinstance(node, ast.IfExp):
-            if self.template_span is not None:
+            if self.template_span is not None or self.frame.library:
                 return self.fold_condition(node)
             self.structural(node)
             self.expr(node.test)
             self.expr(node.body)
             self.expr(node.orelse)
             return POISON
+        if isinstance(node, ast.BoolOp) and self.frame.library:
+            return self.fold_bool(node)
         if isinstance(node, ast.BoolOp):
             self.structural(node)
             for value in node.values:
@@ -614,6 +824,9 @@ class Builder:
             return POISON
         if isinstance(node, ast.JoinedStr):
             return self.fstring(node)
+        if isinstance(node, ast.Dict) and self.frame.library:
+            spread = self.keyword_spread(ast.keyword(arg=None, value=node))
+            return POISON if spread is None else KeywordDict(tuple(spread.items()))
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
             return self.unsupported(span, display(node), f"{kind} has no region type; regions pass tuples")
@@ -655,7 +868,7 @@ class Builder:
                 return ModuleRef("aten")
             if name == TORCH:
                 return ModuleRef("torch")
-        if name in self.region.locals:
+        if name in self.frame.locals:
             return self.type_problem(span, name, f"`{name}` is used before it is assigned "
                                      "(Python raises UnboundLocalError)")
         return self.free_name(node)
@@ -664,19 +877,33 @@ class Builder:
         """Python's order: enclosing functions, then the module, then builtins."""
         name = node.id
         span = Span.of(node)
-        for scope_name, names in reversed(self.region.enclosing):
+        for scope_name, names in reversed(self.frame.enclosing):
             if name in names:
                 return self.capture(span, name, CaptureOrigin.CLOSURE, scope_name)
-        scope = self.scope
+        scope = self.frame.scope
         if name in scope.imports:
             target = scope.imports[name]
             if name in scope.modules:
+                if self.frame.library and target != "torch":
+                    from ppy_check import torch_python
+
+                    if torch_python.shipped(target):
+                        return LibraryModule(target)
+                if target.split(".")[0] not in ("torch", "math", "builtins", "einops"):
+                    found = self.project_value(target, name)
+                    if isinstance(found, ProjectModule):
+                        return found
                 return ModuleRef(target)
             return self.dotted_value(_strip_dotted(target), span, name)
         binding = scope.bindings.get(name)
         if binding is not None:
             if binding.kind is BindingKind.CONSTANT and binding.value is not None:
                 return self.constant(binding.value, span)
+            if binding.kind is BindingKind.FUNCTION and isinstance(binding.node, ast.FunctionDef):
+                return FunctionRef(f"<module>.{name}", name, Helper(binding.node, scope, self.frame.path,
+                                                                     library=self.frame.library))
+            if self.frame.library and binding.kind is BindingKind.VALUE and binding.value is not None:
+                return self.library_binding(binding.value, span, name)
             if binding.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
                 return FunctionRef(f"<module>.{name}", name)
             return self.capture(span, name, CaptureOrigin.GLOBAL, str(binding.line))
@@ -706,8 +933,19 @@ class Builder:
         if dotted in MODULE_PATHS:
             return ModuleRef(dotted)
         root = dotted.split(".")[0]
-        if root in ("torch", "math", "builtins") or self._is_function(dotted):
+        if self.frame.library and dotted in LIBRARY_CONSTANTS:
+            answer = LIBRARY_CONSTANTS[dotted]
+            return Const(answer, hostmath.type_of_value(answer), span)
+        if root == "torch" and self.frame.library:
+            from ppy_check import torch_python
+
+            if torch_python.shipped(dotted):
+                return LibraryModule(dotted)
+        if root in ("torch", "math", "builtins", "einops"):
             return FunctionRef(dotted, shown)
+        found = self.project_value(dotted, shown)
+        if found is not None:
+            return found
         oracle = self.region.oracle
         module, _, _ = dotted.rpartition(".")
         if oracle is not None and oracle.module_variable(dotted):
@@ -718,8 +956,112 @@ class Builder:
             return self.capture(span, shown, CaptureOrigin.IMPORTED, module)
         return FunctionRef(dotted, shown)
 
-    def _is_function(self, dotted: str) -> bool:
-        return False
+    def library_binding(self, value: ast.expr, span: Span, name: str) -> Value:
+        """A module-level name of torch's Python code: an alias of a builtin (``logsigmoid = _add_docstr(
+        torch._C._nn.log_sigmoid, ...)``) or a ``boolean_dispatch`` between two functions."""
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            return self.expr(value)
+        if isinstance(value, ast.Call) and value.args:
+            called = self.frame.scope.resolve(value.func)
+            if called is not None and called.endswith("_add_docstr"):
+                return self.expr(value.args[0])
+        if isinstance(value, ast.Call) and (self.frame.scope.resolve(value.func) or "").endswith("boolean_dispatch"):
+            fields = {k.arg: k.value for k in value.keywords if k.arg}
+            arg_name, arg_index, default = (fields.get(f) for f in ("arg_name", "arg_index", "default"))
+            if all(isinstance(f, ast.Constant) for f in (arg_name, arg_index, default)) and \
+                    all(isinstance(fields.get(f), ast.Name) for f in ("if_true", "if_false")):
+                return BooleanDispatch(arg_name.value, arg_index.value, bool(default.value),  # type: ignore[union-attr]
+                                       fields["if_true"].id, fields["if_false"].id,  # type: ignore[attr-defined]
+                                       self.frame.scope, self.frame.path)
+        return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
+
+    def dispatch(self, chooser: BooleanDispatch, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                 shown: str) -> Value:
+        """Which of a ``boolean_dispatch``'s functions runs: the flag must be known here."""
+        flag: Expr | None = keywords.get(chooser.arg_name)
+        if flag is None and len(args) > chooser.arg_index and not any(a.spread for a in args):
+            flag = args[chooser.arg_index].value
+        if flag is None:
+            flag = Const(chooser.default, t.BOOL, span)
+        if not isinstance(flag, Const):
+            return self.unsupported(span, shown, f"`{chooser.arg_name}` must be a literal here")
+        binding = chooser.scope.bindings.get(chooser.if_true if flag.value else chooser.if_false)
+        if binding is None or not isinstance(binding.node, ast.FunctionDef):
+            return self.unsupported(span, shown, "torch's `boolean_dispatch` names a function ppy cannot follow")
+        return self.inline(Helper(binding.node, chooser.scope, chooser.path, library=True), args, keywords, span, shown)
+
+    def ntuple(self, count: int, args: list[Argument], span: Span, shown: str) -> Expr:
+        """``_pair(x)``: a sequence as it is, anything else repeated ``count`` times."""
+        if len(args) != 1 or args[0].spread:
+            self.type_problem(span, shown, "takes one argument")
+            raise _Abandon
+        value = args[0].value
+        if isinstance(value.type, (t.TupleT, t.SeqT)):
+            return value
+        return MakeTuple((value,) * count, t.TupleT((value.type,) * count), span)
+
+    def isinstance_of(self, node: ast.Call) -> Value:
+        """``isinstance(x, ...)`` in torch's Python code: known from the model's type of ``x``, or refused."""
+        if len(node.args) != 2 or node.keywords:
+            return self.unsupported(Span.of(node), self.frame.called_as, "`isinstance` with other than two arguments")
+        value = self.expr(node.args[0])
+        if not isinstance(value, Expr):
+            return self.unsupported(Span.of(node), self.frame.called_as, f"`{display(node)}`")
+        classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        names = {self.frame.scope.resolve(c) or display(c) for c in classes}
+        names = {n if "." in n else f"builtins.{n}" for n in names}
+        answer = _isinstance_answer(value.type, frozenset(names))
+        if answer is None:
+            return self.unsupported(Span.of(node), self.frame.called_as,
+                                    f"torch's Python code tests `{display(node)}`, which ppy cannot tell here")
+        return Const(answer, t.BOOL, Span.of(node))
+
+    def torch_python_function(self, dotted: str) -> Value | None:
+        """A function of torch's Python source that ppy ships (``F.smooth_l1_loss`` is in torch.nn.functional)."""
+        from ppy_check import torch_python
+
+        module_name, _, name = dotted.rpartition(".")
+        for candidate in (module_name, "torch.functional" if module_name == "torch" else ""):
+            module = torch_python.module(candidate) if candidate else None
+            if module is None or module.tree is None:
+                continue
+            found = torch_python.function(module, name)
+            if found is not None:
+                return Helper(found, module.scope, module.path, library=True)
+            binding = module.scope.bindings.get(name)
+            if binding is not None and binding.value is not None:
+                return self.library_frame_value(binding.value, module.scope, module.path, name)
+        return None
+
+    def library_frame_value(self, value: ast.expr, scope: ModuleScope, path: str, name: str) -> Value | None:
+        """A module-level binding of torch's Python code, read from the region (``F.adaptive_max_pool2d``)."""
+        saved = self.frame
+        self.frame = Frame(set(), [], f"in torch's `{name}`", value, scope, path, True, saved.called_as or name)
+        try:
+            return self.library_binding(value, Span.of(value), name)
+        except _LibraryRefused:
+            return None
+        finally:
+            self.frame = saved
+
+    def project_value(self, dotted: str, shown: str) -> Value | None:
+        """A module or function of the project's own files, found without importing (imports.py)."""
+        from ppy_check.imports import file_digest, find_module, load_module
+
+        path = find_module(self.frame.path, dotted)
+        if path is not None:
+            return ProjectModule(path, dotted)
+        module_name, _, name = dotted.rpartition(".")
+        path = find_module(self.frame.path, module_name) if module_name else None
+        module = load_module(path) if path is not None else None
+        if module is None or module.tree is None:
+            return None
+        binding = module.scope.bindings.get(name)
+        if binding is None or binding.kind is not BindingKind.FUNCTION or not isinstance(binding.node, ast.FunctionDef):
+            return None
+        if path not in self.dependencies and path != self.region.site.path:
+            self.dependencies[path] = file_digest(path)  # type: ignore[index]
+        return FunctionRef(dotted, shown, Helper(binding.node, module.scope, path))  # type: ignore[arg-type]
 
     # --- attributes ---------------------------------------------------------------------
 
@@ -730,6 +1072,16 @@ class Builder:
             return POISON
         if isinstance(base, ModuleRef):
             return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
+        if isinstance(base, LibraryModule):
+            return FunctionRef(f"{base.dotted}.{node.attr}", display(node))
+        if isinstance(base, ProjectModule):
+            found = self.project_value(f"{base.dotted}.{node.attr}", display(node))
+            if found is None:
+                return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
+            return found
+        if isinstance(base, FunctionRef) and self.frame.library and base.helper is None and \
+                f"{base.dotted}.{node.attr}" in LIBRARY_CONSTANTS | {"torch.backends.cudnn": None}:
+            return self.dotted_value(f"{base.dotted}.{node.attr}", span, display(node))
         if isinstance(base, FunctionRef):
             return self.unsupported(span, display(node), "an attribute of a function", attribute=True)
         if isinstance(base, UntypedParam):
@@ -1066,6 +1418,9 @@ class Builder:
                 return self.host(HostOp.NOT, [found], span, text) if isinstance(op, ast.NotIn) else found
             self.unsupported(span, text, "`in` here reads values back into Python")
             raise _Abandon
+        if all(isinstance(v.type, (t.TupleT, t.SeqT)) and t.element_type(v.type) == t.INT for v in (left, right)):
+            # Shapes compared (`target.size() == input.size()`): Python's tuple order is std::vector's.
+            return Host(COMPARE_OPS[type(op)], (self.as_sequence(left), self.as_sequence(right)), t.BOOL, span)
         name = TENSOR_COMPARE[type(op)]
         left = self.unwrap(left, "operand", span) if isinstance(left.type, t.OptionalT) else left
         right = self.unwrap(right, "operand", span) if isinstance(right.type, t.OptionalT) else right
@@ -1089,6 +1444,9 @@ class Builder:
         shown = display(func)
         if self.template_span is not None and isinstance(func, ast.Name) and func.id in TEMPLATE_FUNCTIONS:
             return self.template_function(func.id, node)
+        if self.frame.library and self.frame.scope.resolve(func) in ("isinstance", "builtins.isinstance") \
+                and "isinstance" not in self.env:
+            return self.isinstance_of(node)
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
@@ -1105,13 +1463,24 @@ class Builder:
         if isinstance(func, ast.Attribute):
             if isinstance(callee, ModuleRef):
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
+            if isinstance(callee, LibraryModule):
+                return self.call_function(f"{callee.dotted}.{func.attr}", args, keywords, span, shown, node)
+            if isinstance(callee, ProjectModule):
+                found = self.project_value(f"{callee.dotted}.{func.attr}", shown)
+                if isinstance(found, FunctionRef) and found.helper is not None:
+                    return self.inline(found.helper, args, keywords, span, shown)
+                return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
             if isinstance(callee, FunctionRef):
                 return self.unsupported(span, shown, "an attribute of a function")
             receiver = self.atom(callee, func.value)
             return self.call_method(func.attr, receiver, args, keywords, span, shown, node)
         if isinstance(callee, FunctionRef):
+            if callee.helper is not None:
+                return self.inline(callee.helper, args, keywords, span, shown)
             return self.call_function(_strip_dotted(callee.dotted), args, keywords, span, shown, node)
-        if isinstance(callee, ModuleRef):
+        if isinstance(callee, BooleanDispatch):
+            return self.dispatch(callee, args, keywords, span, shown)
+        if isinstance(callee, (ModuleRef, ProjectModule)):
             return self.unsupported(span, shown, "a module cannot be called")
         return self.unsupported(span, shown, f"`{shown}` is a {callee.type}, not a function")  # type: ignore[union-attr]
 
@@ -1163,6 +1532,10 @@ class Builder:
                     return None
                 result[key.value] = self.atom(evaluated, value)  # type: ignore[union-attr]
             return result
+        if self.frame.library:
+            value = self.expr(node)
+            if isinstance(value, KeywordDict):
+                return dict(value.items)
         self.unsupported(Span.of(node), f"**{display(node)}", "`**` of anything but a dict of literal keys")
         return None
 
@@ -1173,10 +1546,19 @@ class Builder:
             return self.builtin(name, args, keywords, span, shown)
         if namespace == "math":
             return self.math(name, args, keywords, span, shown)
+        if namespace == "einops":
+            return self.einops(name, args, keywords, span, shown)
         if namespace == "aten":
             if not self.data.has_function(name):
                 return self.unsupported(span, shown, f"torch {self.data.torch_version} has no native `{name}`")
             return self.invoke_function(name, args, keywords, span, shown)
+        if dotted in LIBRARY_ANSWERS:
+            answer = LIBRARY_ANSWERS[dotted]
+            return Const(answer, hostmath.type_of_value(answer), span)
+        if dotted in NTUPLES:
+            return self.ntuple(NTUPLES[dotted], args, span, shown)
+        if namespace == "torch._C._VariableFunctions" and self.data.binding(TORCH, name) is not None:
+            namespace, dotted = TORCH, f"torch.{name}"  # the builtin torch.X is
         wrapper = lookup(namespace, name)
         if wrapper is not None:
             return self.expand(wrapper, args, keywords, span, shown)
@@ -1184,6 +1566,12 @@ class Builder:
             native = self.data.binding(namespace, name)
             if native is not None:
                 return self.invoke_function(native, args, keywords, span, shown)
+        helper = self.torch_python_function(dotted)
+        if isinstance(helper, Helper):
+            return self.inline(helper, args, keywords, span, shown)
+        if isinstance(helper, BooleanDispatch):
+            return self.dispatch(helper, args, keywords, span, shown)
+        if namespace in FUNCTION_NAMESPACES:
             return self.unsupported(span, shown, f"`{namespace}.{name}` is not a torch operator with a C++ API")
         root = dotted.split(".")[0]
         if root == "torch":
@@ -1191,10 +1579,9 @@ class Builder:
         if root == "ppy":
             return self.unsupported(span, shown, "ppy's own API cannot be called inside a region")
         if root == "<module>":
-            binding = self.scope.bindings.get(name)
+            binding = self.frame.scope.bindings.get(name)
             line = binding.line if binding is not None else 0
-            what = "a class" if binding is not None and binding.kind is BindingKind.CLASS else "a plain Python function"
-            return self.unsupported(span, shown, f"{what} (line {line})")
+            return self.unsupported(span, shown, f"a class (line {line})")
         return self.unsupported(span, shown, f"`{root}` is not torch; only torch operators lower to ATen")
 
     def call_method(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
@@ -1458,14 +1845,219 @@ class Builder:
                 bound[name] = default  # type: ignore[assignment]
         return bound
 
+    def fold_bool(self, node: ast.BoolOp) -> Value:
+        """`a and b` in torch's Python code: short-circuits on what is known here; run-time bools are combined
+        when computing them early is harmless (a rank or dtype test, not ``x.size(1)`` that could raise)."""
+        is_or = isinstance(node.op, ast.Or)
+        start = len(self.body)
+        pending: list[Expr] = []
+        result: Value = POISON
+        for operand in node.values:
+            result = self.expr(operand)
+            if isinstance(result, Const):
+                if bool(result.value) == is_or:
+                    break  # decided; with only bools about, the value is the decision
+                continue
+            if not isinstance(result, Expr) or result.type != t.BOOL:
+                self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code tests "
+                                 f"`{display(operand)}`, which ppy cannot compute")
+                raise _Abandon
+            pending.append(result)
+        if not pending:
+            return result
+        if not all(_harmless(statement) for statement in self.body[start:]):
+            self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code tests `{display(node)}`, "
+                             "whose later parts Python might not run")
+            raise _Abandon
+        if isinstance(result, Const) and bool(result.value) == is_or:
+            return Const(is_or, t.BOOL, Span.of(node))
+        if is_or:
+            return self.any_of(pending, Span.of(node), display(node))
+        return self.host(HostOp.ALL, pending, Span.of(node), display(node), kind=t.BOOL) if len(pending) > 1 \
+            else pending[0]
+
     def fold_condition(self, node: ast.IfExp) -> Value:
         test = self.expr(node.test)
         if isinstance(test, Const):
             return self._expr(node.body if test.value else node.orelse)
         source = node.test.left if isinstance(node.test, ast.Compare) else node.test
-        self.unsupported(Span.of(node), self.template_shown,
+        self.unsupported(Span.of(node), self.template_shown or self.frame.called_as,
                          f"`{display(source)}` must be a literal here")
         raise _Abandon
+
+    def inline(self, helper: Helper, args: list[Argument], keywords: dict[str, Expr], span: Span,
+               shown: str) -> Value:
+        """A call of a helper or of another region: its body runs here, on the arguments as they are.
+
+        Everything a region reaches is straight-line, so the helper's body is
+        interpreted like the region's own: its parameters take the types of the
+        arguments (annotations or none), findings inside it point at its lines
+        and say how the region got there.
+        """
+        node = helper.node
+        if any(n is node for n in self.inlining) or node is self.region.node:
+            return self.type_problem(span, shown, f"`{node.name}` calls itself (recursion has no straight-line form)")
+        for decorator in [] if helper.library else node.decorator_list:
+            func = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if helper.scope.resolve(func) not in ("ppy.opt", "ppy.pure"):
+                return self.unsupported(span, shown, f"`{node.name}` is decorated with `{display(decorator)}`, "
+                                        "which ppy cannot see through")
+        if node.args.kwarg is not None:
+            return self.unsupported(span, shown, f"`{node.name}` takes `**{node.args.kwarg.arg}`")
+        for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            from ppy_check.scope import is_literal
+
+            if not is_literal(default) and not (helper.library and _is_dotted(default)):
+                return self.unsupported(span, shown, f"`{node.name}` has a default that is not a literal "
+                                        f"(`{display(default)}`)")
+        bound = self.bind_signature(node.args, args, keywords, span, shown)
+        from ppy_check.region import describe_function, function_locals
+
+        chain = f"in `{node.name}`, called at line {span.line}" + (f", {self.frame.context}" if self.frame.context else "")
+        if helper.library:
+            chain = f"in torch's `{node.name}`"
+        elif helper.path != self.region.site.path:
+            chain = f"in `{node.name}` of {helper.path}, called at line {span.line}" + (
+                f", {self.frame.context}" if self.frame.context else "")
+        if not helper.library:
+            self.callees.append((describe_function(node, helper.scope, helper.path), chain, self.anchor or span
+                                 if helper.path != self.region.site.path else None))
+        saved: tuple[Any, Frame, Any, Any, Any] = (self.env, self.frame, self.returned, self.returned_value, self.anchor)
+        self.env = dict(bound)
+        called_as = (self.frame.called_as or shown) if helper.library else ""
+        self.frame = Frame(function_locals(node), [], chain, node, helper.scope, helper.path, helper.library, called_as)
+        if helper.path != self.region.site.path and self.anchor is None:
+            self.anchor = span
+        self.returned, self.returned_value = False, None
+        self.inlining.append(node)
+        outermost_library = helper.library and not saved[1].library
+        try:
+            self.statements(node.body)
+            value = self.returned_value if self.returned_value is not None else Const(None, t.NONE, span)
+        except _LibraryRefused:
+            if not outermost_library:
+                raise
+            value = POISON
+        finally:
+            self.inlining.pop()
+            self.env, self.frame, self.returned, self.returned_value, self.anchor = saved
+        return value
+
+    def einops(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        """``einops.rearrange/repeat/reduce`` with a literal pattern: the reshapes, permutes and reductions einops runs."""
+        from ppy_check.model import einops_patterns as patterns
+
+        if name not in ("rearrange", "repeat", "reduce") or any(a.spread for a in args):
+            self.unsupported(span, shown, "only `rearrange`, `repeat` and `reduce` of einops, without `*` arguments")
+            raise _Abandon
+        values = [a.value for a in args]
+        keywords = dict(keywords)
+        if name == "reduce" and len(values) == 2 and "reduction" in keywords:
+            values.append(keywords.pop("reduction"))
+        arity = 3 if name == "reduce" else 2
+        pattern = values[1] if len(values) > 1 else keywords.pop("pattern", None)
+        if len(values) != arity or not isinstance(values[0].type, t.TensorT):
+            self.type_problem(span, shown, f"`einops.{name}` takes a tensor and a pattern" +
+                              (" and a reduction" if name == "reduce" else ""))
+            raise _Abandon
+        if not isinstance(pattern, Const) or not isinstance(pattern.value, str):
+            self.unsupported(span, shown, "the pattern must be a literal string")
+            raise _Abandon
+        reduction = values[2] if name == "reduce" else None
+        if reduction is not None and not (isinstance(reduction, Const) and reduction.value in patterns.REDUCTIONS):
+            self.unsupported(span, shown, f"the reduction must be one of {', '.join(patterns.REDUCTIONS)}, as a literal")
+            raise _Abandon
+        for key, value in keywords.items():
+            if not isinstance(value.type, t.IntT):
+                self.type_problem(span, shown, f"the length `{key}=` must be an int, not a {value.type}")
+                raise _Abandon
+        try:
+            plan = patterns.plan(name, pattern.value, set(keywords))
+        except patterns.PatternError as error:
+            self.unsupported(span, shown, f"pattern {pattern.value!r}: {error}")
+            raise _Abandon from None
+        return self.run_einops_plan(plan, values[0], keywords, reduction.value if reduction is not None else "", span, shown)
+
+    def run_einops_plan(self, plan: Any, x: Expr, lengths: dict[str, Expr], reduction: str, span: Span,
+                        shown: str) -> Expr:
+        from ppy_check.model.einops_patterns import ELLIPSIS
+
+        def const(value: int) -> Const:
+            return Const(value, t.INT, span)
+
+        def ints(items: list[Expr]) -> Expr:
+            return self.atom(MakeTuple(tuple(items), t.TupleT(tuple(t.INT for _ in items)), span))
+
+        shape = self.atom(TensorQuery(x, Query.SHAPE, (), t.SeqT(t.INT), span))
+        groups = plan.left.groups
+        ellipsis_at = next((i for i, g in enumerate(groups) if g == (ELLIPSIS,)), None)
+        sizes: dict[str, Expr] = dict(lengths)
+        flat: list[Expr] = []  # the elementary sizes, the ellipsis flattened into one axis
+        ellipsis: Expr | None = None
+        decompose = False
+        for index, group in enumerate(groups):
+            if group == (ELLIPSIS,):
+                after = len(groups) - index - 1
+                ellipsis = self.atom(SeqSlice(shape, const(index), const(-after) if after else None, None,
+                                              t.SeqT(t.INT), span))
+                sizes[ELLIPSIS] = self.atom(Host(HostOp.PROD, (ellipsis,), t.INT, span))
+                flat.append(sizes[ELLIPSIS])
+                decompose = True
+                continue
+            position = index if ellipsis_at is None or index < ellipsis_at else index - len(groups)
+            dim = self.atom(SeqIndex(shape, const(position), t.INT, span))
+            if len(group) == 1:
+                sizes.setdefault(group[0], dim)
+            elif group:
+                known = [sizes[a] for a in group if a in lengths]
+                unknown = [a for a in group if a not in lengths]
+                if unknown:
+                    product = known[0] if known else const(1)
+                    for other in known[1:]:
+                        product = self.atom(self.host(HostOp.MUL, [product, other], span, shown))
+                    sizes[unknown[0]] = self.atom(self.host(HostOp.FLOORDIV, [dim, product], span, shown))
+                decompose = True
+            else:
+                decompose = True  # a `1`: the unit axis goes
+            flat.extend(sizes[a] for a in group)
+        current = plan.left.axes
+        if decompose:
+            x = self.atom(self.invoke_method("reshape", x, [Argument(ints(flat))], {}, span, shown))
+        if plan.reduced:
+            dims = [current.index(a) for a in plan.reduced]
+            if reduction == "prod":
+                for dim in sorted(dims, reverse=True):
+                    x = self.atom(self.invoke_method("prod", x, [Argument(const(dim))], {}, span, shown))
+            else:
+                method = {"max": "amax", "min": "amin"}.get(reduction, reduction)
+                x = self.atom(self.invoke_method(method, x, [Argument(ints([const(d) for d in dims]))], {}, span, shown))
+            current = [a for a in current if a not in plan.reduced]
+        order = list(plan.order)
+        if order != current:
+            permutation = [const(current.index(a)) for a in order]
+            x = self.atom(self.invoke_method("permute", x, [Argument(ints(permutation))], {}, span, shown))
+        right = plan.right.axes
+        if plan.added:
+            for position, axis in enumerate(right):
+                if axis in plan.added:
+                    x = self.atom(self.invoke_method("unsqueeze", x, [Argument(const(position))], {}, span, shown))
+            expanded = [sizes[a] if a in plan.added else const(-1) for a in right]
+            x = self.atom(self.invoke_method("expand", x, [Argument(ints(expanded))], {}, span, shown))
+        singletons = all(len(g) == 1 and g != (ELLIPSIS,) for g in plan.right.groups)
+        if singletons and not decompose:
+            return x
+        parts: list[tuple[Expr, bool]] = []
+        for group in plan.right.groups:
+            if group == (ELLIPSIS,):
+                parts.append((ellipsis, True))  # type: ignore[arg-type]
+                continue
+            size: Expr = const(1)
+            for axis in group:
+                size = sizes[axis] if size is None or (isinstance(size, Const) and size.value == 1) else \
+                    self.atom(self.host(HostOp.MUL, [size, sizes[axis]], span, shown))
+            parts.append((size, False))
+        target = self.concatenate(parts, span)
+        return self.invoke_method("reshape", x, [Argument(self.atom(target))], {}, span, shown)
 
     def template_function(self, name: str, node: ast.Call) -> Value:
         """A template's own helpers: ``unsupported("why")`` and ``aten_reduction(reduction)``."""
@@ -1477,6 +2069,59 @@ class Builder:
             return self.unsupported(Span.of(node), self.template_shown,
                                     "`reduction` must be the literal 'none', 'mean' or 'sum'")
         return Const(REDUCTIONS[value.value], t.INT, Span.of(node))
+
+
+# The classes a value of each model type is an instance of, for torch's `isinstance` tests.
+_INSTANCE_OF: dict[type, frozenset[str]] = {
+    t.TensorT: frozenset({"torch.Tensor"}), t.IntT: frozenset({"builtins.int"}),
+    t.BoolT: frozenset({"builtins.bool", "builtins.int"}), t.FloatT: frozenset({"builtins.float"}),
+    t.StrT: frozenset({"builtins.str"}), t.NoneT: frozenset(), t.DtypeT: frozenset({"torch.dtype"}),
+    t.DeviceT: frozenset({"torch.device"}),
+}
+_KNOWN_CLASSES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.complex",
+                            "builtins.list", "builtins.tuple", "builtins.dict", "torch.Tensor", "torch.SymInt",
+                            "torch.SymFloat", "torch.SymBool", "torch.dtype", "torch.device"})
+
+
+def _isinstance_answer(kind: t.Type, classes: frozenset[str]) -> bool | None:
+    """What ``isinstance`` answers for a value of ``kind``, or None when the model cannot tell."""
+    if not classes <= _KNOWN_CLASSES:
+        return None
+    if isinstance(kind, (t.TupleT, t.SeqT)):
+        # A region's sequence may have been a list or a tuple: only asking for both (or neither) is decided.
+        asked = classes & {"builtins.list", "builtins.tuple"}
+        return True if len(asked) == 2 else False if not asked else None
+    if isinstance(kind, t.OptionalT):
+        inner = _isinstance_answer(kind.inner, classes)
+        return False if inner is False else None
+    instance_of = _INSTANCE_OF.get(type(kind))
+    return None if instance_of is None else bool(instance_of & classes)
+
+
+_HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL})
+
+
+def _harmless(statement: object) -> bool:
+    """A statement that cannot raise or write: computing it where Python might not is unobservable."""
+    if not isinstance(statement, Let):
+        return False
+    value = statement.value
+    if isinstance(value, TensorQuery):
+        return not value.args
+    return isinstance(value, Host) and value.op in _HARMLESS_HOST and not isinstance(value.operands[0].type, t.SeqT)
+
+
+def _is_dotted(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _is_warning(node: ast.stmt, scope: ModuleScope) -> bool:
+    """`warnings.warn(...)` as a statement: in torch's Python code, a message only."""
+    if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
+        return False
+    return scope.resolve(node.value.func) in ("warnings.warn", "torch.warnings.warn")
 
 
 def _python_type_value(value: Value, span: Span) -> Value:
@@ -1513,7 +2158,7 @@ def _item(base: Expr, index: int) -> Expr:
 
 # Host operations that can raise: integer overflow, division by zero, math domain errors, int() of inf.
 _OVERFLOWING = {HostOp.ADD, HostOp.SUB, HostOp.MUL, HostOp.POW, HostOp.LSHIFT, HostOp.NEG, HostOp.ABS}
-_ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, HostOp.ROUND, HostOp.MATH}
+_ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, HostOp.ROUND, HostOp.MATH, HostOp.PROD}
 
 
 def _may_raise(value: Value) -> bool:

@@ -25,6 +25,7 @@ TORCH_ENUMS: dict[str, tuple[t.Type, str]] = {
     "strided": (t.LAYOUT, "at::kStrided"),
     "sparse_coo": (t.LAYOUT, "at::kSparse"),
     "contiguous_format": (t.MEMORY_FORMAT, "at::MemoryFormat::Contiguous"),
+    "legacy_contiguous_format": (t.MEMORY_FORMAT, "at::MemoryFormat::Contiguous"),  # the same object in Python
     "preserve_format": (t.MEMORY_FORMAT, "at::MemoryFormat::Preserve"),
     "channels_last": (t.MEMORY_FORMAT, "at::MemoryFormat::ChannelsLast"),
     "channels_last_3d": (t.MEMORY_FORMAT, "at::MemoryFormat::ChannelsLast3d"),

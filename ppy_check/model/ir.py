@@ -140,6 +140,7 @@ class HostOp(enum.Enum):
     TO_FLOAT = "float"
     TO_BOOL = "bool"
     ALL = "all"  # `and` of comparisons in a chain: operands already evaluated
+    PROD = "prod"  # the product of a run-time sequence of ints
     MATH = "math"  # math.<function>: `function` names it
 
 
@@ -333,13 +334,37 @@ class ExpectLength:
     span: Span
 
 
+class PythonException(enum.Enum):
+    """The exceptions torch's Python code raises on a failed check, as a compiled region raises them too."""
+
+    VALUE_ERROR = "ValueError"
+    TYPE_ERROR = "TypeError"
+    RUNTIME_ERROR = "RuntimeError"
+    INDEX_ERROR = "IndexError"
+    ASSERTION_ERROR = "AssertionError"
+
+
+@dataclass(frozen=True, eq=False)
+class Require:
+    """A check of torch's Python code on a run-time value (``if x.dim() != 4: raise ValueError(...)``).
+
+    ``holds`` is the negated test, a host bool; when it is false the compiled
+    region raises ``error`` with ``message``, as the Python code would.
+    """
+
+    holds: Expr
+    error: PythonException
+    message: str
+    span: Span
+
+
 @dataclass(frozen=True, eq=False)
 class Return:
     value: Expr | None
     span: Span
 
 
-Stmt = Union[Let, Eval, Store, ExpectLength, Return]
+Stmt = Union[Let, Eval, Store, ExpectLength, Require, Return]
 
 
 # --- what the region does to its caller -------------------------------------------
@@ -389,3 +414,4 @@ class RegionModel:
     writes: list[Write] = field(default_factory=list)
     random: bool = False  # draws random numbers: its order relative to the caller's draws matters
     natives: set[str] = field(default_factory=set)  # every overload it calls ("add.Tensor")
+    dependencies: dict[str, str] = field(default_factory=dict)  # other files its helpers live in: path -> sha256

@@ -28,6 +28,7 @@ class Capture:
     name: str
     origin: CaptureOrigin
     detail: str  # the line it was bound at, the module it came from, the enclosing function, the attribute
+    context: str = ""  # how the region reached the helper it is in ("" in the region itself)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Unsupported:
     name: str  # the call or attribute as written
     why: str
     attribute: bool = False
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class TypeProblem:
     span: Span
     subject: str
     why: str
+    context: str = ""
 
 
 @dataclass

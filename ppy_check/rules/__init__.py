@@ -1,9 +1,13 @@
 """The rule registry: one module per rule, its docstring the rule's documentation.
 
-Every rule module defines ``CODE``, ``SUMMARY`` and ``check(region, analysis)``,
-which yields ``Finding``s: structural rules from the region's syntax, the rest
-from the model builder's problems and effects (``model/builder.py``). ``ppy-check --explain CODE`` prints the docstring,
-and the README's rule section is checked against these docstrings by a test.
+Every rule module defines ``CODE`` and ``SUMMARY``. A region rule's
+``check(region, analysis)`` yields ``Finding``s for one region: structural
+rules from the region's syntax, the rest from the model builder's problems
+and effects (``model/builder.py``); the engine runs those.
+``ppy-unused-ignore`` judges a whole module's suppression comments after the
+region rules, so the engine calls it on its own. ``ppy-check --explain CODE``
+prints the docstring, and the README's rule section is checked against these
+docstrings by a test.
 """
 
 from __future__ import annotations
@@ -43,12 +47,24 @@ def _modules() -> list[ModuleType]:
     return [untyped, loop, branch, captured, impure, unsupported, syntax, type_errors]
 
 
+# The region rules, in ALL_CODES order.
 RULES: dict[str, ModuleType] = {module.CODE: module for module in _modules()}
 
 
+def _suppression_rules() -> list[ModuleType]:
+    from ppy_check.rules import unused_ignore
+
+    return [unused_ignore]
+
+
+# Every rule, in KNOWN_CODES order: what --explain, the README, SARIF and --statistics describe.
+KNOWN_RULES: dict[str, ModuleType] = {**RULES, **{module.CODE: module for module in _suppression_rules()}}
+
+
 def explain(code: str) -> str | None:
-    module = RULES.get(code)
+    """The rule's documentation in Markdown, headed by its code and summary; None for an unknown code."""
+    module = KNOWN_RULES.get(code)
     if module is None:
         return None
     doc = (module.__doc__ or "").strip()
-    return f"{code}: {module.SUMMARY}\n\n{doc}\n"
+    return f"**{code}**: {module.SUMMARY}\n\n{doc}\n"

@@ -56,4 +56,6 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
                 region=name, name=capture.name, attr=capture.detail, text=f"{capture.name}.{capture.detail}")
         else:
             message = m.CAPTURED_UNDEFINED.format(region=name, name=capture.name)
+        if capture.context:
+            message += m.IN_HELPER.format(context=capture.context)
         yield Finding(CODE, capture.span, message)

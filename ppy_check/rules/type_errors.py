@@ -37,5 +37,7 @@ SUMMARY = "a call, operator or return whose types Python or torch would refuse"
 
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for problem in analysis.problems.types:
-        yield Finding(CODE, problem.span, m.TYPE_PROBLEM.format(region=region.name, subject=problem.subject,
-                                                                 why=problem.why))
+        message = m.TYPE_PROBLEM.format(region=region.name, subject=problem.subject, why=problem.why)
+        if problem.context:
+            message += m.IN_HELPER.format(context=problem.context)
+        yield Finding(CODE, problem.span, message)

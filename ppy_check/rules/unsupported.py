@@ -1,11 +1,16 @@
 """Every call in a region lowers to an ATen operator.
 
-**What.** A call with no `at::` lowering: Python builtins (`print`, `len`,
-`range`), `.item()`, `.tolist()`, `.numpy()`, numpy and other non-torch
-libraries, plain Python helpers, and the few torch functions that exist only
-in Python. Also attribute reads that have no C++ form (`x.grad`). What does
-lower comes from torch's operator schemas (shipped as `opdata.json`) and
-ppy's small table of Python wrappers (`F.softmax`, `F.silu`, `torch.split`).
+**What.** A call with no `at::` lowering: Python builtins other than the
+number ones (`print`, `range`, `tuple`), `.item()`, `.tolist()`, `.numpy()`,
+numpy and other non-torch libraries, helpers ppy cannot see through (a
+decorated function, a class), and the torch functions that exist only in
+Python and are not in ppy's table yet. Also attribute reads that have no C++
+form (`x.grad`), complex literals, dicts and sets. What does lower: every
+torch operator (from torch's own schemas, shipped as `opdata.json`), the
+Python-level functions of ppy's table (`F.softmax`, `F.silu`, `torch.split`),
+`math.*` and `abs`/`min`/`max`/`round`/`int`/`float`/`bool`/`len` on numbers,
+and any function of the project a region calls (it is inlined, and checked
+by the same rules).
 
 **Why.** The region becomes C++ that calls the dispatcher directly; there is
 no interpreter left to run Python, and a value read back to the host
@@ -19,8 +24,8 @@ no interpreter left to run Python, and a value read back to the host
         return x / x.abs().max().item()
 
 **Fix.** Keep host-side work in the caller, and use tensor ops throughout
-(`x / x.abs().max()`). A helper of torch calls can become a region of its own,
-called from the caller.
+(`x / x.abs().max()`). Torch code factored into a plain helper function, or
+into another region, can be called from a region as it is.
 """
 
 from __future__ import annotations
@@ -39,4 +44,7 @@ SUMMARY = "a call or attribute in a region has no ATen lowering"
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for item in analysis.problems.unsupported:
         template = m.UNSUPPORTED_ATTRIBUTE if item.attribute else m.UNSUPPORTED_CALL
-        yield Finding(CODE, item.span, template.format(region=region.name, name=item.name, text=item.name, why=item.why))
+        message = template.format(region=region.name, name=item.name, text=item.name, why=item.why)
+        if item.context:
+            message += m.IN_HELPER.format(context=item.context)
+        yield Finding(CODE, item.span, message)

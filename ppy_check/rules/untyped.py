@@ -2,14 +2,18 @@
 
 **What.** A parameter or the return without an annotation, or annotated with a
 type outside the region types: `torch.Tensor`, `int`, `float`, `bool`, `str`,
-`torch.dtype`, `X | None` (or `Optional[X]`) of these, and tuples of these
-(`tuple[torch.Tensor, int]`, `tuple[int, ...]`). A return may also be `None`.
-`*args` and `**kwargs` are refused.
+`torch.dtype`, `torch.device`, `X | None` (or `Optional[X]`) of these, and
+tuples of these (`tuple[torch.Tensor, int]`, `tuple[int, ...]`). A return may
+also be `None`. `*args` and `**kwargs` are refused. (Helpers a region calls
+need no annotations: their parameters take the types of the arguments.)
 
 **Why.** The compiler turns each parameter into one C++ argument
-(`const at::Tensor&`, `int64_t`, `double`, `std::optional<...>`) and the
-return into an `at::Tensor` or a `std::tuple`. Without the type there is no
-signature to build, and one build must serve every call.
+(`const at::Tensor&`, `int64_t`, `at::Scalar` for a `float`, which Python
+lets be an `int`, `std::optional<...>`) and the return into an `at::Tensor`
+or a `std::tuple`. Without the type there is no signature to build, and one
+build must serve every call. A call whose arguments are not exactly of their
+annotated types (a `bool` for an `int`, a list for a tuple, a tensor
+subclass) runs the Python body, so the answer is always Python's.
 
 **Example.**
 

@@ -1,0 +1,64 @@
+"""How the installed torch differs from the torch the shipped op data was made from.
+
+The checker and the compiler read torch's operators from ``opdata.json``,
+generated from one torch release (the one ppy is tested with). Under another
+torch, an operator the data knows may be gone (a region calling it fails to
+compile, and runs as Python with a warning saying why) and new operators are
+unknown to the checker. This says which, once per process, instead of
+letting a region fail mysteriously.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Drift:
+    shipped: str  # the torch version the op data comes from
+    installed: str
+    missing: tuple[str, ...]  # overloads the op data knows and this torch lacks
+    unknown: tuple[str, ...]  # aten overloads this torch has and the op data does not know
+
+    @property
+    def same(self) -> bool:
+        return self.shipped == self.installed.split("+")[0]
+
+    def summary(self) -> str:
+        if self.same:
+            return f"torch {self.installed} (the op data's own)"
+        return (f"torch {self.installed}, but ppy's op data comes from torch {self.shipped}: {len(self.missing)} "
+                f"operator overloads it knows are missing here (regions calling them run as Python), "
+                f"{len(self.unknown)} of this torch are unknown to ppy-check")
+
+
+class TorchVersionWarning(UserWarning):
+    """The installed torch is not the one ppy's op data was made from."""
+
+
+@functools.lru_cache(maxsize=1)
+def warn_once() -> None:
+    """Say it once per process, at the first build, when the torch differs."""
+    import warnings
+
+    found = drift()
+    if not found.same:
+        warnings.warn(f"ppy: {found.summary()}", TorchVersionWarning, stacklevel=2)
+
+
+@functools.lru_cache(maxsize=1)
+def drift() -> Drift:
+    import torch
+
+    from ppy_check.schema import opdata
+
+    data = opdata()
+    installed = {name.removeprefix("aten::") for name in torch._C._dispatch_get_all_op_names() if name.startswith("aten::")}
+    known = set(data.raw["natives"])
+    return Drift(
+        shipped=data.torch_version,
+        installed=str(torch.__version__),
+        missing=tuple(sorted(known - installed)),
+        unknown=tuple(sorted(n for n in installed - known if not n.startswith("_"))),
+    )

@@ -1,0 +1,112 @@
+"""Regions calling torch's Python-level functions (losses, pooling, padding, meshgrid...): ppy inlines
+torch's own source for them, folding the tests on literal arguments; each is checked against its Python body."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import ppy
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def r(*shape: int, device: str = "cpu") -> Tensor:
+    return torch.randn(*shape).to(device)
+
+
+@ppy.opt(2)
+def losses(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    return (F.smooth_l1_loss(x, y), F.huber_loss(x, y, delta=0.5), F.l1_loss(x, y, reduction="sum"),
+            F.kl_div(x.log_softmax(-1), y.softmax(-1), reduction="sum"),
+            F.binary_cross_entropy_with_logits(x, y.sigmoid()))
+
+
+@losses.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor]]:
+    yield r(4, 5, device=device), r(4, 5, device=device)
+    yield r(3, device=device), r(3, device=device)
+    # Shapes that differ: smooth_l1 broadcasts (and torch warns); the logits loss raises ValueError in both.
+    yield r(4, 5, device=device), r(1, 5, device=device)
+
+
+@ppy.opt(2)
+def classification(logits: Tensor, target: Tensor, probabilities: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    return (F.cross_entropy(logits, target), F.cross_entropy(logits, target, label_smoothing=0.1, ignore_index=2),
+            F.nll_loss(logits.log_softmax(-1), target, reduction="sum"),
+            F.binary_cross_entropy(probabilities, probabilities.detach().round()))
+
+
+@classification.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+    yield r(6, 4, device=device), torch.randint(0, 4, (6,)).to(device), torch.rand(6).to(device)
+
+
+@ppy.opt(2)
+def margins(a: Tensor, p: Tensor, n: Tensor, sign: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    return (F.margin_ranking_loss(a[:, 0], p[:, 0], sign), F.triplet_margin_loss(a, p, n),
+            F.soft_margin_loss(a, sign[:, None].expand_as(a)), F.hinge_embedding_loss(a, sign[:, None].expand_as(a)),
+            F.cosine_embedding_loss(a, p, sign))
+
+
+@margins.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, Tensor]]:
+    yield r(5, 3, device=device), r(5, 3, device=device), r(5, 3, device=device), r(5, device=device).sign()
+
+
+@ppy.opt(2)
+def multi(x: Tensor, labels: Tensor, classes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    return F.multilabel_soft_margin_loss(x, labels), F.multi_margin_loss(x, classes), F.poisson_nll_loss(x, labels)
+
+
+@multi.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+    yield r(4, 3, device=device), torch.randint(0, 2, (4, 3)).float().to(device), torch.randint(0, 3, (4,)).to(device)
+
+
+@ppy.opt(2)
+def activations(x: Tensor) -> tuple[Tensor, ...]:
+    return (F.glu(x), F.hardtanh(x), F.relu6(x), F.elu(x), F.selu(x), F.celu(x), F.leaky_relu(x, 0.2),
+            F.threshold(x, 0.1, 2.0), F.softsign(x), F.tanhshrink(x), F.softmin(x, dim=-1), F.mish(x),
+            F.hardswish(x), F.hardsigmoid(x), F.normalize(x, dim=-1), F.dropout(x, 0.5, training=False))
+
+
+@activations.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(3, 4, device=device),)
+
+
+@ppy.opt(2)
+def images(x: Tensor, w: Tensor, b: Tensor) -> tuple[Tensor, ...]:
+    columns = F.unfold(x, kernel_size=2)
+    return (F.pad(x, (1, 2)), F.pad(x, (1, 1, 2, 2), mode="reflect"), columns,
+            F.fold(columns, output_size=(6, 6), kernel_size=2), F.max_pool2d(x, 2), F.adaptive_avg_pool2d(x, (2, 2)),
+            F.adaptive_max_pool2d(x, 3), F.group_norm(x, 2, w, b))
+
+
+@images.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+    yield r(2, 4, 6, 6, device=device), r(4, device=device), r(4, device=device)
+
+
+@ppy.opt(2)
+def torch_level(x: Tensor, y: Tensor, i: Tensor, j: Tensor) -> tuple[Tensor, ...]:
+    rows, columns = torch.meshgrid(i, j, indexing="ij")
+    return (torch.atleast_2d(i), torch.cdist(x, y), torch.einsum("ij,kj->ik", x, y),
+            torch.tensordot(x, y, dims=([1], [1])), torch.block_diag(x, y), rows, columns, *torch.split(x, 2))
+
+
+@torch_level.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, Tensor]]:
+    yield r(5, 3, device=device), r(4, 3, device=device), r(3, device=device), r(2, device=device)
+
+
+@ppy.opt(2)
+def embeddings(indices: Tensor, table: Tensor, mean: Tensor, var: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    return (F.embedding(indices, table), F.embedding(indices, table, padding_idx=0),
+            F.batch_norm(table, mean, var, training=False))
+
+
+@embeddings.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, Tensor]]:
+    yield torch.randint(0, 5, (2, 3)).to(device), r(5, 4, device=device), r(4, device=device), r(4, device=device).abs()

@@ -1,0 +1,56 @@
+"""Progress lines: written when a step starts (a CI log shows what runs), finished with its time; literal text."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+from ppy_compile.progress import building
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_a_step_is_named_before_it_runs_and_timed_when_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    stream = _Stream(tty=False)
+    monkeypatch.setattr(sys, "stderr", stream)
+    with building("ppy: building 2 regions of model.py (-O2)"):
+        assert stream.getvalue() == "ppy: building 2 regions of model.py (-O2) ... "
+    assert stream.getvalue().startswith("ppy: building 2 regions of model.py (-O2) ... done in ")
+    assert stream.getvalue().endswith(" s\n") and stream.getvalue().count("\n") == 1
+
+
+def test_a_failed_step_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    stream = _Stream(tty=False)
+    monkeypatch.setattr(sys, "stderr", stream)
+    with pytest.raises(KeyError), building("ppy: precompiling torch's headers"):
+        raise KeyError("x")
+    assert "ppy: precompiling torch's headers ... failed after " in stream.getvalue()
+
+
+def test_a_terminal_shows_the_text_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    stream = _Stream(tty=True)
+    monkeypatch.setattr(sys, "stderr", stream)
+    with building("ppy: building 1 region of [bold]odd[/bold] :smile:.py"):
+        pass
+    assert "ppy: building 1 region of [bold]odd[/bold] :smile:.py: done in " in stream.getvalue()
+
+
+def test_quiet_is_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PPY_QUIET", "1")
+    stream = _Stream(tty=False)
+    monkeypatch.setattr(sys, "stderr", stream)
+    with building("ppy: anything"):
+        pass
+    assert stream.getvalue() == ""
