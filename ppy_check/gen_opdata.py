@@ -347,7 +347,8 @@ def build_schemas() -> dict[str, Any]:
 # torch's own Python modules whose functions a region may call: their source ships (torch_python/), and
 # the model builder inlines a function of them as it inlines a helper, folding the tests on literal
 # arguments (`if reduction == "mean"`).
-PYTHON_MODULES = ("torch.nn.functional", "torch.functional", "torch.nn._reduction", "torch.nn.modules.utils")
+PYTHON_MODULES = ("torch.nn.functional", "torch.functional", "torch.nn._reduction", "torch.nn.modules.utils",
+                  "torch._tensor")
 PYTHON_SOURCES = Path(__file__).with_name("torch_python")
 
 

@@ -9,10 +9,10 @@ reach. A construct the builder cannot give a complete meaning becomes a
 problem (a finding); then the region has no model, and nothing downstream can
 compile something the checker did not accept.
 
-Python-level torch functions (``F.softmax``) are expanded from
-``wrappers.py``'s templates by this same builder, over arguments already
-evaluated once; tests on literal arguments (``inplace``, ``dim is None``)
-fold at build time.
+torch's Python-level functions (``F.softmax``, ``F.cross_entropy``,
+``Tensor.unique``) are inlined from torch's own source (``torch_python.py``)
+as a helper is, over arguments already evaluated once; tests on literal
+arguments (``inplace``, ``reduction == "mean"``) fold at build time.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from ppy_check import torch_python
 from ppy_check.model import constants, hostmath
 from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
@@ -34,18 +35,15 @@ from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProbl
 from ppy_check.region import Region
 from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
-from ppy_check.wrappers import REDUCTIONS, Wrapper, lookup
 
 # Python namespaces whose builtins reach a native function (``opdata.json``'s bindings).
 FUNCTION_NAMESPACES = ("torch", "torch.nn.functional", "torch._C._nn", "torch.special", "torch.linalg", "torch.fft",
                        "torch._C._VariableFunctions")
 MODULE_PATHS = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
                           "torch._C", "torch._C._nn", "torch._C._VariableFunctions", "math"})
-# Names an expansion template uses for the native functions and the torch module, and its own helpers.
-ATEN, TORCH = "aten", "torch"
-TEMPLATE_FUNCTIONS = ("unsupported", "aten_reduction")
+TORCH = "torch"
 PYTHON_TYPES = ("float", "int", "bool", "complex")
-SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len"})
+SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len", "list", "tuple"})
 # What torch's Python code asks about the world, answered for a region's plain tensors in plain eager code.
 LIBRARY_ANSWERS: dict[str, object] = {
     "torch.overrides.has_torch_function": False, "torch.overrides.has_torch_function_unary": False,
@@ -53,6 +51,9 @@ LIBRARY_ANSWERS: dict[str, object] = {
     "torch._C._has_torch_function_unary": False, "torch._C._has_torch_function_variadic": False,
     "torch.jit.is_scripting": False, "torch.jit.is_tracing": False, "torch._jit_internal.is_scripting": False,
     "torch._C._get_tracing_state": None, "torch.compiler.is_compiling": False, "torch._utils.is_compiling": False,
+    # A global switch torch's Python code reads to pick another implementation of the same values (F.pad on CUDA
+    # picks a decomposition whose backward is deterministic): compiled code keeps the default implementation.
+    "torch.are_deterministic_algorithms_enabled": False,
 }
 # Read (not called) by torch's Python code; cudnn_enabled only picks a backend for the same result.
 LIBRARY_CONSTANTS: dict[str, object] = {"torch.backends.cudnn.enabled": True}
@@ -272,8 +273,6 @@ class Builder:
         self.env: dict[str, Value] = {}
         self.vars = 0
         self.complete = True
-        self.template_span: Span | None = None  # set while expanding a wrapper: problems point at the user's call
-        self.template_shown = ""
         self.random = False
         self.natives: set[str] = set()
         self.returned = False
@@ -337,12 +336,17 @@ class Builder:
     # --- problems ----------------------------------------------------------------------
 
     def _span(self, span: Span) -> Span:
-        # Inside a helper of another file, a finding stands at the call in the region's own file.
-        return self.template_span or self.anchor or span
+        # Inside a helper of another file (or torch's Python code), a finding stands at the call in the region's file.
+        return self.anchor or span
+
+    def _library_subject(self, name: str, why: str) -> tuple[str, str]:
+        """In torch's Python code a finding names the user's call, and says where inside it the problem is."""
+        if not self.frame.library or name == self.frame.called_as:
+            return name, why
+        return self.frame.called_as, f"at `{name}`: {why}"
 
     def unsupported(self, span: Span, name: str, why: str, attribute: bool = False) -> Poisoned:
-        if self.template_span is not None:
-            name = self.template_shown
+        name, why = self._library_subject(name, why)
         self.problems.unsupported.append(Unsupported(self._span(span), name, why, attribute, self.frame.context))
         self.complete = False
         if self.frame.library:
@@ -350,8 +354,7 @@ class Builder:
         return POISON
 
     def type_problem(self, span: Span, subject: str, why: str) -> Poisoned:
-        if self.template_span is not None:
-            subject = self.template_shown
+        subject, why = self._library_subject(subject, why)
         self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context))
         self.complete = False
         if self.frame.library:
@@ -451,7 +454,7 @@ class Builder:
     def library_statement(self, node: ast.stmt) -> None:
         """torch's own Python: `if` on what is known here folds, a check of a run-time value is kept, a warning is
         not printed, and what is left (a decision on a run-time value) is refused."""
-        shown = self.template_shown or self.frame.called_as
+        shown = self.frame.called_as
         if _is_warning(node, self.frame.scope):
             return  # compiled code prints none of the warnings torch's Python layer would
         if isinstance(node, ast.Raise):
@@ -491,7 +494,7 @@ class Builder:
             return
         why = "reads a tensor's value back into Python" if isinstance(value, Expr) and isinstance(value.type, t.TensorT) \
             else "is not a value ppy computes"
-        self.unsupported(span, self.template_shown or self.frame.called_as,
+        self.unsupported(span, self.frame.called_as,
                          f"torch's Python code checks `{display(test)}`, which {why}")
         raise _Abandon
 
@@ -808,7 +811,7 @@ class Builder:
         if isinstance(node, (ast.Tuple, ast.List)):
             return self.display_sequence(node)
         if isinstance(node, ast.IfExp):
-            if self.template_span is not None or self.frame.library:
+            if self.frame.library:
                 return self.fold_condition(node)
             self.structural(node)
             self.expr(node.test)
@@ -863,11 +866,6 @@ class Builder:
         span = Span.of(node)
         if name in self.env:
             return self.env[name]
-        if self.template_span is not None:
-            if name == ATEN:
-                return ModuleRef("aten")
-            if name == TORCH:
-                return ModuleRef("torch")
         if name in self.frame.locals:
             return self.type_problem(span, name, f"`{name}` is used before it is assigned "
                                      "(Python raises UnboundLocalError)")
@@ -885,8 +883,6 @@ class Builder:
             target = scope.imports[name]
             if name in scope.modules:
                 if self.frame.library and target != "torch":
-                    from ppy_check import torch_python
-
                     if torch_python.shipped(target):
                         return LibraryModule(target)
                 if target.split(".")[0] not in ("torch", "math", "builtins", "einops"):
@@ -900,8 +896,10 @@ class Builder:
             if binding.kind is BindingKind.CONSTANT and binding.value is not None:
                 return self.constant(binding.value, span)
             if binding.kind is BindingKind.FUNCTION and isinstance(binding.node, ast.FunctionDef):
-                return FunctionRef(f"<module>.{name}", name, Helper(binding.node, scope, self.frame.path,
-                                                                     library=self.frame.library))
+                if self.frame.library:
+                    return self.library_function(f"{torch_python.module_of(self.frame.path)}.{name}", binding.node,
+                                                 scope, name)
+                return FunctionRef(f"<module>.{name}", name, Helper(binding.node, scope, self.frame.path))
             if self.frame.library and binding.kind is BindingKind.VALUE and binding.value is not None:
                 return self.library_binding(binding.value, span, name)
             if binding.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
@@ -937,8 +935,6 @@ class Builder:
             answer = LIBRARY_CONSTANTS[dotted]
             return Const(answer, hostmath.type_of_value(answer), span)
         if root == "torch" and self.frame.library:
-            from ppy_check import torch_python
-
             if torch_python.shipped(dotted):
                 return LibraryModule(dotted)
         if root in ("torch", "math", "builtins", "einops"):
@@ -1016,10 +1012,19 @@ class Builder:
                                     f"torch's Python code tests `{display(node)}`, which ppy cannot tell here")
         return Const(answer, t.BOOL, Span.of(node))
 
+    def library_function(self, dotted: str, node: ast.FunctionDef, scope: ModuleScope, name: str) -> FunctionRef:
+        """A function of torch's Python code, or ppy's straight-line version of it where torch's loops."""
+        replaced = torch_python.override(dotted)
+        if replaced is not None:
+            node, module = replaced
+            return FunctionRef(dotted, name, Helper(node, module.scope, module.path, library=True))
+        return FunctionRef(dotted, name, Helper(node, scope, self.frame.path, library=True))
+
     def torch_python_function(self, dotted: str) -> Value | None:
         """A function of torch's Python source that ppy ships (``F.smooth_l1_loss`` is in torch.nn.functional)."""
-        from ppy_check import torch_python
-
+        replaced = torch_python.override(dotted)
+        if replaced is not None:
+            return Helper(replaced[0], replaced[1].scope, replaced[1].path, library=True)
         module_name, _, name = dotted.rpartition(".")
         for candidate in (module_name, "torch.functional" if module_name == "torch" else ""):
             module = torch_python.module(candidate) if candidate else None
@@ -1080,8 +1085,9 @@ class Builder:
                 return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
             return found
         if isinstance(base, FunctionRef) and self.frame.library and base.helper is None and \
-                f"{base.dotted}.{node.attr}" in LIBRARY_CONSTANTS | {"torch.backends.cudnn": None}:
-            return self.dotted_value(f"{base.dotted}.{node.attr}", span, display(node))
+                base.dotted.startswith("torch."):
+            # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
+            return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
         if isinstance(base, FunctionRef):
             return self.unsupported(span, display(node), "an attribute of a function", attribute=True)
         if isinstance(base, UntypedParam):
@@ -1442,11 +1448,11 @@ class Builder:
         span = Span.of(node)
         func = node.func
         shown = display(func)
-        if self.template_span is not None and isinstance(func, ast.Name) and func.id in TEMPLATE_FUNCTIONS:
-            return self.template_function(func.id, node)
         if self.frame.library and self.frame.scope.resolve(func) in ("isinstance", "builtins.isinstance") \
                 and "isinstance" not in self.env:
             return self.isinstance_of(node)
+        if self.frame.library and display(func) == "torch.jit.annotate" and len(node.args) == 2:
+            return self.expr(node.args[1])  # a type note for TorchScript: the value itself
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
@@ -1470,6 +1476,9 @@ class Builder:
                 if isinstance(found, FunctionRef) and found.helper is not None:
                     return self.inline(found.helper, args, keywords, span, shown)
                 return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
+            if isinstance(callee, FunctionRef) and self.frame.library and callee.helper is None and \
+                    callee.dotted.startswith("torch."):
+                return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, FunctionRef):
                 return self.unsupported(span, shown, "an attribute of a function")
             receiver = self.atom(callee, func.value)
@@ -1548,10 +1557,6 @@ class Builder:
             return self.math(name, args, keywords, span, shown)
         if namespace == "einops":
             return self.einops(name, args, keywords, span, shown)
-        if namespace == "aten":
-            if not self.data.has_function(name):
-                return self.unsupported(span, shown, f"torch {self.data.torch_version} has no native `{name}`")
-            return self.invoke_function(name, args, keywords, span, shown)
         if dotted in LIBRARY_ANSWERS:
             answer = LIBRARY_ANSWERS[dotted]
             return Const(answer, hostmath.type_of_value(answer), span)
@@ -1559,9 +1564,6 @@ class Builder:
             return self.ntuple(NTUPLES[dotted], args, span, shown)
         if namespace == "torch._C._VariableFunctions" and self.data.binding(TORCH, name) is not None:
             namespace, dotted = TORCH, f"torch.{name}"  # the builtin torch.X is
-        wrapper = lookup(namespace, name)
-        if wrapper is not None:
-            return self.expand(wrapper, args, keywords, span, shown)
         if namespace in FUNCTION_NAMESPACES:
             native = self.data.binding(namespace, name)
             if native is not None:
@@ -1571,6 +1573,8 @@ class Builder:
             return self.inline(helper, args, keywords, span, shown)
         if isinstance(helper, BooleanDispatch):
             return self.dispatch(helper, args, keywords, span, shown)
+        if isinstance(helper, FunctionRef) and helper.helper is not None:
+            return self.inline(helper.helper, args, keywords, span, shown)  # `threshold = _threshold`
         if namespace in FUNCTION_NAMESPACES:
             return self.unsupported(span, shown, f"`{namespace}.{name}` is not a torch operator with a C++ API")
         root = dotted.split(".")[0]
@@ -1599,11 +1603,13 @@ class Builder:
             return self.unsupported(span, shown, HOST_READING_METHODS[name])
         if name in QUERY_METHODS:
             return self.query(name, receiver, args, keywords, span, shown)
-        wrapper = lookup("Tensor", name)
-        if wrapper is not None:
-            return self.expand(wrapper, [Argument(receiver), *args], keywords, span, shown)
         if self.data.has_method(name):
             return self.invoke_method(name, receiver, args, keywords, span, shown)
+        method = torch_python.tensor_method(name)
+        if method is not None:
+            node_of, module = method
+            return self.inline(Helper(node_of, module.scope, module.path, library=True), [Argument(receiver), *args],
+                               keywords, span, shown)
         return self.unsupported(span, shown, f"`Tensor.{name}` is not a tensor method with a C++ API")
 
     def query(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
@@ -1675,6 +1681,8 @@ class Builder:
                 return Length(values[0], t.INT, span)
             if isinstance(kind, t.TensorT):
                 return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
+        if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
+            return values[0]  # `list(x.shape[2:])`: a region's sequences are values, either spelling
         self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
         raise _Abandon
 
@@ -1683,6 +1691,9 @@ class Builder:
         raise _Abandon
 
     def math(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        if name == "prod" and len(args) == 1 and not keywords and not args[0].spread and \
+                isinstance(args[0].value.type, (t.TupleT, t.SeqT)) and t.element_type(args[0].value.type) == t.INT:
+            return Host(HostOp.PROD, (self.atom(self.as_sequence(args[0].value)),), t.INT, span)  # `math.prod(x.shape)`
         if name not in hostmath.MATH_FUNCTIONS:
             self.unsupported(span, shown, f"`math.{name}` is not compiled")
             raise _Abandon
@@ -1762,7 +1773,7 @@ class Builder:
         kind = self.result_type(native, span, shown)
         effects = effects_of(native, values, out_names)
         for param, how in effects.writes:
-            self.writes.append(Write(param, self._span(span), self.template_shown or shown, write_kind or how))
+            self.writes.append(Write(param, self._span(span), self.frame.called_as or shown, write_kind or how))
         if effects.random:
             self.random = True
         self.natives.add(native.key)
@@ -1785,21 +1796,6 @@ class Builder:
         return t.TupleT(tuple(kinds), names if all(names) else None)
 
     # --- Python-level torch functions ----------------------------------------------------------
-
-    def expand(self, wrapper: Wrapper, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
-        """Evaluate a wrapper's template over the already-evaluated arguments (folding tests on literals)."""
-        bound = self.bind_signature(wrapper.arguments, args, keywords, span, shown)
-        saved = (self.env, self.template_span, self.template_shown)
-        self.env = dict(bound)
-        if self.template_span is None:
-            self.template_span, self.template_shown = span, shown
-        try:
-            result = self._expr(wrapper.template)
-            if not isinstance(result, (Poisoned, ModuleRef, FunctionRef)) and _needs_binding(result):
-                result = self.let(result)
-            return result
-        finally:
-            self.env, self.template_span, self.template_shown = saved
 
     def bind_signature(self, spec: ast.arguments, args: list[Argument], keywords: dict[str, Expr], span: Span,
                        shown: str) -> dict[str, Expr]:
@@ -1881,7 +1877,7 @@ class Builder:
         if isinstance(test, Const):
             return self._expr(node.body if test.value else node.orelse)
         source = node.test.left if isinstance(node.test, ast.Compare) else node.test
-        self.unsupported(Span.of(node), self.template_shown or self.frame.called_as,
+        self.unsupported(Span.of(node), self.frame.called_as,
                          f"`{display(source)}` must be a literal here")
         raise _Abandon
 
@@ -2058,18 +2054,6 @@ class Builder:
             parts.append((size, False))
         target = self.concatenate(parts, span)
         return self.invoke_method("reshape", x, [Argument(self.atom(target))], {}, span, shown)
-
-    def template_function(self, name: str, node: ast.Call) -> Value:
-        """A template's own helpers: ``unsupported("why")`` and ``aten_reduction(reduction)``."""
-        if name == "unsupported":
-            assert isinstance(node.args[0], ast.Constant)
-            return self.unsupported(Span.of(node), self.template_shown, str(node.args[0].value))
-        value = self.expr(node.args[0])
-        if not isinstance(value, Const) or value.value not in REDUCTIONS:
-            return self.unsupported(Span.of(node), self.template_shown,
-                                    "`reduction` must be the literal 'none', 'mean' or 'sum'")
-        return Const(REDUCTIONS[value.value], t.INT, Span.of(node))
-
 
 # The classes a value of each model type is an instance of, for torch's `isinstance` tests.
 _INSTANCE_OF: dict[type, frozenset[str]] = {

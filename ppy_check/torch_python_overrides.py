@@ -1,0 +1,44 @@
+# mypy: ignore-errors
+
+"""Straight-line versions of the few private helpers of torch's Python code that loop.
+
+torch checks a batch norm's input by multiplying its sizes in a loop over the
+rank, and fills an adaptive pool's ``None`` output sizes in a comprehension;
+a region has no loops, so ppy follows these instead of torch's own
+(``torch_python.py``). Each computes what torch's does, raises what torch's
+raises, and is checked against eager through the functions that call it
+(``tests/regions/torch_python_regions.py``). This module is read, never
+imported, by the checker: it is region syntax, not a runtime dependency.
+"""
+
+import math
+
+
+def _verify_batch_size(size):
+    if size[0] * math.prod(size[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _verify_spatial_size(size):
+    if math.prod(size[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def _list_with_default(out_size, defaults):
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    tail = defaults[-len(out_size):]
+    # The output size's length is known when the region is built: one spelling per rank torch pools over.
+    if len(out_size) == 1:
+        return [_or_default(out_size[0], tail[0])]
+    if len(out_size) == 2:
+        return [_or_default(out_size[0], tail[0]), _or_default(out_size[1], tail[1])]
+    if len(out_size) == 3:
+        return [_or_default(out_size[0], tail[0]), _or_default(out_size[1], tail[1]), _or_default(out_size[2], tail[2])]
+    raise NotImplementedError("an output size of more than three dimensions")
+
+
+def _or_default(value, default):
+    return value if value is not None else default
