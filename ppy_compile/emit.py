@@ -88,6 +88,11 @@ class Printer:
         self.headers: set[str] = set()
         self.lvalues = 0
         self.line_now = model.site.line
+        # The region's own lines, from its `def` to its return. A statement inlined from a helper or from
+        # torch's Python source carries that code's span, no line of the region's: its traceback frame
+        # is left out (line 0) rather than put on a wrong line.
+        last = max((s.span.end_line for s in model.body if isinstance(s, Return)), default=model.site.line)
+        self.own_lines = range(model.site.line, last + 1)
 
     # --- the function ----------------------------------------------------------------
 
@@ -113,10 +118,11 @@ class Printer:
                 "    } catch (...) { ppy::failed_at(ppy_line); throw; }\n}\n", spans)
 
     def emit(self, line: str, span: Span | None) -> None:
-        if span is not None and span.line != self.line_now:
-            self.lines.append(f"ppy_line = {span.line};")
+        source_line = (span.line if span.line in self.own_lines else 0) if span is not None else self.line_now
+        if source_line != self.line_now:
+            self.lines.append(f"ppy_line = {source_line};")
             self.line_spans.append(span)
-            self.line_now = span.line
+            self.line_now = source_line
         self.lines.append(line)
         self.line_spans.append(span)
 

@@ -25,7 +25,8 @@ def entry() -> Iterator[None]:
     """Calls reach the compiled entry (`--ppy-verify`'s observer, set aside here, would add its own frames)."""
     observer = runtime._observer
     runtime.set_observer(None)
-    for region in (failing_regions.project, failing_regions.first_part, failing_regions.spread):
+    for region in (failing_regions.project, failing_regions.first_part, failing_regions.spread,
+                   failing_regions.through_helpers):
         assert region.build(), f"{region.__name__} did not compile"
     try:
         yield
@@ -98,3 +99,15 @@ def test_a_call_that_succeeds_after_a_failure_is_not_blamed() -> None:
     # carries no region frame of the entry's own.
     error = raised(lambda: region("x", w))
     assert [entry[2] for entry in frames(error)].count(region.__name__) == 1
+
+
+@pytest.mark.parametrize("args", [(torch.randn(2, 3), torch.randn(3, 4), 5), (torch.randn(2, 3), torch.randn(5, 4), -1)],
+                         ids=["in torch's F.softmax", "in a helper"])
+def test_a_statement_inlined_from_elsewhere_is_never_put_on_a_wrong_line(args: tuple[Any, ...]) -> None:
+    # The model holds such a statement at the helper's (or torch's) own lines, not at the region's call:
+    # its frame may be left out, but a region frame, if any, stands at the call.
+    region = failing_regions.through_helpers
+    compiled, python = raised(lambda: region(*args)), raised(lambda: region.python(*args))
+    assert type(compiled) is type(python) and str(compiled).startswith(str(python))
+    calls = {line_of("p = F.softmax(x, dim=dim)"), line_of("return scaled_product(p, w)")}
+    assert {line for _, line, name in frames(compiled) if name == region.__name__} <= calls

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import ppy
 import torch
+import torch.nn.functional as F
 
 
 @ppy.opt(1)
@@ -28,6 +29,16 @@ def spread(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return y
 
 
+def scaled_product(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return torch.matmul(x, w) * 2.0
+
+
+@ppy.opt(1)
+def through_helpers(x: torch.Tensor, w: torch.Tensor, dim: int) -> torch.Tensor:
+    p = F.softmax(x, dim=dim)
+    return scaled_product(p, w)
+
+
 @project.samples
 def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     yield torch.randn(2, 3, device=device), torch.randn(3, 4, device=device)
@@ -41,3 +52,8 @@ def _(device: str) -> Iterator[tuple[torch.Tensor, int]]:
 @spread.samples
 def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     yield torch.randn(3, 3, device=device), torch.randn(3, 3, device=device)
+
+
+@through_helpers.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, int]]:
+    yield torch.randn(2, 3, device=device), torch.randn(3, 4, device=device), -1
