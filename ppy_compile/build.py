@@ -76,10 +76,9 @@ class BuiltModule:
 _loaded: dict[str, tuple[Artifact, Any]] = {}
 
 
-def _load_bridge(cache: Cache, key: str) -> Any:
-    """The bridge: its C++ for the region modules, its Python side (a module) for the runtime."""
+def _load_bridge(cache: Cache, key: str) -> None:
     if key in _loaded:
-        return _loaded[key][1]
+        return
     artifact = cache.open_artifact(key)
     if artifact is None:
         raise FileNotFoundError(key)
@@ -91,13 +90,21 @@ def _load_bridge(cache: Cache, key: str) -> Any:
     try:
         # Global symbols: the region modules resolve the bridge's functions against it, and
         # their dependency on it by its soname, which matches this copy without opening a file.
-        ctypes.CDLL(artifact.path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
-        module = _import(artifact.path, "ppy_bridge")
+        handle = ctypes.CDLL(artifact.path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
     except BaseException:
         artifact.close()
         raise
-    _loaded[key] = (artifact, module)
-    return module
+    _loaded[key] = (artifact, handle)
+
+
+def _bridge_module(key: str) -> Any:
+    """The bridge's Python side (its pybind11 module), imported from the very copy `_load_bridge` loaded."""
+    if key not in _bridge_modules:
+        _bridge_modules[key] = _import(_loaded[key][0].path, "ppy_bridge")
+    return _bridge_modules[key]
+
+
+_bridge_modules: dict[str, Any] = {}
 
 
 def _load_module(cache: Cache, key: str) -> Any:
@@ -295,7 +302,8 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     )
     if index["build"] is None:
         return result
-    result.bridge = _load_bridge(cache, index["bridge"])
+    _load_bridge(cache, index["bridge"])
+    result.bridge = _bridge_module(index["bridge"])
     module = _load_module(cache, index["build"])
     result.functions = {rid: getattr(module, name) for rid, name in result.symbols.items()}
     result.cpp_source = cache.build_dir(index["build"]) / "module.cpp"

@@ -77,6 +77,7 @@ NEEDS = {
     "test_no_torch.py": "integration", "test_packaging.py": "integration", "test_mypy_plugin.py": "integration",
     "test_typing.py": "integration", "test_pytest_plugin.py": "integration", "test_verify_collect.py": "integration",
     "test_verify_compare.py": "compiler", "test_verify_config.py": "integration", "test_verify_regions.py": "integration",
+    "test_fast_path.py": "compiler", "test_tracebacks.py": "compiler",
 }
 
 
