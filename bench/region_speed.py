@@ -227,12 +227,13 @@ def pybind_probe_source(region: Any) -> str:
 
 def build_pybind_probe(region: Any) -> Any:
     """Built once into the ppy cache (it takes torch's Python headers: the cold build is a start-up row)."""
-    from ppy_compile.build import _ensure_shared, _import
+    from ppy_compile.build import BRIDGE, SharedBuild, _ensure_shared, _import
     from ppy_compile.cache import Cache
 
     cache = Cache.open()
-    key = _ensure_shared(cache, "bench-pybind-probe", "probe.cpp", pybind_probe_source(region), "probe.so", 2,
-                         ["c10", "torch_cpu", "torch", "torch_python"], "bench: building the pybind11 probe")
+    probe = SharedBuild("bench-pybind-probe", "probe.cpp", pybind_probe_source(region), "probe.so", 2, BRIDGE.libraries,
+                        "building the pybind11 probe (bench/region_speed.py)")
+    key = _ensure_shared(cache, probe)
     artifact = cache.open_artifact(key)
     if artifact is None:
         raise SystemExit("the pybind11 probe was built but its cache entry does not check out")
@@ -366,15 +367,14 @@ TOOLCHAIN = TIMED + """
 """
 
 PLAIN_BRIDGE = TIMED + """
-    from ppy_compile.build import _ensure_shared
+    import dataclasses
+    from ppy_compile.build import BRIDGE, _ensure_shared
     from ppy_compile.cache import Cache
-    from ppy_compile.runtime_cpp import BRIDGE_SOURCE
     marker = "PYBIND11_MODULE(ppy_bridge"
-    assert marker in BRIDGE_SOURCE, "the bridge no longer has its pybind11 module"
-    plain = (BRIDGE_SOURCE.split(marker)[0] + "static PyModuleDef m = {PyModuleDef_HEAD_INIT, \\"ppy_bridge\\", nullptr, -1};"
+    assert marker in BRIDGE.source, "the bridge no longer has its pybind11 module"
+    plain = (BRIDGE.source.split(marker)[0] + "static PyModuleDef m = {PyModuleDef_HEAD_INIT, \\"ppy_bridge\\", nullptr, -1};"
              "PyMODINIT_FUNC PyInit_ppy_bridge() { return PyModule_Create(&m); }")
-    timed(lambda: _ensure_shared(Cache.open(), "bench-plain-bridge", "bridge.cpp", plain, "ppy_bridge.so", 2,
-                                 ["c10", "torch_cpu", "torch", "torch_python"], ""))
+    timed(lambda: _ensure_shared(Cache.open(), dataclasses.replace(BRIDGE, kind="bench-plain-bridge", source=plain)))
 """
 
 PYBIND_PROBE = TIMED + """

@@ -9,6 +9,8 @@ decide what the C++ says.
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import ctypes
 import hashlib
 import importlib.machinery
@@ -132,49 +134,89 @@ def _import(path: str, name: str) -> Any:
     return module
 
 
-def _ensure_shared(cache: Cache, kind: str, source_name: str, source: str, output: str, level: int,
-                   libraries: list[str], description: str) -> str:
-    """A build every module shares (the bridge, the precompiled header), made once under a lock."""
+@dataclass(frozen=True)
+class SharedBuild:
+    """A build every module shares (the bridge, the precompiled header): one per torch and toolchain."""
+
+    kind: str
+    source_name: str
+    source: str
+    output: str
+    level: int
+    libraries: tuple[str, ...]
+    description: str
+
+    def key(self, tool: Any) -> str:
+        return _sha(self.kind, BUILD_FORMAT, self.source, tool.identity, str(self.level),
+                    "soname" if self.output.endswith(".so") else "")
+
+
+BRIDGE = SharedBuild("bridge", "bridge.cpp", BRIDGE_SOURCE, "ppy_bridge.so", 2, ("c10", "torch_cpu", "torch", "torch_python"),
+                     "building the bridge to torch")
+# GCC uses a header precompiled at one -O level for any other level above
+# -O0 (it checks `__OPTIMIZE__`), so one artifact serves -O1 to -O3; -O0
+# modules, a debugging aid, parse the headers themselves.
+PCH_LEVEL = 2
+PCH = SharedBuild("pch", "ppy_pch.h", PCH_HEADER, "ppy_pch.h.gch", PCH_LEVEL, (), "precompiling torch's headers")
+
+
+def _ensure_shared(cache: Cache, shared: SharedBuild, progress: bool = True) -> str:
+    """One shared build, made once under a lock (``progress``: show it as a step of its own)."""
     from ppy_compile.toolchain import run_ninja, toolchain, write_ninja
 
     tool = toolchain()
+    key = shared.key(tool)
     # A shared object gets a soname: a module linked to it then depends on that
     # name, which the loader matches to the copy already loaded, instead of on a
     # path in the cache it would open itself.
-    shared_object = output.endswith(".so")
-    key = _sha(kind, BUILD_FORMAT, source, tool.identity, str(level), "soname" if shared_object else "")
-    soname = f"ppy_{kind}_{key[:16]}.so"
+    shared_object = shared.output.endswith(".so")
+    soname = f"ppy_{shared.kind}_{key[:16]}.so"
     if cache.valid(key) is not None:
         return key
     with cache.locked(key):
         if cache.valid(key) is not None:
             return key
-        with building(description), cache.staging(key) as folder:
-            (folder / source_name).write_text(source, encoding="utf-8")
-            write_ninja(folder, tool, source_name, output, level, libraries,
+        step = building(f"ppy: {shared.description} (once per torch version)") if progress else contextlib.nullcontext()
+        with step, cache.staging(key) as folder:
+            (folder / shared.source_name).write_text(shared.source, encoding="utf-8")
+            write_ninja(folder, tool, shared.source_name, shared.output, shared.level, list(shared.libraries),
                         extra_link=[f"-Wl,-soname,{soname}"] if shared_object else None)
             run_ninja(folder, tool)
-            extra: dict[str, Any] = {"kind": kind, "torch": tool.torch_version, "level": level}
+            extra: dict[str, Any] = {"kind": shared.kind, "torch": tool.torch_version, "level": shared.level}
             if shared_object:
                 extra["soname"] = soname
-            cache.publish(key, folder, output, extra)
+            cache.publish(key, folder, shared.output, extra)
     return key
 
 
+def _ensure_all_shared(cache: Cache, with_pch: bool) -> tuple[str, str | None]:
+    """The bridge, and the precompiled header when optimised modules need it.
+
+    On an empty cache both are missing, and neither needs the other: they build
+    at the same time (two compilers, one step shown), which halves the first
+    build's wait on a machine with two cores or more.
+    """
+    from ppy_compile.toolchain import toolchain
+
+    tool = toolchain()
+    wanted = [BRIDGE, PCH] if with_pch else [BRIDGE]
+    missing = [shared for shared in wanted if cache.valid(shared.key(tool)) is None]
+    if len(missing) > 1:
+        description = " and ".join(shared.description for shared in missing)
+        with building(f"ppy: {description} (once per torch version)"), \
+                concurrent.futures.ThreadPoolExecutor(len(missing)) as pool:
+            for future in [pool.submit(_ensure_shared, cache, shared, False) for shared in missing]:
+                future.result()
+    keys = [_ensure_shared(cache, shared) for shared in wanted]
+    return keys[0], keys[1] if with_pch else None
+
+
 def _ensure_bridge(cache: Cache) -> str:
-    return _ensure_shared(cache, "bridge", "bridge.cpp", BRIDGE_SOURCE, "ppy_bridge.so", 2,
-                          ["c10", "torch_cpu", "torch", "torch_python"],
-                          "ppy: building the bridge to torch (once per torch version)")
+    return _ensure_shared(cache, BRIDGE)
 
 
 def use_pch() -> bool:
     return os.environ.get("PPY_PCH", "1") not in ("0", "")
-
-
-# GCC uses a header precompiled at one -O level for any other level above
-# -O0 (it checks `__OPTIMIZE__`), so one artifact serves -O1 to -O3; -O0
-# modules, a debugging aid, parse the headers themselves.
-PCH_LEVEL = 2
 
 
 def pch_for(level: int) -> bool:
@@ -183,8 +225,7 @@ def pch_for(level: int) -> bool:
 
 def _ensure_pch(cache: Cache) -> str:
     """The precompiled header for optimised module builds (its digest is checked once per process)."""
-    return _ensure_shared(cache, "pch", "ppy_pch.h", PCH_HEADER, "ppy_pch.h.gch", PCH_LEVEL, [],
-                          "ppy: precompiling torch's headers (once per torch version)")
+    return _ensure_shared(cache, PCH)
 
 
 def _pch_crashes(cache: Cache) -> bool:
@@ -316,8 +357,7 @@ def _build(cache: Cache, source_key: str, origin: str, text: str, options: Build
 
     warn_once()
     started = time.perf_counter()
-    with building(f"ppy: modelling the regions of {Path(origin).name}"):
-        regions, errors, levels, silenced = _model_all(text, origin)
+    regions, errors, levels, silenced = _model_all(text, origin)
     symbols = {r.model.site.key: r.symbol for r in regions}
     effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
                for r in regions}
@@ -330,7 +370,7 @@ def _build(cache: Cache, source_key: str, origin: str, text: str, options: Build
     result = BuiltModule(errors=errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects)
     if regions:
         tool = toolchain()
-        bridge_key = _ensure_bridge(cache)
+        bridge_key, _ = _ensure_all_shared(cache, with_pch=pch_for(max(levels[r.model.site.key] for r in regions)))
         build_key = _build_unit(cache, tool, bridge_key, regions, index["fallbacks"], symbols, levels, origin, started,
                                 options)
         if build_key is not None:

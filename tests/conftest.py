@@ -73,7 +73,7 @@ NEEDS = {
     "test_opdata.py": "torch",
     "test_compile_ops.py": "compiler", "test_gpt2.py": "compiler", "test_runtime.py": "compiler",
     "test_torch_python.py": "compiler", "test_decorators.py": "compiler", "test_cache.py": "compiler",
-    "test_security.py": "compiler", "test_properties.py": "compiler", "test_layers.py": "checker", "test_escaping.py": "compiler", "test_progress.py": "checker",
+    "test_security.py": "compiler", "test_properties.py": "compiler", "test_layers.py": "checker", "test_escaping.py": "compiler", "test_progress.py": "checker", "test_build_steps.py": "compiler",
     "test_no_torch.py": "integration", "test_packaging.py": "integration", "test_mypy_plugin.py": "integration",
     "test_typing.py": "integration", "test_pytest_plugin.py": "integration", "test_verify_collect.py": "integration",
     "test_verify_compare.py": "compiler", "test_verify_config.py": "integration", "test_verify_regions.py": "integration",

@@ -1,0 +1,64 @@
+"""How a build on an empty cache is ordered: the once-per-torch builds run at the same time, as one step."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ppy_compile import build
+from ppy_compile.cache import Cache
+
+
+def test_the_bridge_and_the_header_build_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    cache = Cache.open(tmp_path / "cache")
+    built: set[str] = set()
+    # Each build waits for the other: run one after the other, the barrier would break.
+    both_running = threading.Barrier(2, timeout=20)
+    calls: list[tuple[str, bool]] = []
+
+    def fake_ensure(cache: Cache, shared: build.SharedBuild, progress: bool = True) -> str:
+        calls.append((shared.kind, progress))
+        if shared.kind not in built:
+            both_running.wait()
+            built.add(shared.kind)
+        return f"key-{shared.kind}"
+
+    def fake_valid(key: str) -> Any:
+        return None if not built else object()
+
+    monkeypatch.setattr(build, "_ensure_shared", fake_ensure)
+    monkeypatch.setattr(cache, "valid", fake_valid)
+    assert build._ensure_all_shared(cache, with_pch=True) == ("key-bridge", "key-pch")
+    assert {kind for kind, progress in calls if not progress} == {"bridge", "pch"}
+    step = capsys.readouterr().err
+    assert step.count("\n") == 1, step
+    assert step.startswith("ppy: building the bridge to torch and precompiling torch's headers (once per torch version) ...")
+
+
+def test_only_what_is_missing_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = Cache.open(tmp_path / "cache")
+    calls: list[tuple[str, bool]] = []
+
+    def fake_ensure(cache: Cache, shared: build.SharedBuild, progress: bool = True) -> str:
+        calls.append((shared.kind, progress))
+        return f"key-{shared.kind}"
+
+    monkeypatch.setattr(build, "_ensure_shared", fake_ensure)
+    # Only the header is missing: it is its own step; -O0 builds need no header at all.
+    monkeypatch.setattr(cache, "valid", lambda key: None if key == build.PCH.key(_tool()) else object())
+    assert build._ensure_all_shared(cache, with_pch=True) == ("key-bridge", "key-pch")
+    assert calls == [("bridge", True), ("pch", True)]
+    calls.clear()
+    assert build._ensure_all_shared(cache, with_pch=False) == ("key-bridge", None)
+    assert calls == [("bridge", True)]
+
+
+def _tool() -> Any:
+    from ppy_compile.toolchain import toolchain
+
+    return toolchain()
