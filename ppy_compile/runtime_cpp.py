@@ -186,8 +186,10 @@ PyObject* located(const char* file, const char* function, const char* region, in
     PyObject* args = value == nullptr || frame == nullptr ? nullptr : PyObject_GetAttrString(value, "args");
     if (args != nullptr && PyTuple_CheckExact(args) && PyTuple_GET_SIZE(args) == 1 &&
         PyUnicode_Check(PyTuple_GET_ITEM(args, 0)) && text != nullptr && PyUnicode_Check(text)) {
-        PyObject* message = PyUnicode_FromFormat("%U\n  in region `%s`, line %d: %U", PyTuple_GET_ITEM(args, 0),
-                                                 region, line, text);
+        // Without the source at hand (linecache finds no such line) the message still names the line.
+        PyObject* message = PyUnicode_GET_LENGTH(text) > 0
+            ? PyUnicode_FromFormat("%U\n  in region `%s`, line %d: %U", PyTuple_GET_ITEM(args, 0), region, line, text)
+            : PyUnicode_FromFormat("%U\n  in region `%s`, line %d", PyTuple_GET_ITEM(args, 0), region, line);
         PyObject* replaced = message == nullptr ? nullptr : PyTuple_Pack(1, message);
         if (replaced == nullptr || PyObject_SetAttrString(value, "args", replaced) < 0) PyErr_Clear();
         Py_XDECREF(replaced);

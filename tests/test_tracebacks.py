@@ -7,6 +7,8 @@ would be; the message keeps torch's text and adds the statement.
 
 from __future__ import annotations
 
+import importlib.util
+import linecache
 import traceback
 from collections.abc import Callable, Iterator
 from types import TracebackType
@@ -111,3 +113,19 @@ def test_a_statement_inlined_from_elsewhere_is_never_put_on_a_wrong_line(args: t
     assert type(compiled) is type(python) and str(compiled).startswith(str(python))
     calls = {line_of("p = F.softmax(x, dim=dim)"), line_of("return scaled_product(p, w)")}
     assert {line for _, line, name in frames(compiled) if name == region.__name__} <= calls
+
+
+def test_without_its_source_the_frame_and_the_line_still_come(tmp_path: Any) -> None:
+    path = tmp_path / "gone.py"
+    path.write_text("import ppy\nimport torch\n\n\n@ppy.opt(1)\ndef gone(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:\n"
+                    "    return torch.matmul(x, w)\n")
+    spec = importlib.util.spec_from_file_location("ppy_traceback_gone", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.gone.build()
+    path.unlink()
+    linecache.clearcache()
+    error = raised(lambda: module.gone(torch.randn(2, 3), torch.randn(4, 5)))
+    assert frames(error)[-1] == (str(path), 7, "gone")
+    assert str(error).endswith("\n  in region `gone`, line 7")
