@@ -165,31 +165,39 @@ PyObject* slow_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObje
 
 // --- errors from inside a region -----------------------------------------------------------
 // With the exception set, as Cython does for .pyx lines: a traceback entry for the region's
-// statement (file, line, function), and the statement after torch's message. Always nullptr.
-PyObject* located(const char* file, const char* function, const char* region, int line) {
-    if (line <= 0 || !PyErr_Occurred()) return nullptr;
+// statement, named as Python names the region's own frames (its code's file and name), and the
+// statement after the exception's message. Called as the region (self: its context); a call of
+// the module's entry gets neither. Always nullptr.
+PyObject* located(PyObject* self, int line) {
+    if (line <= 0 || !PyErr_Occurred() || !is_context(self)) return nullptr;
+    PyObject* python = PyTuple_GET_ITEM(self, PYTHON_BODY);
+    if (!PyFunction_Check(python)) return nullptr;
+    auto* body = reinterpret_cast<PyCodeObject*>(PyFunction_GetCode(python));
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     PyErr_NormalizeException(&type, &value, &traceback);
     static PyObject* globals = PyDict_New();  // a frame needs globals; the region's own are not needed
-    PyObject* filename = PyUnicode_DecodeFSDefault(file);
-    PyCodeObject* code = filename == nullptr || globals == nullptr ? nullptr : PyCode_NewEmpty(file, function, line);
+    const char* file = PyUnicode_AsUTF8(body->co_filename);
+    const char* function = file == nullptr ? nullptr : PyUnicode_AsUTF8(body->co_name);
+    PyCodeObject* code = function == nullptr || globals == nullptr ? nullptr : PyCode_NewEmpty(file, function, line);
     PyFrameObject* frame = code == nullptr ? nullptr : PyFrame_New(PyThreadState_Get(), code, globals, nullptr);
     PyObject* text = nullptr;
     if (frame != nullptr) {
         PyObject* linecache = PyImport_ImportModule("linecache");
-        PyObject* source = linecache == nullptr ? nullptr : PyObject_CallMethod(linecache, "getline", "Oi", filename, line);
+        PyObject* source = linecache == nullptr ? nullptr
+                                                : PyObject_CallMethod(linecache, "getline", "Oi", body->co_filename, line);
         text = source == nullptr ? nullptr : PyObject_CallMethod(source, "strip", nullptr);
         Py_XDECREF(source);
         Py_XDECREF(linecache);
     }
-    PyObject* args = value == nullptr || frame == nullptr ? nullptr : PyObject_GetAttrString(value, "args");
+    PyObject* region = frame == nullptr ? nullptr : PyObject_GetAttrString(python, "__qualname__");
+    PyObject* args = value == nullptr || region == nullptr ? nullptr : PyObject_GetAttrString(value, "args");
     if (args != nullptr && PyTuple_CheckExact(args) && PyTuple_GET_SIZE(args) == 1 &&
         PyUnicode_Check(PyTuple_GET_ITEM(args, 0)) && text != nullptr && PyUnicode_Check(text)) {
         // Without the source at hand (linecache finds no such line) the message still names the line.
         PyObject* message = PyUnicode_GET_LENGTH(text) > 0
-            ? PyUnicode_FromFormat("%U\n  in region `%s`, line %d: %U", PyTuple_GET_ITEM(args, 0), region, line, text)
-            : PyUnicode_FromFormat("%U\n  in region `%s`, line %d", PyTuple_GET_ITEM(args, 0), region, line);
+            ? PyUnicode_FromFormat("%U\n  in region `%S`, line %d: %U", PyTuple_GET_ITEM(args, 0), region, line, text)
+            : PyUnicode_FromFormat("%U\n  in region `%S`, line %d", PyTuple_GET_ITEM(args, 0), region, line);
         PyObject* replaced = message == nullptr ? nullptr : PyTuple_Pack(1, message);
         if (replaced == nullptr || PyObject_SetAttrString(value, "args", replaced) < 0) PyErr_Clear();
         Py_XDECREF(replaced);
@@ -197,8 +205,8 @@ PyObject* located(const char* file, const char* function, const char* region, in
     }
     PyErr_Clear();  // anything that went wrong above: the original exception still stands
     Py_XDECREF(args);
+    Py_XDECREF(region);
     Py_XDECREF(text);
-    Py_XDECREF(filename);
     Py_XDECREF(reinterpret_cast<PyObject*>(code));
     PyErr_Restore(type, value, traceback);
     if (frame != nullptr) {
@@ -291,7 +299,7 @@ int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargs
          Py_ssize_t count, PyObject** out);
 PyObject* python_body(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 PyObject* slow_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
-PyObject* located(const char* file, const char* function, const char* region, int line);
+PyObject* located(PyObject* self, int line);
 }
 
 namespace ppy {

@@ -139,8 +139,6 @@ def _entry(region: UnitRegion, name: str, below: str | None) -> str:
     bail = "ppy_bridge::python_body(self, args, nargsf, kwnames)"
     taken, names = _take(model, "argv", bail)
     call = f"{region.symbol}({', '.join(names)})"
-    site = model.site
-    where = f"{string_literal(site.path)}, {string_literal(site.name)}, {string_literal(site.qualname)}"
     lines = [
         f"static PyObject* {name}(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {{",
         f"    PyObject* bound[{max(count, 1)}];",
@@ -163,10 +161,10 @@ def _entry(region: UnitRegion, name: str, below: str | None) -> str:
         lines.append("        return ppy::to_python(result);")
     lines += ["    } catch (const ppy::PythonError& error) {",
               "        error.raise();",
-              f"        return ppy_bridge::located({where}, ppy::take_failed_line());",
+              "        return ppy_bridge::located(self, ppy::take_failed_line());",
               "    } catch (...) {",
               "        ppy_bridge::raise_current();",
-              f"        return ppy_bridge::located({where}, ppy::take_failed_line());",
+              "        return ppy_bridge::located(self, ppy::take_failed_line());",
               "    }", "}"]
     return "\n".join(lines)
 
