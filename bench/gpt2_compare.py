@@ -1,13 +1,15 @@
 """The seed document's comparison: GPT-2 with one ppy region per block, against eager and torch.compile.
 
-    python bench/gpt2_compare.py [--paths eager,compile,ppy] [--rounds 3] [--update-readme]
+    python bench/gpt2_compare.py [--paths eager,compile,ppy,ppy+compile] [--rounds 3] [--update-readme]
 
 Each path runs in processes of its own (bench/gpt2_worker.py), all in this one
 invocation: first a process that only times its first forward from empty
 caches (cold: ppy builds its module, torch.compile compiles its graph), then
 processes with the caches warm, the paths taking turns, that time their first
-forward again (warm start) and then every row. On CUDA: GPT-2 XL in bfloat16, the seed's rows, and
-reduce-overhead too. On CPU: the six-layer GPT-2-small stack in float32, with
+forward again (warm start) and then every row. ppy+compile is torch.compile of
+the model whose blocks are regions (the glue compiled, each region one
+operator): its cold start builds the regions and compiles the graph. On CUDA:
+GPT-2 XL in bfloat16, the seed's rows, and reduce-overhead too. On CPU: the six-layer GPT-2-small stack in float32, with
 smaller rows where the seed's would take minutes here.
 
 Every path must print the same answer on every row: the three aggregates
@@ -92,7 +94,8 @@ def disagree(results: dict[str, Any], paths: list[str], rows: list[str]) -> list
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--paths", default=None, help="comma-separated subset of eager,compile,reduce-overhead,ppy")
+    parser.add_argument("--paths", default=None,
+                        help="comma-separated subset of eager,compile,reduce-overhead,ppy,ppy+compile")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3, help="warm runs per path, taking turns (default 3)")
     parser.add_argument("--update-readme", action="store_true", help="refresh the table in README.md")
@@ -105,7 +108,8 @@ def main() -> None:
     spec = dict(CUDA if torch.cuda.is_available() else CPU)
     if args.rounds:
         spec["rounds"] = args.rounds
-    default_paths = ["eager", "compile"] + (["reduce-overhead"] if spec["device"] == "cuda" else []) + ["ppy"]
+    default_paths = (["eager", "compile"] + (["reduce-overhead"] if spec["device"] == "cuda" else [])
+                     + ["ppy", "ppy+compile"])
     paths = args.paths.split(",") if args.paths else default_paths
     console = Console(stderr=True)
     results: dict[str, Any] = {}

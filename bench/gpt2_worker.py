@@ -2,9 +2,11 @@
 
     python bench/gpt2_worker.py PATH ROWS_JSON [--first-call-only]
 
-PATH is eager, compile, reduce-overhead or ppy. The model is the example's
-(examples/gpt2/gpt2.py) on the same seed, so every path computes the same
-numbers; eager and torch.compile run the regions' Python bodies.
+PATH is eager, compile, reduce-overhead, ppy or ppy+compile. The model is the
+example's (examples/gpt2/gpt2.py) on the same seed, so every path computes the
+same numbers; eager and torch.compile run the regions' Python bodies, and
+ppy+compile is torch.compile of the model whose blocks are regions: the glue
+between them compiled, each region call one operator in the graph.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def load_model_module(path: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules["gpt2_example"] = module
     spec.loader.exec_module(module)
-    if path != "ppy":
+    if path not in ("ppy", "ppy+compile"):
         # Plain PyTorch: the Model calls the module globals, so it calls the Python bodies.
         module.block, module.step = module.block.python, module.step.python
     return module
@@ -73,7 +75,7 @@ def main() -> None:
 
     forward, runner = model.forward, model.run
     mark: Callable[[], None] | None = None
-    if path == "compile":
+    if path in ("compile", "ppy+compile"):
         forward, runner = torch.compile(model.forward), torch.compile(model.run)
     elif path == "reduce-overhead":
         forward = torch.compile(model.forward, mode="reduce-overhead")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
@@ -86,6 +87,16 @@ def _same_file(given: str, actual: str) -> bool:
     return resolved.replace(os.sep, "/").split("/")[-len(tail):] == tail
 
 
+def _not_compiling() -> bool:
+    return False
+
+
+# While torch compiles or exports, a region call is its torch operator: ppy/torch_op.py installs its
+# check (torch.compiler's flag, a constant True to Dynamo) and its entry here once torch is loaded.
+_compiling: Callable[[], bool] = _not_compiling
+_traced_call: Callable[[Region[Any, Any], tuple[Any, ...], dict[str, Any]], Any] | None = None
+
+
 class Call:
     """One call's arguments: a sample for a region."""
 
@@ -125,7 +136,13 @@ class Region(Generic[P, R]):
         self._samples: Callable[..., Iterable[object]] | None = None
         self._site: RegionSite | None = None
         self._binder: Callable[..., None] | None = None
+        # What the build's model says the region does besides its result: {"writes": [...], "random": bool}.
+        self._effects: dict[str, Any] | None = None
         _live.add(self)
+        if _traced_call is None and "torch" in sys.modules:
+            from ppy import torch_op
+
+            torch_op.install()
 
     @property
     def site(self) -> RegionSite:
@@ -147,7 +164,9 @@ class Region(Generic[P, R]):
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         # A compiled region's calls do not come here: its class's __call__ is then the compiled entry
-        # itself (ppy.runtime), which comes back here only for a call it cannot bind.
+        # itself (ppy.runtime), which comes back here only for what it does not take as it is.
+        if _compiling():
+            return _traced_call(self, args, kwargs)  # type: ignore[misc, no-any-return]
         try:
             return _runtime().call(self, args, kwargs)  # type: ignore[no-any-return]
         except TypeError:

@@ -5,6 +5,14 @@ region of that file at once. A region that cannot be built warns once, naming
 itself and the reason, and runs as Python; ``PPY_STRICT=1`` makes that an
 error. A region that breaks the rules raises ``RegionError``.
 
+On a cache miss the build runs in a background thread (``PPY_BUILD=background``,
+the default): the file's regions run their Python bodies, Python's own answers,
+until it is done, and the compiled code from the next call after. A new
+machine's first result is then as quick as eager PyTorch's, and the one-time
+work (the bridge, the precompiled header) happens beside the program instead
+of before it. ``PPY_BUILD=wait``, ``PPY_STRICT``, ``region.build()`` and
+``pytest --ppy-verify`` wait for the build instead.
+
 Once built, a region object's calls no longer come through here: its class
 becomes one whose ``__call__`` is the compiled entry itself (``_entry_class``),
 which binds and converts the arguments in C and comes back to ``call`` only
@@ -98,29 +106,83 @@ def build_options() -> Any:
     return BuildOptions.parse_mutation(os.environ.get("PPY_TESTING_MUTATION", ""))
 
 
-def _built(path: str, text: str) -> Any:
-    from ppy_compile.build import build_module
+class Pending:
+    """A file's build running in a thread; its regions run as Python until ``done`` is set."""
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan  # the regions' findings are known already: a region that breaks the rules still raises
+        self.result: Any = None
+        self.done = threading.Event()
+        if not os.environ.get("PPY_QUIET"):
+            print(f"ppy: compiling the regions of {Path(plan.origin).name} in the background; until it is done they "
+                  "run as Python", file=sys.stderr, flush=True)
+        # Not a daemon: a program that ends first waits for the build, so its next run starts compiled.
+        self.thread = threading.Thread(target=self._run, name=f"ppy build of {Path(plan.origin).name}")
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.result = _guarded(lambda: _compile_plan(self.plan), self.plan.origin)
+        finally:
+            self.done.set()
+
+
+def _compile_plan(plan: Any) -> Any:
+    from ppy_compile.build import compile_plan
+
+    return compile_plan(plan)
+
+
+def background() -> bool:
+    """Whether a cache miss builds in the background (PPY_BUILD=background, the default) or is waited for."""
+    mode = os.environ.get("PPY_BUILD", "background")
+    if mode not in ("background", "wait"):
+        warnings.warn(f"ppy: PPY_BUILD={mode!r} is neither 'background' nor 'wait'; waiting for builds", stacklevel=2)
+        return False
+    return mode == "background" and not strict()
+
+
+def _guarded(step: Callable[[], Any], path: str) -> Any:
+    """A build step's result, or the BuildError that says why there is none."""
+    try:
+        return step()
+    except ModuleNotFoundError as error:
+        missing = error.name or "a package"
+        return BuildError(f"{missing} is not installed: the compiler needs it (pip install 'ppy-regions[torch]')")
+    except BuildError as error:
+        return error
+    except Exception as error:  # a ppy bug must not take the user's program down
+        return BuildError(f"ppy failed while compiling {Path(path).name} ({type(error).__name__}: {error}); "
+                          "this is a ppy bug worth reporting")
+
+
+def _built(path: str, text: str, wait: bool = True) -> Any:
+    """A file's BuiltModule or BuildError; without ``wait``, a Pending build where the cache misses."""
+    from ppy_compile.build import BuiltModule, plan_module
 
     with _lock:
         found = _modules.get(path)
         if found is None:
-            try:
-                found = build_module(path, text, options=build_options())
-            except ModuleNotFoundError as error:
-                missing = error.name or "a package"
-                found = BuildError(f"{missing} is not installed: the compiler needs it "
-                                   f"(pip install 'ppy-regions[torch]')")
-            except BuildError as error:
-                found = error
-            except Exception as error:  # a ppy bug must not take the user's program down
-                found = BuildError(f"ppy failed while compiling {Path(path).name} ({type(error).__name__}: {error}); "
-                                   "this is a ppy bug worth reporting")
+            planned = _guarded(lambda: plan_module(path, text, options=build_options()), path)
+            if isinstance(planned, (BuiltModule, BuildError)):
+                found = planned
+            elif wait or not background() or not planned.regions:
+                found = _guarded(lambda: _compile_plan(planned), path)
+            else:
+                found = Pending(planned)
             _modules[path] = found
-        return found
+    if isinstance(found, Pending):
+        if not wait and not found.done.is_set():
+            return found
+        found.done.wait()
+        with _lock:
+            _modules[path] = found = found.result
+    return found
 
 
-def prepare(region: Region) -> None:
-    """Give the region its compiled implementation, or settle it on its Python body."""
+def prepare(region: Region, wait: bool = True) -> None:
+    """Give the region its compiled implementation, or settle it on its Python body (without ``wait``, a build
+    that has to start runs in the background, and the region stays unprepared until it is done)."""
     if region._prepared:
         return
     region._prepared = True
@@ -131,11 +193,20 @@ def prepare(region: Region) -> None:
     except (BuildError, OSError, TypeError, UnicodeDecodeError) as error:
         _fallback(region, str(error))
         return
-    built = _built(path, text)
+    built = _built(path, text, wait)
+    rid = RegionSite.of_function(region.python).key
+    if isinstance(built, Pending):
+        if rid in built.plan.errors:
+            region._prepared = False  # the error repeats on every call, as the rules are still broken
+            raise RegionError(region.__qualname__, built.plan.errors[rid])
+        if rid in built.plan.silenced:
+            _fallback(region, built.plan.silenced[rid])
+            return
+        region._prepared = False  # each call looks again, until the build is done
+        return
     if isinstance(built, BuildError):
         _fallback(region, str(built))
         return
-    rid = RegionSite.of_function(region.python).key
     if rid in built.errors:
         region._prepared = False  # the error repeats on every call, as the rules are still broken
         raise RegionError(region.__qualname__, built.errors[rid])
@@ -149,6 +220,7 @@ def prepare(region: Region) -> None:
     region._compiled = function
     region._cpp_source_path = built.cpp_source
     region._cpp_symbol = built.symbols.get(rid)
+    region._effects = built.effects.get(rid, {})
     region._signature = inspect.signature(region.python)
     region._entry_class = _entry_class(region, built.bridge.bound_entry(function, _context(region, region._signature)))
     _prepared.append(region)
@@ -184,7 +256,7 @@ def _caller() -> tuple[str, int]:
 
 
 def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    prepare(region)
+    prepare(region, wait=False)
     compiled = region._compiled
     if compiled is None:
         return region.python(*args, **kwargs)

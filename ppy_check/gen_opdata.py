@@ -273,13 +273,14 @@ def _bindings(function_names: set[str]) -> dict[str, dict[str, str]]:
     variable_functions = torch._C._VariableFunctions
     bindings: dict[str, dict[str, str]] = {"torch": {}, "torch.nn.functional": {}, "torch._C._nn": {},
                                            "torch._C._VariableFunctions": {}}
+    # Private builtins (`_upsample_bicubic2d_aa`) are bound too: torch's own Python code calls them.
     for name in dir(variable_functions):
-        if not name.startswith("_") and name in function_names:
-            same = getattr(torch, name, None) is getattr(variable_functions, name)
+        if not name.startswith("__") and name in function_names:
+            same = not name.startswith("_") and getattr(torch, name, None) is getattr(variable_functions, name)
             # torch.X may be Python (torch.functional.norm) around the builtin torch's own code calls as _VF.X.
             bindings["torch" if same else "torch._C._VariableFunctions"][name] = name
     for name in dir(torch._C._nn):
-        if not name.startswith("_") and name in function_names:
+        if not name.startswith("__") and name in function_names:
             bindings["torch._C._nn"][name] = name
     functional = importlib.import_module("torch.nn.functional")
     for name in dir(functional):

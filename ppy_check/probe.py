@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ppy_check.model import hostmath
 from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, resolve
 from ppy_check.model.ir import Const, MakeTuple, Param, Span
@@ -62,16 +63,8 @@ def _static_type(value: Any) -> t.Type | None:
 
     if isinstance(value, torch.Tensor):
         return t.TENSOR
-    if isinstance(value, bool):
-        return t.BOOL
-    if isinstance(value, int):
-        return t.INT
-    if isinstance(value, float):
-        return t.FLOAT
-    if isinstance(value, str):
-        return t.STR
-    if value is None:
-        return t.NONE
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return hostmath.type_of_value(value)
     if isinstance(value, torch.dtype):
         return t.DTYPE
     if isinstance(value, torch.device):

@@ -298,10 +298,9 @@ def _model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list
     return regions, errors, levels, silenced
 
 
-def build_module(origin: str, text: str, cache: Cache | None = None, options: BuildOptions = BuildOptions()) -> BuiltModule:
-    """The compiled regions of one file, from the cache when it has them."""
-    from ppy_compile.toolchain import CompilerCrash
-
+def cached_module(origin: str, text: str, cache: Cache | None = None,
+                  options: BuildOptions = BuildOptions()) -> BuiltModule | None:
+    """The compiled regions of one file when the cache has them (a warm start: no parsing), else None."""
     cache = cache or Cache.open()
     source_key = _sha("source", light_identity(options), origin, text)
     index = cache.read_index(source_key)
@@ -312,12 +311,57 @@ def build_module(origin: str, text: str, cache: Cache | None = None, options: Bu
             pass  # an entry it names is missing or broken: build again
         except (CacheError, KeyError, TypeError, ValueError, AttributeError):
             cache.discard_index(source_key)  # not an index ppy wrote: build again
+    return None
+
+
+@dataclass
+class Plan:
+    """A file's regions modelled (the checker's findings known), before any C++ is built."""
+
+    cache: Cache
+    source_key: str
+    origin: str
+    options: BuildOptions
+    regions: list[UnitRegion]
+    errors: dict[str, list[Diagnostic]]
+    levels: dict[str, int]
+    silenced: dict[str, str]  # site key -> why it runs as Python (suppressed findings, compile=False)
+    started: float
+
+
+def plan_module(origin: str, text: str, cache: Cache | None = None,
+                options: BuildOptions = BuildOptions()) -> BuiltModule | Plan:
+    """The cached build of a file, or what building it takes: the quick part of a build, which can raise
+    a region's findings before the slow part (compile_plan) runs, possibly in the background."""
+    from ppy_compile.drift import warn_once
+
+    cache = cache or Cache.open()
+    found = cached_module(origin, text, cache, options)
+    if found is not None:
+        return found
+    warn_once()
+    started = time.perf_counter()
+    regions, errors, levels, silenced = _model_all(text, origin)
+    source_key = _sha("source", light_identity(options), origin, text)
+    return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started)
+
+
+def compile_plan(plan: Plan) -> BuiltModule:
+    """The slow part of a build: the C++ of a planned file, built and loaded (and the cache's index written)."""
+    from ppy_compile.toolchain import CompilerCrash
+
     try:
-        return _build(cache, source_key, origin, text, options)
+        return _build(plan)
     except CompilerCrash:
-        if not _pch_crashes(cache):
+        if not _pch_crashes(plan.cache):
             raise
-        return _build(cache, source_key, origin, text, options)  # with a precompiled header built anew
+        return _build(plan)  # with a precompiled header built anew
+
+
+def build_module(origin: str, text: str, cache: Cache | None = None, options: BuildOptions = BuildOptions()) -> BuiltModule:
+    """The compiled regions of one file, from the cache when it has them."""
+    planned = plan_module(origin, text, cache, options)
+    return planned if isinstance(planned, BuiltModule) else compile_plan(planned)
 
 
 def _dependencies_changed(index: dict[str, Any]) -> bool:
@@ -351,13 +395,11 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     return result
 
 
-def _build(cache: Cache, source_key: str, origin: str, text: str, options: BuildOptions) -> BuiltModule:
-    from ppy_compile.drift import warn_once
+def _build(plan: Plan) -> BuiltModule:
     from ppy_compile.toolchain import toolchain
 
-    warn_once()
-    started = time.perf_counter()
-    regions, errors, levels, silenced = _model_all(text, origin)
+    cache, source_key, origin, options = plan.cache, plan.source_key, plan.origin, plan.options
+    regions, errors, levels, silenced, started = plan.regions, plan.errors, plan.levels, plan.silenced, plan.started
     symbols = {r.model.site.key: r.symbol for r in regions}
     effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
                for r in regions}
@@ -395,6 +437,14 @@ def _build_unit(cache: Cache, tool: Any, bridge_key: str, regions: list[UnitRegi
         level = max(levels[r.model.site.key] for r in regions)
         pch_key = _ensure_pch(cache) if pch_for(level) else None
         unit = translation_unit(regions, origin, options, precompiled=pch_key is not None)
+        for region in [r for r in regions if r.symbol in unit.failed]:
+            regions.remove(region)
+            key = region.model.site.key
+            del symbols[key]
+            fallbacks[key] = (f"ppy could not lower it to C++ (line {region.model.site.line}), a ppy bug worth "
+                              f"reporting: {unit.failed[region.symbol]}")
+        if not regions:
+            return None
         build_key = _sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "")
         try:
             if cache.valid(build_key) is None:

@@ -245,9 +245,16 @@ def sequence_element(kind: t.Type) -> str:
     return cpp_type(element)
 
 
+def _same_python_type(value: t.Type, target: t.Type) -> bool:
+    """Equal but for a named tuple's field names, which C++ does not spell."""
+    if isinstance(value, t.TupleT) and isinstance(target, t.TupleT):
+        return value.items == target.items
+    return value == target
+
+
 def convert(code: str, value: t.Type, target: t.Type) -> str:
     """A region value as another region type it is assignable to (a return, a tuple item, a sequence)."""
-    if value == target:
+    if value == target or cpp_type(value) == cpp_type(target) and _same_python_type(value, target):
         return code
     if isinstance(target, t.NumberT):
         return scalar(code, value)
@@ -265,4 +272,13 @@ def convert(code: str, value: t.Type, target: t.Type) -> str:
         return f"{cpp_type(target)}({convert(code, value, target.inner)})"
     if isinstance(target, t.SeqT) and isinstance(value, t.SeqT):
         return f"ppy::convert_vector<{cpp_type(target.item)}>({code})"
+    if isinstance(value, t.TupleT) and isinstance(target, (t.TupleT, t.SeqT)):
+        # A multi-output op's result (a named tuple: `torch.max(x, 1)`) returned as a tuple or a sequence.
+        targets = target.items if isinstance(target, t.TupleT) else (target.item,) * len(value.items)
+        if len(targets) != len(value.items):
+            raise NoCppForm(f"{value} as {target}")
+        items = ", ".join(convert(f"::std::get<{i}>(ppy_t)", item, goal)
+                          for i, (item, goal) in enumerate(zip(value.items, targets)))
+        built = f"{cpp_type(target)}({items})" if isinstance(target, t.TupleT) else f"{cpp_type(target)}{{{items}}}"
+        return f"[&]() {{ const auto& ppy_t = {code}; return {built}; }}()"
     raise NoCppForm(f"{value} as {target}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ppy_check.model import types as t
 from ppy_check.model.ir import (
-    Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
+    Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
     Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, SliceIndex, Span,
     Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var,
 )
@@ -87,6 +87,7 @@ class Printer:
         self.line_spans: list[Span | None] = []
         self.headers: set[str] = set()
         self.lvalues = 0
+        self.depth = 0  # blocks of a run-time decision of torch's Python code (Branch) the printer is inside
         self.line_now = model.site.line
         # The region's own lines, from its `def` to its return. A statement inlined from a helper or from
         # torch's Python source carries that code's span, no line of the region's: its traceback frame
@@ -120,10 +121,10 @@ class Printer:
     def emit(self, line: str, span: Span | None) -> None:
         source_line = (span.line if span.line in self.own_lines else 0) if span is not None else self.line_now
         if source_line != self.line_now:
-            self.lines.append(f"ppy_line = {source_line};")
+            self.lines.append("    " * self.depth + f"ppy_line = {source_line};")
             self.line_spans.append(span)
             self.line_now = source_line
-        self.lines.append(line)
+        self.lines.append("    " * self.depth + line)
         self.line_spans.append(span)
 
     def statement(self, statement: Stmt) -> None:
@@ -149,6 +150,14 @@ class Printer:
         elif isinstance(statement, ExpectLength):
             self.emit(f"ppy::expect_length({self.expr(statement.base)}, {statement.count}, "
                       f"{'true' if statement.at_least else 'false'});", span)
+        elif isinstance(statement, Branch):
+            for var, _, _ in statement.merged:
+                self.emit(f"{cpp_type(var.type)} {self.names.var(var)}{{}};", span)
+            self.emit(f"if ({self.expr(statement.test)}) {{", span)
+            self.block(statement.then_body, [(var, value) for var, value, _ in statement.merged])
+            self.emit("} else {", span)
+            self.block(statement.else_body, [(var, value) for var, _, value in statement.merged])
+            self.emit("}", span)
         elif isinstance(statement, Require):
             self.emit(f"if (!({self.expr(statement.holds)})) ppy::raise(PyExc_{statement.error.value}, "
                       f"{string_literal(statement.message)});", span)
@@ -158,6 +167,18 @@ class Printer:
                 return
             value = self.returned(statement.value, self.model.returns)
             self.emit(f"return {value};", span)
+
+    def block(self, body: tuple[Stmt, ...], assigned: list[tuple[Var, Expr | None]]) -> None:
+        """One way of a Branch: its statements, then each merged variable's value on this way (none if it raises)."""
+        self.depth += 1
+        self.line_now = -1  # the line stored before it is one way's, not the other's: store afresh
+        for statement in body:
+            self.statement(statement)
+        for var, value in assigned:
+            if value is not None:
+                self.emit(f"{self.names.var(var)} = {self.value_as(value, var.type)};", value.span)
+        self.depth -= 1
+        self.line_now = -1
 
     def _dropped(self, value: Expr) -> bool:
         return self.options.mutation is Mutation.DROP_WRITES and isinstance(value, Call) and value.native.writes
@@ -309,7 +330,10 @@ class Printer:
 
     def host(self, value: Host) -> str:
         operands = value.operands
-        if value.op in _COMPARISONS and isinstance(operands[0].type, t.SeqT):
+        if value.op is HostOp.DEVICE_TYPE:
+            return f"::std::string(c10::DeviceTypeName(({self.expr(operands[0])}).type(), /*lower_case=*/true))"
+        if value.op in _COMPARISONS and isinstance(operands[0].type, (t.SeqT, t.StrT, t.DtypeT, t.LayoutT,
+                                                                      t.MemoryFormatT, t.DeviceT)):
             return f"({self.expr(operands[0])} {_COMPARISONS[value.op]} {self.expr(operands[1])})"
         if value.op in _COMPARISONS:
             left, right = operands
@@ -392,6 +416,8 @@ class Printer:
         if arg.is_write and isinstance(kind, BaseType):
             return self.lvalue(value, span)
         if _is_list(kind):
+            if isinstance(value.type, t.NoneT) and isinstance(kind, OptionalType):
+                return "::std::nullopt"  # `torch.sum(x, dim=None)`
             literal = self.literal_list(value, kind)
             if literal is not None:
                 return literal

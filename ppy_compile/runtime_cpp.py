@@ -312,6 +312,29 @@ struct PythonError {
 };
 [[noreturn]] inline void raise(PyObject* type, std::string message) { throw PythonError{type, std::move(message)}; }
 
+// Part of a result built as a tuple subclass Python would hand back (torch.Size, torch.return_types.max): the part
+// at `path` in tuples this call made is replaced by class(part). The class is found once, with the GIL held.
+inline PyObject* as_class(PyObject* result, std::initializer_list<Py_ssize_t> path, PyObject*& type,
+                          const char* module, const char* name) {
+    if (result == nullptr) return nullptr;
+    if (type == nullptr) {
+        PyObject* found = PyImport_ImportModule(module);
+        type = found == nullptr ? nullptr : PyObject_GetAttrString(found, name);
+        Py_XDECREF(found);
+        if (type == nullptr) { Py_DECREF(result); return nullptr; }
+    }
+    PyObject* holder = nullptr;
+    PyObject* part = result;
+    Py_ssize_t last = 0;
+    for (Py_ssize_t index : path) { holder = part; last = index; part = PyTuple_GET_ITEM(holder, index); }
+    PyObject* made = PyObject_CallOneArg(type, part);
+    if (made == nullptr) { Py_DECREF(result); return nullptr; }
+    if (holder == nullptr) { Py_DECREF(result); return made; }
+    Py_DECREF(part);
+    PyTuple_SET_ITEM(holder, last, made);
+    return result;
+}
+
 // --- Python's arithmetic on ints (64-bit, raising where Python's big ints would not fit) ---
 inline int64_t overflow() { raise(PyExc_OverflowError, "integer result does not fit in the 64 bits torch takes"); }
 inline int64_t py_add(int64_t a, int64_t b) { int64_t r; if (__builtin_add_overflow(a, b, &r)) overflow(); return r; }

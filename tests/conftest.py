@@ -39,6 +39,8 @@ if not _trusted(SESSION_CACHE):
     atexit.register(shutil.rmtree, SESSION_CACHE, True)
 os.environ["PPY_CACHE_DIR"] = str(SESSION_CACHE)
 os.environ.setdefault("PPY_QUIET", "1")
+# The suite asks for compiled code on the first call; tests/test_background.py covers background builds.
+os.environ.setdefault("PPY_BUILD", "wait")
 
 
 @pytest.fixture(scope="session")
@@ -73,10 +75,11 @@ NEEDS = {
     "test_opdata.py": "torch",
     "test_compile_ops.py": "compiler", "test_gpt2.py": "compiler", "test_runtime.py": "compiler",
     "test_torch_python.py": "compiler", "test_decorators.py": "compiler", "test_cache.py": "compiler",
-    "test_security.py": "compiler", "test_properties.py": "compiler", "test_layers.py": "checker", "test_escaping.py": "compiler", "test_progress.py": "checker", "test_build_steps.py": "compiler",
+    "test_security.py": "compiler", "test_properties.py": "compiler", "test_layers.py": "checker", "test_escaping.py": "compiler", "test_progress.py": "checker", "test_build_steps.py": "compiler", "test_background.py": "compiler",
     "test_no_torch.py": "integration", "test_packaging.py": "integration", "test_mypy_plugin.py": "integration",
     "test_typing.py": "integration", "test_pytest_plugin.py": "integration", "test_verify_collect.py": "integration",
     "test_verify_compare.py": "compiler", "test_verify_config.py": "integration", "test_verify_regions.py": "integration",
+    "test_corpus.py": "compiler", "test_opinfo.py": "compiler", "test_torch_stack.py": "integration",
     "test_fast_path.py": "compiler", "test_tracebacks.py": "compiler",
 }
 

@@ -62,3 +62,24 @@ def _tool() -> Any:
     from ppy_compile.toolchain import toolchain
 
     return toolchain()
+
+
+def test_a_region_ppy_cannot_lower_falls_back_alone(fresh_cache: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from ppy_compile import emit
+    from ppy_compile.cpp_types import NoCppForm
+
+    source = ("import ppy, torch\n\n\n@ppy.opt(1)\ndef crashes(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n\n"
+              "@ppy.opt(1)\ndef innocent(x: torch.Tensor) -> torch.Tensor:\n    return x + 1\n")
+    original = emit.Printer.function
+
+    def function(self: emit.Printer) -> Any:
+        if self.model.name == "crashes":
+            raise NoCppForm("a lowering ppy lacks")
+        return original(self)
+
+    monkeypatch.setattr(emit.Printer, "function", function)
+    built = build.build_module(str(tmp_path / "model.py"), source, Cache.open(fresh_cache))
+    assert list(built.functions) == ["innocent:9"]
+    (reason,) = built.fallbacks.values()
+    assert "ppy could not lower it to C++ (line 4), a ppy bug worth reporting: NoCppForm: a lowering ppy lacks" in reason

@@ -157,7 +157,7 @@ def test_a_ppy_bug_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("boom")
 
-    monkeypatch.setattr(ppy_compile.build, "build_module", broken)
+    monkeypatch.setattr(ppy_compile.build, "plan_module", broken)
     with pytest.warns(RuntimeWarning, match=r"region `twice` runs as Python: ppy failed while compiling buggy_regions.py \(ValueError: boom\).*a ppy bug"):
         result = module.twice(torch.ones(2))
     assert result.tolist() == [2.0, 2.0] and not module.twice.__ppy_region__

@@ -70,3 +70,27 @@ def test_both_sides_raising_alike_is_no_mismatch_but_is_reported() -> None:
     outcome = compare_call(region(clean, clean), ppy.Call(torch.randn(3), torch.randn(4)))
     assert not outcome.mismatches and isinstance(outcome.raised, RuntimeError)
     assert compare_call(region(clean, clean), ppy.Call(torch.randn(3), torch.randn(3))).raised is None
+
+
+def test_a_result_built_as_another_class_is_a_mismatch() -> None:
+    # The values are equal; a torch.Size returned as a plain tuple (or a torch.return_types.max as one) is not.
+    def python(x: torch.Tensor) -> Any:
+        return x.shape, torch.max(x, 0)
+
+    def compiled(x: torch.Tensor) -> Any:
+        return tuple(x.shape), torch.max(x, 0)
+
+    outcome = compare_call(region(python, compiled), ppy.Call(torch.randn(3, 2)))
+    assert [m.what for m in outcome.mismatches] == ["output"]
+    assert "torch.Size" in outcome.mismatches[0].detail and "builtins.tuple" in outcome.mismatches[0].detail
+
+
+def test_complex32_results_are_compared() -> None:
+    def python(x: torch.Tensor) -> torch.Tensor:
+        return x.chalf()
+
+    def compiled(x: torch.Tensor) -> torch.Tensor:
+        return (x + 1).chalf()
+
+    assert compare_call(region(python, python), ppy.Call(torch.randn(3))).mismatches == ()
+    assert [m.what for m in compare_call(region(python, compiled), ppy.Call(torch.randn(3))).mismatches] == ["output"]

@@ -18,6 +18,7 @@ arguments (``inplace``, ``reduction == "mean"``) fold at build time.
 from __future__ import annotations
 
 import ast
+import enum
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -27,9 +28,9 @@ from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
-    Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
-    MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, Return, SeqIndex, SeqSlice,
-    SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
+    Branch, Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
+    SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
 )
 from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
 from ppy_check.region import Region
@@ -43,6 +44,7 @@ MODULE_PATHS = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.spe
                           "torch._C", "torch._C._nn", "torch._C._VariableFunctions", "math"})
 TORCH = "torch"
 PYTHON_TYPES = ("float", "int", "bool", "complex")
+LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
 SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len", "list", "tuple"})
 # What torch's Python code asks about the world, answered for a region's plain tensors in plain eager code.
 LIBRARY_ANSWERS: dict[str, object] = {
@@ -56,7 +58,11 @@ LIBRARY_ANSWERS: dict[str, object] = {
     "torch.are_deterministic_algorithms_enabled": False,
 }
 # Read (not called) by torch's Python code; cudnn_enabled only picks a backend for the same result.
-LIBRARY_CONSTANTS: dict[str, object] = {"torch.backends.cudnn.enabled": True}
+LIBRARY_CONSTANTS: dict[str, object] = {
+    "torch.backends.cudnn.enabled": True,
+    # The name a third-party device backend goes by (torch.norm tests for it); ppy compiles for torch's own.
+    "torch.utils.backend_registration._privateuse1_backend_name": "privateuseone",
+}
 # torch.nn.modules.utils._pair and its kin: an int repeated, a sequence as it is.
 NTUPLES = {f"torch.nn.modules.utils.{name}": count
            for name, count in (("_single", 1), ("_pair", 2), ("_triple", 3), ("_quadruple", 4))}
@@ -89,6 +95,10 @@ TENSOR_PROPERTIES: dict[str, tuple[Query, t.Type]] = {
     "device": (Query.DEVICE, t.DEVICE),
     "ndim": (Query.DIM, t.INT),
     "is_cuda": (Query.IS_CUDA, t.BOOL),
+    "is_cpu": (Query.IS_CPU, t.BOOL),
+    "is_sparse": (Query.IS_SPARSE, t.BOOL),
+    "is_mkldnn": (Query.IS_MKLDNN, t.BOOL),
+    "is_meta": (Query.IS_META, t.BOOL),
     "requires_grad": (Query.REQUIRES_GRAD, t.BOOL),
     "layout": (Query.LAYOUT, t.LAYOUT),
 }
@@ -210,6 +220,14 @@ Value = Union[Expr, ModuleRef, FunctionRef, ProjectModule, LibraryModule, Boolea
               Poisoned]
 
 
+class RestTaken(enum.Enum):
+    """What library_if did with the statements after an `if` of torch's code."""
+
+    YES = "compiled inside the branch"
+    NO = "left to run after it"
+    NOT_HANDLED = "the `if` is a check or a warning, for library_statement"
+
+
 class _Abandon(Exception):
     """The current statement cannot be modelled any further (its problem is recorded)."""
 
@@ -275,6 +293,13 @@ class Builder:
         self.complete = True
         self.random = False
         self.natives: set[str] = set()
+        # Sequences that are torch.Size in Python (`x.shape`, its slices and sums), and variables holding them.
+        self.sizes: set[Expr] = set()
+        self.size_vars: set[Var] = set()
+        self.values: dict[Var, Expr] = {}  # each variable's value, to see what a returned variable holds
+        self.result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
+        self.branching = 0  # inside a run-time decision of torch's Python code (runtime_branch)
+        self.raising = False  # this way of such a decision raises
         self.returned = False
         self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path)
         self.dependencies: dict[str, str] = {}  # other files the region reached: path -> sha256
@@ -309,7 +334,7 @@ class Builder:
         if not self.complete or self.problems:
             return Analysis(None, self.problems, self.writes, self.callees)
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
-                            self.body, self.writes, self.random, self.natives, self.dependencies)
+                            self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes)
         return Analysis(model, self.problems, self.writes, self.callees)
 
     def _grad_mode(self) -> GradMode:
@@ -386,9 +411,109 @@ class Builder:
                 # Code after `return` never runs; Python compiles it anyway.
                 continue
             try:
+                if self.frame.library and isinstance(statement, ast.If):
+                    taken = self.library_if(statement, statements[index + 1:])
+                    if taken is RestTaken.YES:
+                        return  # the rest of the block was compiled inside the branch
+                    if taken is RestTaken.NO:
+                        continue
                 self.statement(statement)
             except _Abandon:
                 self.poison_targets(statement)
+
+    def library_if(self, node: ast.If, rest: list[ast.stmt]) -> RestTaken:
+        """An `if` of torch's Python code: folded when its test is known here, else compiled as a run-time branch,
+        taking the rest of the block into the way that does not return."""
+        test = self.try_constant(node.test)
+        if test is not None:
+            self.statements(node.body if test.value else node.orelse)
+            return RestTaken.NO
+        body = [n for n in node.body if not _is_warning(n, self.frame.scope)]
+        if not body and not node.orelse or len(body) == 1 and isinstance(body[0], ast.Raise) and not node.orelse:
+            return RestTaken.NOT_HANDLED  # a warning, or a check that raises: library_statement keeps it
+        then_ends, else_ends = _ends_in_return(node.body), _ends_in_return(node.orelse)
+        if then_ends and not else_ends:
+            self.runtime_branch(node.test, node.body, node.orelse + rest, node)
+            return RestTaken.YES
+        if else_ends and not then_ends:
+            self.runtime_branch(node.test, node.body + rest, node.orelse, node)
+            return RestTaken.YES
+        self.runtime_branch(node.test, node.body, node.orelse, node)
+        return RestTaken.NO
+
+    def runtime_branch(self, test_node: ast.expr, then: list[ast.stmt], otherwise: list[ast.stmt],
+                       node: ast.If) -> None:
+        """Both ways of a decision of torch's Python code, built one after the other, joined as a C++ `if`."""
+        span = Span.of(node)
+        test = self.expr(test_node)
+        if not isinstance(test, Expr) or not t.is_number(test.type):
+            self.unsupported(span, self.frame.called_as, f"torch's Python code decides on `{display(test_node)}`, "
+                             "which ppy cannot compute")
+            raise _Abandon
+        test = self.atom(self.host(HostOp.TO_BOOL, [test], span, display(test_node), kind=t.BOOL)
+                         if not isinstance(test.type, t.BoolT) else test)
+        saved = (self.body, self.env, self.returned, self.returned_value, self.raising)
+        ways = []
+        self.branching += 1
+        try:
+            for statements in (then, otherwise):
+                self.body, self.env = [], dict(saved[1])
+                self.returned, self.returned_value, self.raising = False, None, False
+                self.statements(statements)
+                value = self.atom(self.returned_value) if self.returned and not self.raising else None
+                ways.append((self.body, self.env, self.returned, value, self.raising))
+        finally:
+            self.branching -= 1
+            self.body, self.env, self.returned, self.returned_value, self.raising = saved
+        (then_body, then_env, then_returned, then_value, then_raises), \
+            (else_body, else_env, else_returned, else_value, else_raises) = ways
+        shown = f"torch's Python code decides on `{display(test_node)}` at run time, and"
+        merged: list[tuple[Var, Expr | None, Expr | None]] = []
+        if then_raises and else_raises:
+            self.returned, self.returned_value, self.raising = True, None, True
+        elif then_raises or else_raises:
+            # The way that raises never goes on: what follows is the other way's.
+            goes_on = (else_env, else_returned, else_value) if then_raises else (then_env, then_returned, then_value)
+            if goes_on[1]:
+                assert goes_on[2] is not None
+                self.returned, self.returned_value = True, self.merge("the result", goes_on[2], None, span, shown,
+                                                                      merged, then_raises)
+            else:
+                for name, value in goes_on[0].items():
+                    if self.env.get(name) is not value and isinstance(value, Expr):
+                        self.env[name] = self.merge(f"`{name}`", value, None, span, shown, merged, then_raises)
+        elif then_returned != else_returned:
+            self.unsupported(span, self.frame.called_as, f"{shown} returns one way only")
+            raise _Abandon
+        elif then_returned:
+            assert then_value is not None and else_value is not None
+            self.returned, self.returned_value = True, self.merge("the result", then_value, else_value, span, shown,
+                                                                  merged)
+        else:
+            for name in sorted(set(then_env) | set(else_env)):
+                one, other = then_env.get(name), else_env.get(name)
+                if one is other:
+                    continue
+                if one is None or other is None:
+                    self.env.pop(name, None)  # set one way only: reading it after would raise in Python too
+                    continue
+                if not isinstance(one, Expr) or not isinstance(other, Expr):
+                    self.unsupported(span, self.frame.called_as, f"{shown} `{name}` is a different function each way")
+                    raise _Abandon
+                self.env[name] = self.merge(f"`{name}`", one, other, span, shown, merged)
+        self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
+
+    def merge(self, what: str, one: Expr, other: Expr | None, span: Span, shown: str,
+              merged: list[tuple[Var, Expr | None, Expr | None]], swapped: bool = False) -> Read:
+        """One variable for a value two ways give (of one type), set on each way; ``other`` None: that way raises
+        (``swapped``: the raising way is the one where the test holds)."""
+        if other is not None and one.type != other.type:
+            self.unsupported(span, self.frame.called_as, f"{shown} {what} is a {one.type} one way and a "
+                             f"{other.type} the other")
+            raise _Abandon
+        var = self.new_var("", one.type)
+        merged.append((var, other, one) if swapped else (var, one, other))
+        return Read(var, one.type, span, one.aliases | (other.aliases if other is not None else frozenset()))
 
     def poison_targets(self, statement: ast.stmt) -> None:
         """A statement that could not be modelled binds nothing usable: later reads are not reported again."""
@@ -458,6 +583,12 @@ class Builder:
         if _is_warning(node, self.frame.scope):
             return  # compiled code prints none of the warnings torch's Python layer would
         if isinstance(node, ast.Raise):
+            error, message = self.raised(node)
+            if self.branching and error is not None:
+                # One way of a run-time decision raises: the compiled way raises the same exception.
+                self.body.append(Require(Const(False, t.BOOL, Span.of(node)), error, message, Span.of(node)))
+                self.returned, self.returned_value, self.raising = True, None, True
+                return
             self.unsupported(Span.of(node), shown, f"torch's Python code raises here (`{display(node)}`)")
             raise _Abandon
         assert isinstance(node, (ast.If, ast.Assert))
@@ -514,22 +645,30 @@ class Builder:
                                   for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
         return error, display(text)
 
+    def snapshot(self) -> tuple[int, int, int, int, int, bool]:
+        """Where the model stands, to take back what a tentative step recorded (rollback)."""
+        return (len(self.body), len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures),
+                len(self.writes), self.complete)
+
+    def rollback(self, saved: tuple[int, int, int, int, int, bool]) -> None:
+        del self.body[saved[0]:]
+        del self.problems.unsupported[saved[1]:]
+        del self.problems.types[saved[2]:]
+        del self.problems.captures[saved[3]:]
+        del self.writes[saved[4]:]
+        self.complete = saved[5]
+
     def try_constant(self, node: ast.expr) -> Const | None:
         """The value of an expression when it is known here, with nothing recorded when it is not."""
-        saved = (len(self.body), len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures),
-                 self.complete)
+        saved = self.snapshot()
         try:
             value = self.expr(node)
         except (_Abandon, _LibraryRefused):
             value = None
         if not isinstance(value, Const):
-            del self.body[saved[0]:]
-            del self.problems.unsupported[saved[1]:]
-            del self.problems.types[saved[2]:]
-            del self.problems.captures[saved[3]:]
-            self.complete = saved[4]
+            self.rollback(saved)
             return None
-        return value  # type: ignore[return-value]
+        return value
 
     def shadow(self, node: ast.AST) -> None:
         """Look inside a construct the structural rules refuse, so one run reports every problem in it."""
@@ -555,6 +694,95 @@ class Builder:
                 pass
         del self.body[saved[0]:]
         self.returned = saved[2]
+
+    def repeated(self, node: ast.ListComp) -> Expr | None:
+        """`[value for _ in range(n)]` in torch's Python code, its value not depending on the loop: the value,
+        computed once (it reads no tensor and cannot raise), repeated n times."""
+        (generator,) = node.generators if len(node.generators) == 1 else (None,)
+        if generator is None or generator.ifs or not isinstance(generator.target, ast.Name) or \
+                not isinstance(generator.iter, ast.Call) or display(generator.iter.func) != "range" or \
+                len(generator.iter.args) != 1 or \
+                any(isinstance(n, ast.Name) and n.id == generator.target.id for n in ast.walk(node.elt)):
+            return None
+        saved = self.snapshot()
+        try:
+            count = self.atom(self.expr(generator.iter.args[0]))
+            item = self.atom(self.expr(node.elt))
+        except (_Abandon, _LibraryRefused):
+            self.rollback(saved)
+            return None
+        if not isinstance(count.type, t.IntT) or not t.is_number(item.type) or \
+                not all(_harmless(statement) for statement in self.body[saved[0]:]):
+            self.rollback(saved)
+            return None
+        return self.sequence_operator(ast.Mult(), MakeTuple((item,), t.TupleT((item.type,)), item.span), count,
+                                      Span.of(node), display(node))
+
+    def iterations(self, generator: ast.comprehension) -> list[dict[str, Expr]] | None:
+        """The loop variables of each pass of a comprehension over something of known length here (a tuple,
+        `zip` of tuples, `range(<literal>)`), or None."""
+        if generator.ifs or generator.is_async:
+            return None
+        iterable = generator.iter
+        if isinstance(iterable, ast.Call) and display(iterable.func) in ("zip", "range") and not iterable.keywords:
+            values = [self.expr(a) for a in iterable.args]
+            if display(iterable.func) == "range":
+                if len(values) != 1 or not isinstance(values[0], Const) or not isinstance(values[0].value, int):
+                    return None
+                rows: list[list[Expr]] = [[Const(i, t.INT, Span.of(iterable))] for i in range(values[0].value)]
+            else:
+                if not values or not all(isinstance(v, Expr) and isinstance(v.type, t.TupleT) for v in values):
+                    return None
+                columns = [[_item(v, i) for i in range(len(v.type.items))] for v in values]  # type: ignore[union-attr]
+                rows = [list(row) for row in zip(*columns)]
+        else:
+            value = self.expr(iterable)
+            if not isinstance(value, Expr) or not isinstance(value.type, t.TupleT):
+                return None
+            rows = [[_item(value, i)] for i in range(len(value.type.items))]
+        target = generator.target
+        names = [target] if isinstance(target, ast.Name) else list(target.elts) if isinstance(target, ast.Tuple) else []
+        if not names or not all(isinstance(n, ast.Name) for n in names):
+            return None
+        if any(len(row) != len(names) for row in rows) and not (len(names) == 1 and all(len(row) == 1 for row in rows)):
+            return None
+        return [{n.id: v for n, v in zip(names, row)} for row in rows]  # type: ignore[attr-defined]
+
+    def unrolled(self, node: ast.ListComp | ast.GeneratorExp) -> MakeTuple | None:
+        """A comprehension of torch's Python code over something of known length, one item per pass."""
+        if len(node.generators) != 1:
+            return None
+        saved, env = self.snapshot(), dict(self.env)
+        try:
+            passes = self.iterations(node.generators[0])
+            if passes is None:
+                self.rollback(saved)
+                return None
+            items = []
+            for bound in passes:
+                self.env = {**env, **bound}
+                items.append(self.atom(self.expr(node.elt)))
+        except (_Abandon, _LibraryRefused):
+            self.rollback(saved)
+            return None
+        finally:
+            self.env = env
+        return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), Span.of(node),
+                         frozenset().union(*(i.aliases for i in items)))
+
+    def all_or_any(self, node: ast.Call) -> Value | None:
+        """`all(<generator>)` / `any(...)` in torch's Python code over something of known length."""
+        if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.GeneratorExp):
+            return None
+        items = self.unrolled(node.args[0])
+        if items is None:
+            return None
+        truths = [self.atom(self.host(HostOp.TO_BOOL, [i], i.span, display(node), kind=t.BOOL))
+                  if not isinstance(i.type, t.BoolT) else i for i in items.items]
+        if display(node.func) == "all":
+            return self.host(HostOp.ALL, truths, Span.of(node), display(node), kind=t.BOOL) if truths \
+                else Const(True, t.BOOL, Span.of(node))
+        return self.any_of(truths, Span.of(node), display(node))
 
     def shadow_scope(self, node: ast.expr) -> Poisoned:
         """A comprehension, lambda or walrus: reported by the loop or syntax rule; its names are still checked."""
@@ -596,7 +824,36 @@ class Builder:
     def let(self, value: Expr, name: str = "") -> Read:
         var = self.new_var(name, value.type)
         self.body.append(Let(var, value, value.span))
+        self.values[var] = value
+        if self.is_size(value):
+            self.size_vars.add(var)
         return Read(var, value.type, value.span, value.aliases)
+
+    def is_size(self, value: Expr) -> bool:
+        """Whether Python's value is a torch.Size: `x.shape`, `x.size()`, their slices, sums and repeats."""
+        if isinstance(value, TensorQuery):
+            return value.query is Query.SHAPE
+        if isinstance(value, Read):
+            return value.var in self.size_vars
+        if isinstance(value, SeqSlice):
+            return self.is_size(value.base)
+        if isinstance(value, Host) and value.op is HostOp.MUL and isinstance(value.type, t.SeqT):
+            return self.is_size(value.operands[0])
+        return value in self.sizes
+
+    def classes_of(self, value: Expr, path: tuple[int, ...]) -> list[tuple[tuple[int, ...], ResultClass]]:
+        """Where a returned value holds tuple subclasses Python would build (deepest first), by what made them."""
+        while isinstance(value, Read) and value.var in self.values and not self.is_size(value):
+            value = self.values[value.var]
+        found: list[tuple[tuple[int, ...], ResultClass]] = []
+        if isinstance(value, MakeTuple):
+            for index, item in enumerate(value.items):
+                found += self.classes_of(item, path + (index,))
+        if self.is_size(value):
+            found.append((path, ResultClass("torch", "Size")))
+        elif isinstance(value.type, t.TupleT) and value.type.structseq is not None:
+            found.append((path, ResultClass("torch.return_types", value.type.structseq)))
+        return found
 
     def atom(self, value: Value, node: ast.AST | None = None) -> Expr:
         """The value as something cheap to read more than once: a constant, a parameter, a variable or a tuple of them."""
@@ -659,6 +916,12 @@ class Builder:
         if len(starred) > 1:
             self.unsupported(span, display(target), "two starred targets")
             raise _Abandon
+        if isinstance(source.type, t.TensorT):
+            # Python iterates a tensor as `iter(x.unbind(0))`, after refusing a 0-d one with TypeError.
+            rank = self.atom(TensorQuery(source, Query.DIM, (), t.INT, span))
+            holds = self.atom(self.host(HostOp.NE, [rank, Const(0, t.INT, span)], span, display(target)))
+            self.body.append(Require(holds, PythonException.TYPE_ERROR, "iteration over a 0-d tensor", span))
+            source = self.atom(self.invoke_method("unbind", source, [], {}, span, display(statement)))
         if isinstance(source.type, t.TupleT):
             items = [_item(source, i) for i in range(len(source.type.items))]
             if starred:
@@ -770,6 +1033,7 @@ class Builder:
         if problem:
             self.type_problem(span, display(node), f"returns a {value.type} where `-> {declared}` was declared{problem}")
             raise _Abandon
+        self.result_classes = tuple(self.classes_of(value, ()))
         self.body.append(Return(value, span))
 
     # --- expressions --------------------------------------------------------------------
@@ -833,6 +1097,12 @@ class Builder:
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
             return self.unsupported(span, display(node), f"{kind} has no region type; regions pass tuples")
+        if isinstance(node, ast.ListComp) and self.frame.library:
+            repeated = self.repeated(node)
+            if repeated is None:
+                repeated = self.unrolled(node)
+            if repeated is not None:
+                return repeated
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
             return self.shadow_scope(node)
         if isinstance(node, ast.Starred):
@@ -1084,8 +1354,7 @@ class Builder:
             if found is None:
                 return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
             return found
-        if isinstance(base, FunctionRef) and self.frame.library and base.helper is None and \
-                base.dotted.startswith("torch."):
+        if isinstance(base, FunctionRef) and base.helper is None and base.dotted.startswith("torch."):
             # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
             return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
         if isinstance(base, FunctionRef):
@@ -1100,6 +1369,8 @@ class Builder:
             if isinstance(value.type, t.OptionalT):
                 value = self.unwrap(value, display(node.value), span)
             return self.tensor_property(value, node.attr, span, display(node))
+        if isinstance(kind, t.DeviceT) and node.attr == "type":
+            return Host(HostOp.DEVICE_TYPE, (value,), t.STR, span)
         if isinstance(kind, t.DtypeT) and node.attr in ("is_floating_point", "is_complex", "is_signed", "itemsize"):
             return self.unsupported(span, display(node), "dtype properties are not compiled yet", attribute=True)
         return self.unsupported(span, display(node), f"an attribute of a {value.type}", attribute=True)
@@ -1323,7 +1594,10 @@ class Builder:
         seq_left = isinstance(left.type, (t.TupleT, t.SeqT))
         seq_right = isinstance(right.type, (t.TupleT, t.SeqT))
         if isinstance(op, ast.Add) and seq_left and seq_right:
-            return self.concatenate([(left, True), (right, True)], span)
+            joined = self.concatenate([(left, True), (right, True)], span)
+            if self.is_size(left) or self.is_size(right):
+                self.sizes.add(joined)  # torch.Size + tuple, and tuple + torch.Size, is a torch.Size
+            return joined
         if isinstance(op, ast.Mult) and (seq_left != seq_right):
             sequence, count = (left, right) if seq_left else (right, left)
             if not isinstance(count.type, (t.IntT, t.BoolT)):
@@ -1427,6 +1701,11 @@ class Builder:
         if all(isinstance(v.type, (t.TupleT, t.SeqT)) and t.element_type(v.type) == t.INT for v in (left, right)):
             # Shapes compared (`target.size() == input.size()`): Python's tuple order is std::vector's.
             return Host(COMPARE_OPS[type(op)], (self.as_sequence(left), self.as_sequence(right)), t.BOOL, span)
+        if isinstance(op, (ast.Eq, ast.NotEq)) and type(left.type) is type(right.type) and \
+                isinstance(left.type, (t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT, t.DeviceT)):
+            if isinstance(left, Const) and isinstance(right, Const):
+                return Const((left.value == right.value) == isinstance(op, ast.Eq), t.BOOL, span)
+            return Host(COMPARE_OPS[type(op)], (left, right), t.BOOL, span)  # `x.layout == torch.strided`
         name = TENSOR_COMPARE[type(op)]
         left = self.unwrap(left, "operand", span) if isinstance(left.type, t.OptionalT) else left
         right = self.unwrap(right, "operand", span) if isinstance(right.type, t.OptionalT) else right
@@ -1453,6 +1732,10 @@ class Builder:
             return self.isinstance_of(node)
         if self.frame.library and display(func) == "torch.jit.annotate" and len(node.args) == 2:
             return self.expr(node.args[1])  # a type note for TorchScript: the value itself
+        if self.frame.library and display(func) in ("all", "any") and self.frame.scope.resolve(func) is not None:
+            decided = self.all_or_any(node)
+            if decided is not None:
+                return decided
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
@@ -1476,8 +1759,7 @@ class Builder:
                 if isinstance(found, FunctionRef) and found.helper is not None:
                     return self.inline(found.helper, args, keywords, span, shown)
                 return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
-            if isinstance(callee, FunctionRef) and self.frame.library and callee.helper is None and \
-                    callee.dotted.startswith("torch."):
+            if isinstance(callee, FunctionRef) and callee.helper is None and callee.dotted.startswith("torch."):
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, FunctionRef):
                 return self.unsupported(span, shown, "an attribute of a function")
@@ -1594,6 +1876,9 @@ class Builder:
         if isinstance(kind, t.OptionalT) and isinstance(kind.inner, t.TensorT):
             receiver = self.unwrap(receiver, display(node.func.value), span)  # type: ignore[attr-defined]
             kind = receiver.type
+        if isinstance(kind, (t.TupleT, t.SeqT)) and name in LIST_METHODS:
+            return self.unsupported(span, shown, "a region's sequences do not change in place; build a new tuple "
+                                    "(`items = (*items, x)`)")
         if not isinstance(kind, t.TensorT):
             return self.unsupported(span, shown, f"a method of a {kind}")
         if name in self.data.properties:
@@ -1603,9 +1888,21 @@ class Builder:
             return self.unsupported(span, shown, HOST_READING_METHODS[name])
         if name in QUERY_METHODS:
             return self.query(name, receiver, args, keywords, span, shown)
-        if self.data.has_method(name):
-            return self.invoke_method(name, receiver, args, keywords, span, shown)
         method = torch_python.tensor_method(name)
+        if self.data.has_method(name):
+            if method is None:
+                return self.invoke_method(name, receiver, args, keywords, span, shown)
+            saved = self.snapshot()
+            try:
+                native: Value | None = self.invoke_method(name, receiver, args, keywords, span, shown)
+            except _Abandon:
+                native = None
+            if not isinstance(native, Poisoned) and native is not None or len(self.problems.types) == saved[2]:
+                if native is None:
+                    raise _Abandon
+                return native
+            # torch's Python-level method takes what its builtin does not (`x.norm(dim=-1)`): follow it.
+            self.rollback(saved)
         if method is not None:
             node_of, module = method
             return self.inline(Helper(node_of, module.scope, module.path, library=True), [Argument(receiver), *args],
@@ -1682,7 +1979,14 @@ class Builder:
             if isinstance(kind, t.TensorT):
                 return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
         if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
-            return values[0]  # `list(x.shape[2:])`: a region's sequences are values, either spelling
+            value = values[0]
+            if isinstance(value.type, t.TupleT) and value.type.structseq is not None:
+                # `tuple(torch.max(x, 1))` is a plain tuple of the fields
+                items = tuple(_item(value, i) for i in range(len(value.type.items)))
+                return MakeTuple(items, t.TupleT(value.type.items), span, value.aliases)
+            if self.is_size(value):
+                return MakeSeq(((value, True),), value.type, span, value.aliases)  # `tuple(x.shape)`: no torch.Size
+            return value  # `list(x.shape[2:])`: a region's sequences are values, either spelling
         self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
         raise _Abandon
 
@@ -1793,7 +2097,9 @@ class Builder:
         if len(kinds) == 1:
             return kinds[0]
         names = tuple(r.name for r in native.returns)
-        return t.TupleT(tuple(kinds), names if all(names) else None)
+        if not all(names):
+            return t.TupleT(tuple(kinds))
+        return t.TupleT(tuple(kinds), names, structseq=native.name)
 
     # --- Python-level torch functions ----------------------------------------------------------
 
@@ -2082,7 +2388,18 @@ def _isinstance_answer(kind: t.Type, classes: frozenset[str]) -> bool | None:
     return None if instance_of is None else bool(instance_of & classes)
 
 
-_HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL})
+_HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL,
+                            HostOp.DEVICE_TYPE})
+
+
+def _ends_in_return(statements: list[ast.stmt]) -> bool:
+    """Whether a block of torch's code always ends by returning (or raising) where it stands."""
+    for statement in statements:
+        if isinstance(statement, (ast.Return, ast.Raise)):
+            return True
+        if isinstance(statement, ast.If) and _ends_in_return(statement.body) and _ends_in_return(statement.orelse):
+            return True
+    return False
 
 
 def _harmless(statement: object) -> bool:

@@ -138,6 +138,7 @@ class HostOp(enum.Enum):
     ROUND_DIGITS = "round_digits"
     TO_INT = "int"
     TO_FLOAT = "float"
+    DEVICE_TYPE = "device.type"  # a device's type as Python names it: "cpu", "cuda"
     TO_BOOL = "bool"
     ALL = "all"  # `and` of comparisons in a chain: operands already evaluated
     PROD = "prod"  # the product of a run-time sequence of ints
@@ -255,6 +256,10 @@ class Query(enum.Enum):
     DTYPE = "dtype"
     DEVICE = "device"
     IS_CUDA = "is_cuda"
+    IS_CPU = "is_cpu"
+    IS_SPARSE = "is_sparse"
+    IS_MKLDNN = "is_mkldnn"
+    IS_META = "is_meta"
     REQUIRES_GRAD = "requires_grad"
     IS_CONTIGUOUS = "is_contiguous"
     IS_FLOATING_POINT = "is_floating_point"
@@ -342,6 +347,15 @@ class PythonException(enum.Enum):
     RUNTIME_ERROR = "RuntimeError"
     INDEX_ERROR = "IndexError"
     ASSERTION_ERROR = "AssertionError"
+    NOT_IMPLEMENTED_ERROR = "NotImplementedError"
+
+
+@dataclass(frozen=True)
+class ResultClass:
+    """A tuple subclass Python builds a result as: ``torch.Size``, ``torch.return_types.max``."""
+
+    module: str
+    name: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -364,7 +378,24 @@ class Return:
     span: Span
 
 
-Stmt = Union[Let, Eval, Store, ExpectLength, Require, Return]
+@dataclass(frozen=True, eq=False)
+class Branch:
+    """A decision torch's own Python code takes on a run-time value (``if input.dim() == 3:``), as a C++ ``if``.
+
+    Only torch's code inlined into a region branches (a region's own code has
+    no branches, by the rules). Each way runs its statements, then gives each
+    of ``merged`` (variables declared before the ``if``) its value on that way.
+    """
+
+    test: Expr
+    then_body: tuple["Stmt", ...]
+    else_body: tuple["Stmt", ...]
+    # (variable, its value when the test holds, its value otherwise); None where that way raises
+    merged: tuple[tuple[Var, Expr | None, Expr | None], ...]
+    span: Span
+
+
+Stmt = Union[Let, Eval, Store, ExpectLength, Require, Branch, Return]
 
 
 # --- what the region does to its caller -------------------------------------------
@@ -415,3 +446,6 @@ class RegionModel:
     random: bool = False  # draws random numbers: its order relative to the caller's draws matters
     natives: set[str] = field(default_factory=set)  # every overload it calls ("add.Tensor")
     dependencies: dict[str, str] = field(default_factory=dict)  # other files its helpers live in: path -> sha256
+    # Parts of the result Python hands back as a tuple subclass: (where in the result, class), the deepest first.
+    # `return torch.max(x, 1)` is a torch.return_types.max at (); `return y, y.shape` a torch.Size at (1,).
+    result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()

@@ -89,6 +89,8 @@ class TupleT:
 
     items: tuple[Type, ...]
     names: tuple[str, ...] | None = None
+    # The class Python hands such a result back as (torch.return_types.<structseq>), for a multi-output op.
+    structseq: str | None = None
 
     def __str__(self) -> str:
         return f"tuple[{', '.join(str(i) for i in self.items)}]" if self.items else "tuple[()]"
