@@ -61,20 +61,28 @@ def _entry_class(region: Region, entry: Any) -> type:
     """A class of this region's own whose ``__call__`` is ``entry``, the compiled C function bound to the
     region's context: CPython's call slot runs it with no Python frame of ppy's between the caller and the
     compiled code. It adds nothing else, so the object's layout, attributes and behaviour stay Region's."""
+    import torch  # a compiled region means torch is loaded
+
+    # Dynamo cannot trace a C function: while torch compiles, it traces Region.__call__ in the entry's
+    # place, which hands the call to the region's torch operator (ppy.torch_op). torch keeps the entry
+    # (it knows it by id) for the life of the process.
+    torch.compiler.substitute_in_graph(entry, skip_signature_check=True)(Region.__call__)
     base = type(region)
     namespace = {"__call__": entry, "__slots__": (), "__module__": base.__module__, "__qualname__": base.__qualname__,
                  "__doc__": base.__doc__}
     return type(base.__name__, (base,), namespace)
 
 
-def _context(region: Region, signature: inspect.Signature) -> tuple[Any, ...]:
-    """What the compiled entry needs to bind a call as Python would, and to hand back what it cannot take
-    (the layout is ppy_bridge's `Context`)."""
+def _context(region: Region, signature: inspect.Signature, binds: bool) -> tuple[Any, ...]:
+    """What the compiled entry needs (the layout is ppy_bridge's `Context`): the region's code, for the frame
+    of a statement that raised; and, for the region object's own entry (``binds``), how to bind a call as
+    Python would and where to hand what it does not take."""
     parameters = list(signature.parameters.values())
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return (
-        region.python,  # arguments not exactly their annotated types: Python's own answer
-        types.MethodType(Region.__call__, region),  # a call that does not bind: the runtime's path, its errors
+        region.python,
+        binds,
+        types.MethodType(Region.__call__, region),  # the runtime's path: Python's answers, torch's operator
         tuple(sys.intern(p.name) for p in parameters),
         sum(p.kind in positional for p in parameters),
         sum(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in parameters),
@@ -217,12 +225,17 @@ def prepare(region: Region, wait: bool = True) -> None:
     if function is None:
         _fallback(region, "it was not found among the regions of its file")
         return
-    region._compiled = function
+    # Both are the module's function bound to a context: `_compiled` takes every parameter positionally
+    # and answers NotImplemented to what it does not take (the runtime, verify and torch's operator call
+    # it); the region object's own entry binds as Python does.
+    entry = built.bridge.bound_entry
+    signature = inspect.signature(region.python)
+    region._compiled = entry(function, _context(region, signature, binds=False))
     region._cpp_source_path = built.cpp_source
     region._cpp_symbol = built.symbols.get(rid)
     region._effects = built.effects.get(rid, {})
-    region._signature = inspect.signature(region.python)
-    region._entry_class = _entry_class(region, built.bridge.bound_entry(function, _context(region, region._signature)))
+    region._signature = signature
+    region._entry_class = _entry_class(region, entry(function, _context(region, signature, binds=True)))
     _prepared.append(region)
     _route(region)
 

@@ -93,14 +93,19 @@ bool forward_ad_active() {
 }
 
 // --- the call of a region object -----------------------------------------------------------
-// A region's entry runs with `self` either its module (called as `module.<symbol>(*args)`: every
-// parameter positional, NotImplemented when an argument is not exactly its type) or the context
-// ppy.runtime made for the region object (called as the region: Python's binding rules, and the
-// region's own Python for anything the entry does not take).
-enum Context { PYTHON_BODY, SLOW_CALL, NAMES, POSITIONAL, POSITIONAL_ONLY, DEFAULTS, REQUIRED, CONTEXT_SIZE };
+// A region's entry runs with `self` its module, or a context ppy.runtime made for the region. A
+// context that binds is the region object's own __call__: Python's binding rules, and the region's
+// Python call path (Region.__call__) for anything the entry does not take as it is. Otherwise
+// (the module, or the context of `region._compiled`) every parameter comes positionally and an
+// argument not exactly its type answers NotImplemented: the caller runs the Python body.
+enum Context { PYTHON_BODY, BINDS, SLOW_CALL, NAMES, POSITIONAL, POSITIONAL_ONLY, DEFAULTS, REQUIRED, CONTEXT_SIZE };
 
 static bool is_context(PyObject* self) {
     return PyTuple_CheckExact(self) && PyTuple_GET_SIZE(self) == CONTEXT_SIZE;
+}
+
+static bool binds(PyObject* self) {
+    return is_context(self) && PyTuple_GET_ITEM(self, BINDS) == Py_True;
 }
 
 // 1: `out` holds every parameter's argument (borrowed) in order; 0: the region's own Python call
@@ -108,13 +113,13 @@ static bool is_context(PyObject* self) {
 int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargsf, PyObject* kwnames,
          Py_ssize_t count, PyObject** out) {
     Py_ssize_t given = PyVectorcall_NARGS(nargsf);
-    if (!is_context(self)) {
+    if (!binds(self)) {
         if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) && given == count) {
             std::copy(args, args + count, out);
             return 1;
         }
         if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
-            PyErr_Format(PyExc_TypeError, "region `%s`: its module's entry takes positional arguments only", region);
+            PyErr_Format(PyExc_TypeError, "region `%s`: its compiled function takes positional arguments only", region);
         } else {
             PyErr_Format(PyExc_TypeError, "region `%s` takes %zd arguments, got %zd", region, count, given);
         }
@@ -152,22 +157,24 @@ int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargs
     return 1;
 }
 
-// The region's Python body, for arguments the compiled code does not take as they are.
-PyObject* python_body(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-    if (!is_context(self)) Py_RETURN_NOTIMPLEMENTED;  // the module's entry: its caller runs the body
-    return PyObject_Vectorcall(PyTuple_GET_ITEM(self, PYTHON_BODY), args, PyVectorcall_NARGS(nargsf), kwnames);
-}
-
-// ppy's own Python call path, for a call the entry cannot bind.
+// ppy's own Python call path (Region.__call__), for a call the entry cannot bind.
 PyObject* slow_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     return PyObject_Vectorcall(PyTuple_GET_ITEM(self, SLOW_CALL), args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+// An argument the compiled code does not take as it is (a tensor subclass, a fake tensor while torch
+// traces, an int for a bool): Region.__call__ decides (the Python body, or the region's torch
+// operator while torch compiles), or, for a positional entry, its caller on NotImplemented.
+PyObject* not_taken(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    if (!binds(self)) Py_RETURN_NOTIMPLEMENTED;
+    return slow_call(self, args, nargsf, kwnames);
 }
 
 // --- errors from inside a region -----------------------------------------------------------
 // With the exception set, as Cython does for .pyx lines: a traceback entry for the region's
 // statement, named as Python names the region's own frames (its code's file and name), and the
-// statement after the exception's message. Called as the region (self: its context); a call of
-// the module's entry gets neither. Always nullptr.
+// statement after the exception's message. Called through a context (the region object, or
+// `region._compiled`); a call of the module's own function gets neither. Always nullptr.
 PyObject* located(PyObject* self, int line) {
     if (line <= 0 || !PyErr_Occurred() || !is_context(self)) return nullptr;
     PyObject* python = PyTuple_GET_ITEM(self, PYTHON_BODY);
@@ -297,7 +304,7 @@ PyObject* raise_current();
 bool forward_ad_active();
 int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargsf, PyObject* kwnames,
          Py_ssize_t count, PyObject** out);
-PyObject* python_body(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
+PyObject* not_taken(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 PyObject* slow_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 PyObject* located(PyObject* self, int line);
 }

@@ -138,7 +138,7 @@ def _entry(region: UnitRegion, name: str, below: str | None) -> str:
     """The region's CPython vectorcall entry (see the module docstring); ``self`` is its module or a region context."""
     model = region.model
     count = len(model.params)
-    bail = "ppy_bridge::python_body(self, args, nargsf, kwnames)"
+    bail = "ppy_bridge::not_taken(self, args, nargsf, kwnames)"
     taken, names = _take(model, "argv", bail)
     call = f"{region.symbol}({', '.join(names)})"
     lines = [

@@ -86,10 +86,16 @@ def test_the_innermost_frame_is_the_regions_statement(case: str) -> None:
     assert f'File "{failing_regions.__file__}", line {line}, in {region.__name__}\n    {statement.strip()}' in printed
 
 
-def test_the_module_entry_gets_the_frame_too() -> None:
+def test_the_frame_comes_through_the_runtime_too() -> None:
+    # `pytest --ppy-verify` watches every call, routing it through ppy.runtime (and `region._compiled`).
     region, args, statement = CASES["aten"]
-    error = raised(lambda: region._compiled(*args))
-    assert frames(error)[-1] == (failing_regions.__file__, line_of(statement), region.__name__)
+    seen: list[Any] = []
+    runtime.set_observer(lambda *call: seen.append(call))
+    try:
+        error = raised(lambda: region(*args))
+    finally:
+        runtime.set_observer(None)
+    assert seen and frames(error)[-1] == (failing_regions.__file__, line_of(statement), region.__name__)
 
 
 def test_a_call_that_succeeds_after_a_failure_is_not_blamed() -> None:
