@@ -126,9 +126,9 @@ class Region(Generic[P, R]):
         self.compile = compile
         self._prepared = False
         self._compiled: Callable[..., Any] | None = None
-        self._fast: Callable[..., Any] | None = None
-        self._arity = -1
         self._signature: Any = None
+        # Once compiled: a subclass whose __call__ is the compiled entry (ppy.runtime installs it).
+        self._entry_class: type | None = None
         self._cpp_source_path: Any = None
         self._cpp_symbol: str | None = None
         # Why the region runs its Python body, once it was prepared and could not be compiled.
@@ -163,14 +163,10 @@ class Region(Generic[P, R]):
         return self.compile and not disabled_for(self)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        # A compiled region's calls do not come here: its class's __call__ is then the compiled entry
+        # itself (ppy.runtime), which comes back here only for what it does not take as it is.
         if _compiling():
             return _traced_call(self, args, kwargs)  # type: ignore[misc, no-any-return]
-        fast = self._fast
-        if fast is not None and not kwargs and len(args) == self._arity:
-            result = fast(*args)
-            if result is not NotImplemented:
-                return result  # type: ignore[no-any-return]
-            return self.python(*args)  # an argument not exactly its annotated type: Python's own answer
         try:
             return _runtime().call(self, args, kwargs)  # type: ignore[no-any-return]
         except TypeError:

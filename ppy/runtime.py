@@ -12,6 +12,11 @@ machine's first result is then as quick as eager PyTorch's, and the one-time
 work (the bridge, the precompiled header) happens beside the program instead
 of before it. ``PPY_BUILD=wait``, ``PPY_STRICT``, ``region.build()`` and
 ``pytest --ppy-verify`` wait for the build instead.
+
+Once built, a region object's calls no longer come through here: its class
+becomes one whose ``__call__`` is the compiled entry itself (``_entry_class``),
+which binds and converts the arguments in C and comes back to ``call`` only
+for a call it cannot bind, or while an observer watches.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import os
 import sys
 import sysconfig
 import threading
+import types
 import warnings
 from pathlib import Path
 from typing import Any, Callable
@@ -37,11 +43,52 @@ _observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None = No
 
 
 def set_observer(observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None) -> None:
-    """Route every compiled call through ``observer`` first (None: back to the fast path)."""
+    """Route every compiled call through ``observer`` first (None: back to the compiled entry)."""
     global _observer
     _observer = observer
     for region in _prepared:
-        region._fast = None if observer is not None else region._compiled
+        _route(region)
+
+
+def _route(region: Region) -> None:
+    """Calls of the region reach its compiled entry straight from the caller's frame, or, while an observer
+    watches, ``Region.__call__`` (the runtime's path, which shows the observer every call)."""
+    entry_class = region._entry_class
+    region.__class__ = entry_class.__base__ if _observer is not None else entry_class
+
+
+def _entry_class(region: Region, entry: Any) -> type:
+    """A class of this region's own whose ``__call__`` is ``entry``, the compiled C function bound to the
+    region's context: CPython's call slot runs it with no Python frame of ppy's between the caller and the
+    compiled code. It adds nothing else, so the object's layout, attributes and behaviour stay Region's."""
+    import torch  # a compiled region means torch is loaded
+
+    # Dynamo cannot trace a C function: while torch compiles, it traces Region.__call__ in the entry's
+    # place, which hands the call to the region's torch operator (ppy.torch_op). torch keeps the entry
+    # (it knows it by id) for the life of the process.
+    torch.compiler.substitute_in_graph(entry, skip_signature_check=True)(Region.__call__)
+    base = type(region)
+    namespace = {"__call__": entry, "__slots__": (), "__module__": base.__module__, "__qualname__": base.__qualname__,
+                 "__doc__": base.__doc__}
+    return type(base.__name__, (base,), namespace)
+
+
+def _context(region: Region, signature: inspect.Signature, binds: bool) -> tuple[Any, ...]:
+    """What the compiled entry needs (the layout is ppy_bridge's `Context`): the region's code, for the frame
+    of a statement that raised; and, for the region object's own entry (``binds``), how to bind a call as
+    Python would and where to hand what it does not take."""
+    parameters = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return (
+        region.python,
+        binds,
+        types.MethodType(Region.__call__, region),  # the runtime's path: Python's answers, torch's operator
+        tuple(sys.intern(p.name) for p in parameters),
+        sum(p.kind in positional for p in parameters),
+        sum(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in parameters),
+        tuple(p.default for p in parameters),
+        inspect.Parameter.empty,  # the default of a parameter that has none
+    )
 
 
 class RegionFallbackWarning(RuntimeWarning):
@@ -178,18 +225,19 @@ def prepare(region: Region, wait: bool = True) -> None:
     if function is None:
         _fallback(region, "it was not found among the regions of its file")
         return
-    region._compiled = function
+    # Both are the module's function bound to a context: `_compiled` takes every parameter positionally
+    # and answers NotImplemented to what it does not take (the runtime, verify and torch's operator call
+    # it); the region object's own entry binds as Python does.
+    entry = built.bridge.bound_entry
+    signature = inspect.signature(region.python)
+    region._compiled = entry(function, _context(region, signature, binds=False))
     region._cpp_source_path = built.cpp_source
     region._cpp_symbol = built.symbols.get(rid)
     region._effects = built.effects.get(rid, {})
-    region._signature = inspect.signature(region.python)
-    # The fast path passes positional arguments straight through: only sound when
-    # every parameter can be given positionally.
-    kinds = {p.kind for p in region._signature.parameters.values()}
-    positional = kinds <= {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
-    region._arity = len(region._signature.parameters) if positional else -1
-    region._fast = function if _observer is None else None
+    region._signature = signature
+    region._entry_class = _entry_class(region, entry(function, _context(region, signature, binds=True)))
     _prepared.append(region)
+    _route(region)
 
 
 def _fallback(region: Region, reason: str) -> None:

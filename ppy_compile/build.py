@@ -66,6 +66,7 @@ class BuiltModule:
     # site key -> what the region does besides its result: {"writes": [parameter...], "random": bool}
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     built: bool = False  # False when it came from the cache
+    bridge: Any = None  # the bridge's Python module, when the regions are compiled
 
 
 # What this process loaded, by build key. A shared object is loaded through
@@ -98,6 +99,16 @@ def _load_bridge(cache: Cache, key: str) -> None:
     _loaded[key] = (artifact, handle)
 
 
+def _bridge_module(key: str) -> Any:
+    """The bridge's Python side (its pybind11 module), imported from the very copy `_load_bridge` loaded."""
+    if key not in _bridge_modules:
+        _bridge_modules[key] = _import(_loaded[key][0].path, "ppy_bridge")
+    return _bridge_modules[key]
+
+
+_bridge_modules: dict[str, Any] = {}
+
+
 def _load_module(cache: Cache, key: str) -> Any:
     if key in _loaded:
         return _loaded[key][1]
@@ -105,15 +116,21 @@ def _load_module(cache: Cache, key: str) -> Any:
     if artifact is None:
         raise FileNotFoundError(key)
     try:
-        loader = importlib.machinery.ExtensionFileLoader(MODULE_NAME, artifact.path)
-        spec = importlib.util.spec_from_file_location(MODULE_NAME, artifact.path, loader=loader)
-        assert spec is not None
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
+        module = _import(artifact.path, MODULE_NAME)
     except BaseException:
         artifact.close()
         raise
     _loaded[key] = (artifact, module)
+    return module
+
+
+def _import(path: str, name: str) -> Any:
+    """The extension module at ``path``, initialised as ``name`` (its PyInit_<name>)."""
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
     return module
 
 
@@ -371,6 +388,7 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     if index["build"] is None:
         return result
     _load_bridge(cache, index["bridge"])
+    result.bridge = _bridge_module(index["bridge"])
     module = _load_module(cache, index["build"])
     result.functions = {rid: getattr(module, name) for rid, name in result.symbols.items()}
     result.cpp_source = cache.build_dir(index["build"]) / "module.cpp"

@@ -88,6 +88,12 @@ class Printer:
         self.headers: set[str] = set()
         self.lvalues = 0
         self.depth = 0  # blocks of a run-time decision of torch's Python code (Branch) the printer is inside
+        self.line_now = model.site.line
+        # The region's own lines, from its `def` to its return. A statement inlined from a helper or from
+        # torch's Python source carries that code's span, no line of the region's: its traceback frame
+        # is left out (line 0) rather than put on a wrong line.
+        last = max((s.span.end_line for s in model.body if isinstance(s, Return)), default=model.site.line)
+        self.own_lines = range(model.site.line, last + 1)
 
     # --- the function ----------------------------------------------------------------
 
@@ -106,11 +112,18 @@ class Printer:
             self.emit("c10::InferenceMode ppy_inference_mode;", None)
         for statement in self.model.body:
             self.statement(statement)
-        body = "".join(f"    {line}\n" for line in self.lines)
-        spans: list[Span | None] = [None] + self.line_spans + [None]
-        return f"{self.signature()} {{\n{body}}}\n", spans
+        body = "".join(f"        {line}\n" for line in self.lines)
+        # `ppy_line`: the region's source line now running, read only when a statement raises (the traceback).
+        spans: list[Span | None] = [None, None, None] + self.line_spans + [None, None]
+        return (f"{self.signature()} {{\n    int ppy_line = {self.model.site.line};\n    try {{\n{body}"
+                "    } catch (...) { ppy::failed_at(ppy_line); throw; }\n}\n", spans)
 
     def emit(self, line: str, span: Span | None) -> None:
+        source_line = (span.line if span.line in self.own_lines else 0) if span is not None else self.line_now
+        if source_line != self.line_now:
+            self.lines.append("    " * self.depth + f"ppy_line = {source_line};")
+            self.line_spans.append(span)
+            self.line_now = source_line
         self.lines.append("    " * self.depth + line)
         self.line_spans.append(span)
 
@@ -172,12 +185,14 @@ class Printer:
     def block(self, body: tuple[Stmt, ...], assigned: list[tuple[Var, Expr | None]]) -> None:
         """One way of a Branch: its statements, then each merged variable's value on this way (none if it raises)."""
         self.depth += 1
+        self.line_now = -1  # the line stored before it is one way's, not the other's: store afresh
         for statement in body:
             self.statement(statement)
         for var, value in assigned:
             if value is not None:
                 self.emit(f"{self.names.var(var)} = {self.value_as(value, var.type)};", value.span)
         self.depth -= 1
+        self.line_now = -1
 
     def _dropped(self, value: Expr) -> bool:
         return self.options.mutation is Mutation.DROP_WRITES and isinstance(value, Call) and value.native.writes

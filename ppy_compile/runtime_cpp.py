@@ -6,18 +6,26 @@ parsing costs most of a build (``torch/csrc/autograd/python_variable.h``
 alone takes about 16 s to compile here). Region modules include only the
 ATen headers of the ops they call, declare the bridge's few functions, and
 link against it, so a module builds in seconds. The bridge reaches tensors
-through torch's own ``THPVariable`` API, never a copied layout.
+through torch's own ``THPVariable`` API, never a copied layout. It also holds
+what every region's entry shares and is not worth compiling per module:
+binding a call's arguments as Python would, and the traceback frame of a
+statement that raised; and its Python side, with pybind11, which is called
+once per region, never per call.
 """
 
 from __future__ import annotations
 
 BRIDGE_SOURCE = r"""
 // ppy bridge: the only translation unit that includes torch's Python headers.
+#include <Python.h>
+#include <frameobject.h>
 #include <ATen/PythonTorchFunctionTLS.h>
+#include <pybind11/pybind11.h>
 #include <torch/csrc/Device.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/forward_grad.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 namespace ppy_bridge {
@@ -78,12 +86,161 @@ PyObject* raise_current() {
     return nullptr;
 }
 
+// Forward-mode AD keeps its tangents per level, and only level 0 can be entered
+// (torch's own kernels look no further): no level, no tangent on any tensor.
+bool forward_ad_active() {
+    return torch::autograd::ForwardADLevel::try_get_by_idx(0) != nullptr;
+}
+
+// --- the call of a region object -----------------------------------------------------------
+// A region's entry runs with `self` its module, or a context ppy.runtime made for the region. A
+// context that binds is the region object's own __call__: Python's binding rules, and the region's
+// Python call path (Region.__call__) for anything the entry does not take as it is. Otherwise
+// (the module, or the context of `region._compiled`) every parameter comes positionally and an
+// argument not exactly its type answers NotImplemented: the caller runs the Python body.
+enum Context { PYTHON_BODY, BINDS, SLOW_CALL, NAMES, POSITIONAL, POSITIONAL_ONLY, DEFAULTS, REQUIRED, CONTEXT_SIZE };
+
+static bool is_context(PyObject* self) {
+    return PyTuple_CheckExact(self) && PyTuple_GET_SIZE(self) == CONTEXT_SIZE;
+}
+
+static bool binds(PyObject* self) {
+    return is_context(self) && PyTuple_GET_ITEM(self, BINDS) == Py_True;
+}
+
+// 1: `out` holds every parameter's argument (borrowed) in order; 0: the region's own Python call
+// must answer (a binding error, said as Python says it); -1: an exception is set.
+int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargsf, PyObject* kwnames,
+         Py_ssize_t count, PyObject** out) {
+    Py_ssize_t given = PyVectorcall_NARGS(nargsf);
+    if (!binds(self)) {
+        if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) && given == count) {
+            std::copy(args, args + count, out);
+            return 1;
+        }
+        if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
+            PyErr_Format(PyExc_TypeError, "region `%s`: its compiled function takes positional arguments only", region);
+        } else {
+            PyErr_Format(PyExc_TypeError, "region `%s` takes %zd arguments, got %zd", region, count, given);
+        }
+        return -1;
+    }
+    PyObject* names = PyTuple_GET_ITEM(self, NAMES);
+    Py_ssize_t positional = PyLong_AsSsize_t(PyTuple_GET_ITEM(self, POSITIONAL));
+    Py_ssize_t positional_only = PyLong_AsSsize_t(PyTuple_GET_ITEM(self, POSITIONAL_ONLY));
+    if (positional < 0 || positional_only < 0) return PyErr_Occurred() ? -1 : 0;
+    if (given > positional) return 0;
+    for (Py_ssize_t i = 0; i < count; ++i) out[i] = i < given ? args[i] : nullptr;
+    Py_ssize_t keywords = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < keywords; ++k) {
+        PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t found = -1;
+        for (Py_ssize_t j = positional_only; j < count && found < 0; ++j) {
+            if (PyTuple_GET_ITEM(names, j) == key) found = j;  // interned on both sides, as a rule
+        }
+        for (Py_ssize_t j = positional_only; j < count && found < 0; ++j) {
+            int equal = PyUnicode_Compare(key, PyTuple_GET_ITEM(names, j));
+            if (equal == -1 && PyErr_Occurred()) return -1;
+            if (equal == 0) found = j;
+        }
+        if (found < 0 || out[found] != nullptr) return 0;
+        out[found] = args[given + k];
+    }
+    PyObject* defaults = PyTuple_GET_ITEM(self, DEFAULTS);
+    PyObject* required = PyTuple_GET_ITEM(self, REQUIRED);
+    for (Py_ssize_t j = given; j < count; ++j) {
+        if (out[j] != nullptr) continue;
+        PyObject* fallback = PyTuple_GET_ITEM(defaults, j);
+        if (fallback == required) return 0;
+        out[j] = fallback;
+    }
+    return 1;
+}
+
+// ppy's own Python call path (Region.__call__), for a call the entry cannot bind.
+PyObject* slow_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    return PyObject_Vectorcall(PyTuple_GET_ITEM(self, SLOW_CALL), args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+// An argument the compiled code does not take as it is (a tensor subclass, a fake tensor while torch
+// traces, an int for a bool): Region.__call__ decides (the Python body, or the region's torch
+// operator while torch compiles), or, for a positional entry, its caller on NotImplemented.
+PyObject* not_taken(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    if (!binds(self)) Py_RETURN_NOTIMPLEMENTED;
+    return slow_call(self, args, nargsf, kwnames);
+}
+
+// --- errors from inside a region -----------------------------------------------------------
+// With the exception set, as Cython does for .pyx lines: a traceback entry for the region's
+// statement, named as Python names the region's own frames (its code's file and name), and the
+// statement after the exception's message. Called through a context (the region object, or
+// `region._compiled`); a call of the module's own function gets neither. Always nullptr.
+PyObject* located(PyObject* self, int line) {
+    if (line <= 0 || !PyErr_Occurred() || !is_context(self)) return nullptr;
+    PyObject* python = PyTuple_GET_ITEM(self, PYTHON_BODY);
+    if (!PyFunction_Check(python)) return nullptr;
+    auto* body = reinterpret_cast<PyCodeObject*>(PyFunction_GetCode(python));
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    static PyObject* globals = PyDict_New();  // a frame needs globals; the region's own are not needed
+    const char* file = PyUnicode_AsUTF8(body->co_filename);
+    const char* function = file == nullptr ? nullptr : PyUnicode_AsUTF8(body->co_name);
+    PyCodeObject* code = function == nullptr || globals == nullptr ? nullptr : PyCode_NewEmpty(file, function, line);
+    PyFrameObject* frame = code == nullptr ? nullptr : PyFrame_New(PyThreadState_Get(), code, globals, nullptr);
+    PyObject* text = nullptr;
+    if (frame != nullptr) {
+        PyObject* linecache = PyImport_ImportModule("linecache");
+        PyObject* source = linecache == nullptr ? nullptr
+                                                : PyObject_CallMethod(linecache, "getline", "Oi", body->co_filename, line);
+        text = source == nullptr ? nullptr : PyObject_CallMethod(source, "strip", nullptr);
+        Py_XDECREF(source);
+        Py_XDECREF(linecache);
+    }
+    PyObject* region = frame == nullptr ? nullptr : PyObject_GetAttrString(python, "__qualname__");
+    PyObject* args = value == nullptr || region == nullptr ? nullptr : PyObject_GetAttrString(value, "args");
+    if (args != nullptr && PyTuple_CheckExact(args) && PyTuple_GET_SIZE(args) == 1 &&
+        PyUnicode_Check(PyTuple_GET_ITEM(args, 0)) && text != nullptr && PyUnicode_Check(text)) {
+        // Without the source at hand (linecache finds no such line) the message still names the line.
+        PyObject* message = PyUnicode_GET_LENGTH(text) > 0
+            ? PyUnicode_FromFormat("%U\n  in region `%S`, line %d: %U", PyTuple_GET_ITEM(args, 0), region, line, text)
+            : PyUnicode_FromFormat("%U\n  in region `%S`, line %d", PyTuple_GET_ITEM(args, 0), region, line);
+        PyObject* replaced = message == nullptr ? nullptr : PyTuple_Pack(1, message);
+        if (replaced == nullptr || PyObject_SetAttrString(value, "args", replaced) < 0) PyErr_Clear();
+        Py_XDECREF(replaced);
+        Py_XDECREF(message);
+    }
+    PyErr_Clear();  // anything that went wrong above: the original exception still stands
+    Py_XDECREF(args);
+    Py_XDECREF(region);
+    Py_XDECREF(text);
+    Py_XDECREF(reinterpret_cast<PyObject*>(code));
+    PyErr_Restore(type, value, traceback);
+    if (frame != nullptr) {
+        PyTraceBack_Here(frame);
+        Py_DECREF(reinterpret_cast<PyObject*>(frame));
+    }
+    return nullptr;
+}
+
 }  // namespace ppy_bridge
 
-// Loading the bridge as a Python extension module keeps its symbols
-// resolvable for the region modules that link against it.
-static PyModuleDef bridge_module = {PyModuleDef_HEAD_INIT, "ppy_bridge", nullptr, -1, nullptr};
-PyMODINIT_FUNC PyInit_ppy_bridge() { return PyModule_Create(&bridge_module); }
+// The bridge's Python side, with pybind11: called once per region, never per call. Loading the
+// bridge as a Python extension module also keeps its symbols resolvable for the region modules
+// that link against it.
+PYBIND11_MODULE(ppy_bridge, module) {
+    module.def("bound_entry", [](pybind11::handle entry, pybind11::tuple context) {
+        auto* function = reinterpret_cast<PyCFunctionObject*>(entry.ptr());
+        if (!PyCFunction_Check(entry.ptr()) || function->m_ml->ml_flags != (METH_FASTCALL | METH_KEYWORDS) ||
+            !ppy_bridge::is_context(context.ptr())) {
+            throw pybind11::type_error("bound_entry takes a region module's entry and a region context");
+        }
+        PyObject* bound = PyCFunction_NewEx(function->m_ml, context.ptr(), function->m_module);
+        if (bound == nullptr) throw pybind11::error_already_set();
+        return pybind11::reinterpret_steal<pybind11::object>(bound);
+    }, "The entry's C function with `context` as its self: what a region object's __call__ becomes.");
+    module.def("forward_ad_active", &ppy_bridge::forward_ad_active);
+}
 """
 
 # Everything a region module may include, compiled once per torch version,
@@ -116,6 +273,7 @@ PCH_HEADER = r"""
 
 PREAMBLE = r"""
 #include <Python.h>
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/core/List.h>
@@ -143,6 +301,12 @@ PyObject* wrap_dtype(at::ScalarType dtype);
 bool unpack_device(PyObject* object, at::Device& out);
 PyObject* wrap_device(const at::Device& device);
 PyObject* raise_current();
+bool forward_ad_active();
+int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargsf, PyObject* kwnames,
+         Py_ssize_t count, PyObject** out);
+PyObject* not_taken(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
+PyObject* slow_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
+PyObject* located(PyObject* self, int line);
 }
 
 namespace ppy {
@@ -614,6 +778,49 @@ struct WithoutGil {
     PyThreadState* state = PyEval_SaveThread();
     ~WithoutGil() { PyEval_RestoreThread(state); }
 };
+
+// --- where a region failed: its function stores the line of each statement in a local and, only
+// when one raises, hands it here on the way out; the entry reads it once it has the exception ---
+inline thread_local int failed_line = 0;
+inline void failed_at(int line) noexcept { failed_line = line; }
+inline int take_failed_line() noexcept { int line = failed_line; failed_line = 0; return line; }
+
+// --- the no-grad fast path: whether autograd's layers would do nothing for this call ---
+// Keys of a tensor, or of the thread, whose layers must see every op as the user's code would:
+// transforms (vmap, functorch's grad), functionalization, tracing, Python dispatch (modes and
+// subclasses), fake tensors, nested tensors. Any of them: the call takes the full dispatcher.
+constexpr c10::DispatchKeySet foreign_keys({
+    c10::DispatchKey::Fake, c10::DispatchKey::Python, c10::DispatchKey::FuncTorchDynamicLayerBackMode,
+    c10::DispatchKey::Functionalize, c10::DispatchKey::NestedTensor, c10::DispatchKey::Tracer,
+    c10::DispatchKey::FuncTorchBatched, c10::DispatchKey::BatchedNestedTensor, c10::DispatchKey::FuncTorchVmapMode,
+    c10::DispatchKey::Batched, c10::DispatchKey::VmapMode, c10::DispatchKey::FuncTorchGradWrapper,
+    c10::DispatchKey::PythonTLSSnapshot, c10::DispatchKey::FuncTorchDynamicLayerFrontMode,
+    c10::DispatchKey::PreDispatch, c10::DispatchKey::PythonDispatcher});
+
+struct AutogradIdle {
+    bool grad = at::GradMode::is_enabled();
+    bool operator()(const at::Tensor& t) const {
+        if (!t.defined()) return true;
+        const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+        return !impl->key_set().has_any(foreign_keys) && !(grad && impl->requires_grad());
+    }
+    template <class T> bool operator()(const std::optional<T>& v) const { return !v || (*this)(*v); }
+    template <class T> bool operator()(const std::vector<T>& values) const {
+        return std::all_of(values.begin(), values.end(), [this](const T& v) { return (*this)(v); });
+    }
+    template <class... T> bool operator()(const std::tuple<T...>& values) const {
+        return std::apply([this](const T&... v) { return ((*this)(v) && ...); }, values);
+    }
+    template <class T> bool operator()(const T&) const { return true; }  // not a tensor
+};
+
+// True when no tensor argument requires grad (or grad mode is off), none carries a forward-mode
+// tangent, and nothing above asks to see the ops: then the body can run below autograd.
+template <class... T> inline bool autograd_idle(const T&... arguments) {
+    AutogradIdle idle;
+    if (c10::impl::tls_local_dispatch_key_set().included_.has_any(foreign_keys)) return false;
+    return (idle(arguments) && ...) && !ppy_bridge::forward_ad_active();
+}
 
 }  // namespace ppy
 """

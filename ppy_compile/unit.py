@@ -1,20 +1,27 @@
 """Assemble one translation unit from the models of one Python module's regions.
 
 The unit holds the shared preamble, each region as a plain C++ function (what
-``ppy show`` prints), and for each a CPython entry point that takes its
-arguments only when each is exactly the type its annotation names (anything
-else, an ``int`` where a ``bool`` is declared, a list for a tuple, a tensor
-subclass with ``__torch_function__``, runs the Python body instead, so the
-answer is always the one Python gives), releases the GIL around the call, and
-converts the result back.
+``ppy show`` prints), and for each a CPython entry point. The entry binds the
+call's arguments as Python would (keywords and defaults included) and takes
+each only when it is exactly the type its annotation names; anything else (an
+``int`` where a ``bool`` is declared, a list for a tuple, a tensor subclass with
+``__torch_function__``) runs the Python body instead, so the answer is always
+the one Python gives. It releases the GIL around the call, runs the body below
+autograd when autograd would record nothing for this call (see ``_below``),
+and converts the result back. When the body raises, the Python traceback gains
+the region's own line (``ppy_bridge::located``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
+from ppy_check.model import ir
 from ppy_check.model import types as t
-from ppy_check.model.ir import RegionModel, Span
+from ppy_check.model.ir import GradMode, RegionModel, Span
 from ppy_compile.cpp_types import comment, cpp_type, string_literal
 from ppy_compile.emit import Printer
 from ppy_compile.options import BuildOptions
@@ -40,36 +47,119 @@ class Unit:
     failed: dict[str, str] = field(default_factory=dict)
 
 
-def _entry(region: UnitRegion, name: str, first: int, prologue: list[str], run: str) -> str:
-    """A CPython fast-call function: check the count, take each argument, run the region, convert back."""
-    model = region.model
-    count = len(model.params) + first
-    shown = string_literal(model.name)
-    lines = [
-        f"static PyObject* {name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
-        f"    if (nargs != {count}) return ppy::wrong_count({shown}, {count}, nargs);",
-        *prologue,
-    ]
-    names = []
+# Ops that exist for autograd itself: a region calling one needs autograd's layers on every call.
+_AUTOGRAD_OPS = frozenset({"_make_dual", "_make_dual_copy", "_unpack_dual", "_fw_primal", "_fw_primal_copy",
+                           "retain_grad"})
+BELOW_AUTOGRAD = "at::AutoDispatchBelowAutograd"
+BELOW_AD_INPLACE_OR_VIEW = "at::AutoDispatchBelowADInplaceOrView"
+
+
+def _nodes(node: Any) -> Iterator[Any]:
+    """Every model record under ``node``, itself included (not the schema objects a call points at)."""
+    if isinstance(node, (tuple, list)):
+        for item in node:
+            yield from _nodes(item)
+        return
+    if not dataclasses.is_dataclass(node) or type(node).__module__ != ir.__name__:
+        return
+    yield node
+    for field in dataclasses.fields(node):
+        yield from _nodes(getattr(node, field.name))
+
+
+def _may_be_view(value: Any, lets: dict[int, Any]) -> bool:
+    """Whether a returned value may be a view (or the very tensor) of something the body saw; a parameter
+    handed back as itself is not: the caller gets its own tensor."""
+    if isinstance(value, ir.Param):
+        return False
+    if isinstance(value, ir.Read):
+        return value.var.index not in lets or _may_be_view(lets[value.var.index], lets)
+    if isinstance(value, ir.Call):
+        return any(r.alias is not None for r in value.native.returns) or bool(value.native.effects.aliases)
+    if isinstance(value, ir.MakeTuple):
+        return any(_may_be_view(item, lets) for item in value.items)
+    if isinstance(value, ir.MakeSeq):
+        return any(_may_be_view(part, lets) for part, _ in value.parts)
+    if isinstance(value, (ir.Item, ir.Unwrap, ir.SeqIndex, ir.SeqSlice)):
+        return _may_be_view(value.base, lets)
+    return not isinstance(value, (ir.Const, ir.Host, ir.Length, ir.TensorQuery, ir.IsNone))
+
+
+def _below(model: RegionModel) -> str | None:
+    """The guard a call runs the body under when autograd would record nothing for it, or None: never.
+
+    Below autograd nothing records a graph. ADInplaceOrView, the layer under
+    it, bumps the version counters of tensors written in place and gives
+    views their view metadata (a base, a shared version counter, how they
+    were made); a body that writes nothing in place and returns no view has
+    nothing there anyone could see, so it skips that layer too. A body that
+    itself makes a tensor require grad, or enables grad, needs autograd on
+    every call.
+    """
+    nodes = list(_nodes(model.body))
+    calls = [n for n in nodes if isinstance(n, ir.Call)]
+    if model.grad_mode is GradMode.ENABLE_GRAD or any(
+            c.requires_grad is not None or c.native.name in _AUTOGRAD_OPS for c in calls):
+        return None
+    lets = {s.var.index: s.value for s in model.body if isinstance(s, ir.Let)}
+    writes = (model.writes or any(isinstance(n, ir.Store) for n in nodes)
+              or any(c.native.writes or c.native.effects.writes for c in calls))
+    views = any(_may_be_view(s.value, lets) for s in model.body if isinstance(s, ir.Return) and s.value is not None)
+    return BELOW_AUTOGRAD if writes or views else BELOW_AD_INPLACE_OR_VIEW
+
+
+def _take(model: RegionModel, source: str, bail: str) -> tuple[list[str], list[str]]:
+    """The lines that take each argument from ``source[i]``, and the C++ names of the taken values."""
+    lines, names = [], []
     for index, param in enumerate(model.params):
-        source = f"args[{index + first}]"
+        item = f"{source}[{index}]"
         if isinstance(param.type, t.TensorT):
             # Borrowed from its Python object, which lives as long as the call.
-            lines.append(f"    const at::Tensor* a{index} = ppy_bridge::borrow_plain_tensor({source});")
-            lines.append(f"    if (a{index} == nullptr) return ppy::fallback();")
+            lines.append(f"    const at::Tensor* a{index} = ppy_bridge::borrow_plain_tensor({item});")
+            lines.append(f"    if (a{index} == nullptr) return {bail};")
             names.append(f"*a{index}")
             continue
         initial = "{at::kCPU}" if isinstance(param.type, t.DeviceT) else "{}"
         lines.append(f"    {cpp_type(param.type)} a{index}{initial};")
-        lines.append(f"    if (int taken = ppy::take({source}, a{index}); taken <= 0) return taken < 0 ? nullptr : ppy::fallback();")
+        lines.append(f"    if (int taken = ppy::take({item}, a{index}); taken <= 0) return taken < 0 ? nullptr : {bail};")
         names.append(f"a{index}")
+    return lines, names
+
+
+def _guarded(below: str | None, names: list[str]) -> list[str]:
+    """Lines that put the body's call below autograd when this call qualifies (``below``: the guard's type)."""
+    if below is None:
+        return []
+    arguments = ", ".join(names)
+    return [f"std::optional<{below}> below;", f"if (ppy::autograd_idle({arguments})) below.emplace();"]
+
+
+def _entry(region: UnitRegion, name: str, below: str | None) -> str:
+    """The region's CPython vectorcall entry (see the module docstring); ``self`` is its module or a region context."""
+    model = region.model
+    count = len(model.params)
+    bail = "ppy_bridge::not_taken(self, args, nargsf, kwnames)"
+    taken, names = _take(model, "argv", bail)
     call = f"{region.symbol}({', '.join(names)})"
-    lines.append("    try {")
+    lines = [
+        f"static PyObject* {name}(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {{",
+        f"    PyObject* bound[{max(count, 1)}];",
+        "    PyObject* const* argv = args;",
+        # Every parameter given positionally, in order, is the call that needs no binding.
+        f"    if ({'true' if any(p.kwonly for p in model.params) else f'kwnames != nullptr || PyVectorcall_NARGS(nargsf) != {count}'}) {{",
+        f"        int ready = ppy_bridge::bind(self, {string_literal(model.name)}, args, nargsf, kwnames, {count}, bound);",
+        "        if (ready <= 0) return ready < 0 ? nullptr : ppy_bridge::slow_call(self, args, nargsf, kwnames);",
+        "        argv = bound;",
+        "    }",
+        *taken,
+        "    try {",
+    ]
+    guard = "".join(f" {line}" for line in _guarded(below, names))
     if isinstance(model.returns, t.NoneT):
-        lines.append(f"        {{ ppy::WithoutGil released; {run.replace('{call}', call)}; }}")
+        lines.append(f"        {{ ppy::WithoutGil released;{guard} {call}; }}")
         lines.append("        Py_RETURN_NONE;")
     else:
-        lines.append(f"        auto result = [&] {{ ppy::WithoutGil released; {run.replace('{call}', call)} }}();")
+        lines.append(f"        auto result = [&] {{ ppy::WithoutGil released;{guard} return {call}; }}();")
         # Python hands some results back as a tuple subclass (torch.Size, torch.return_types.max): so does the region.
         lines.append("        PyObject* converted = ppy::to_python(result);")
         for index, (path, kind) in enumerate(model.result_classes):
@@ -78,9 +168,86 @@ def _entry(region: UnitRegion, name: str, first: int, prologue: list[str], run: 
             lines.append(f"        converted = ppy::as_class(converted, {{{where}}}, ppy_class_{index}, "
                          f"{string_literal(kind.module)}, {string_literal(kind.name)});")
         lines.append("        return converted;")
-    lines += ["    } catch (const ppy::PythonError& error) {", "        return error.raise();",
-              "    } catch (...) {", "        return ppy_bridge::raise_current();", "    }", "}"]
+    lines += ["    } catch (const ppy::PythonError& error) {",
+              "        error.raise();",
+              "        return ppy_bridge::located(self, ppy::take_failed_line());",
+              "    } catch (...) {",
+              "        ppy_bridge::raise_current();",
+              "        return ppy_bridge::located(self, ppy::take_failed_line());",
+              "    }", "}"]
     return "\n".join(lines)
+
+
+def _bench_entries(region: UnitRegion, below: str | None) -> list[tuple[str, str, str]]:
+    """For benchmarks (``BuildOptions.repeat_entry``), each taking every argument positionally:
+
+    ``__ppy_repeat_<symbol>(n, *args)`` runs the body n times in C++ through the
+    full dispatcher (the C++ floor); ``__ppy_repeat_below_<symbol>(n, *args)``
+    does the same as a call that qualifies for the fast path would (below
+    autograd, when the arguments allow); ``__ppy_convert_<symbol>(*args)``
+    takes the arguments as the entry does and runs nothing.
+    """
+    model = region.model
+    count = len(model.params)
+    shown = string_literal(model.name)
+
+    def positional(name: str, arity: int, body: list[str]) -> str:
+        return "\n".join([f"static PyObject* {name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
+                          f"    if (nargs != {arity}) return ppy::wrong_count({shown}, {arity}, nargs);", *body, "}"])
+
+    taken, names = _take(model, "(args + 1)", "ppy::fallback()")
+    call = f"{region.symbol}({', '.join(names)})"
+    entries = []
+    for label, guarded in (("repeat", False), ("repeat_below", True)):
+        guard = "".join(f" {line}" for line in _guarded(below if guarded else None, names))
+        name = f"py_{label}_{region.symbol}"
+        entries.append((f"__ppy_{label}_{region.symbol}", name, positional(name, count + 1, [
+            "    int64_t count = 0;",
+            "    if (ppy::take(args[0], count) <= 0) { PyErr_SetString(PyExc_TypeError, \"count\"); return nullptr; }",
+            *taken,
+            "    try {",
+            f"        {{ ppy::WithoutGil released;{guard} for (int64_t i = 0; i < count; ++i) (void){call}; }}",
+            "        Py_RETURN_NONE;",
+            "    } catch (...) {",
+            "        return ppy_bridge::raise_current();",
+            "    }",
+        ])))
+    taken, _ = _take(model, "args", "ppy::fallback()")
+    name = f"py_convert_{region.symbol}"
+    entries.append((f"__ppy_convert_{region.symbol}", name, positional(name, count, [*taken, "    Py_RETURN_NONE;"])))
+    return entries
+
+
+# For benchmarks: what one op costs beyond its kernel. `__ppy_probe(which, count, tensor)` runs, count times:
+# 0 `t.size(0)` (nothing); 1 `size.int` through the dispatcher (a trivial kernel: the dispatcher alone);
+# 2 `alias` through the full dispatcher (autograd and ADInplaceOrView included); 3 `alias` below them;
+# 4 as 3, then wrapped as a Python tensor and dropped (what a result costs the entry).
+PROBE = r"""
+static PyObject* py_probe(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+    int64_t which = 0, count = 0;
+    const at::Tensor* t = nargs == 3 ? ppy_bridge::borrow_tensor(args[2]) : nullptr;
+    if (t == nullptr || ppy::take(args[0], which) <= 0 || ppy::take(args[1], count) <= 0) {
+        PyErr_SetString(PyExc_TypeError, "__ppy_probe(which: int, count: int, tensor)");
+        return nullptr;
+    }
+    int64_t sizes = 0;
+    for (int64_t i = 0; i < count; ++i) {
+        if (which == 0) sizes += t->size(0);
+        if (which == 1) sizes += at::_ops::size_int::call(*t, 0);
+        if (which == 2) (void)at::_ops::alias::call(*t);
+        if (which >= 3) {
+            at::AutoDispatchBelowADInplaceOrView below;
+            at::Tensor made = at::_ops::alias::call(*t);
+            if (which == 4) {
+                PyObject* wrapped = ppy::to_python(made);
+                if (wrapped == nullptr) return nullptr;
+                Py_DECREF(wrapped);
+            }
+        }
+    }
+    return PyLong_FromLongLong(sizes);
+}
+"""
 
 
 def translation_unit(regions: list[UnitRegion], origin: str, options: BuildOptions, precompiled: bool = False) -> Unit:
@@ -123,16 +290,20 @@ def translation_unit(regions: list[UnitRegion], origin: str, options: BuildOptio
                 spans[first + offset] = span
     table = []
     for region, _, _ in printed:
-        run = "{call}" if isinstance(region.model.returns, t.NoneT) else "return {call};"
-        add(region, _entry(region, f"py_{region.symbol}", 0, [], run) + "\n")
-        table.append(_method(region.symbol, f"py_{region.symbol}"))
+        below = _below(region.model)
+        if below == BELOW_AD_INPLACE_OR_VIEW and options.mutation is not None:
+            # A deliberate miscompilation (ppy's verifier tests) may write where the model does not:
+            # the version counters that catch it come from ADInplaceOrView.
+            below = BELOW_AUTOGRAD
+        add(region, _entry(region, f"py_{region.symbol}", below) + "\n")
+        table.append(_method(region.symbol, f"py_{region.symbol}", "METH_FASTCALL | METH_KEYWORDS"))
         if options.repeat_entry:
-            prologue = ["    int64_t count = 0;",
-                        "    if (ppy::take(args[0], count) <= 0) { PyErr_SetString(PyExc_TypeError, \"count\"); return nullptr; }"]
-            run = ("for (int64_t i = 1; i < count; ++i) (void){call}; return {call};"
-                   if not isinstance(region.model.returns, t.NoneT) else "for (int64_t i = 0; i < count; ++i) {call}")
-            add(region, _entry(region, f"py_repeat_{region.symbol}", 1, prologue, run) + "\n")
-            table.append(_method(f"__ppy_repeat_{region.symbol}", f"py_repeat_{region.symbol}"))
+            for name, function, text in _bench_entries(region, below):
+                add(region, text + "\n")
+                table.append(_method(name, function, "METH_FASTCALL"))
+    if options.repeat_entry:
+        parts.append("#include <ATen/ops/alias_ops.h>\n#include <ATen/ops/size_ops.h>" + PROBE)
+        table.append(_method("__ppy_probe", "py_probe", "METH_FASTCALL"))
     rows = ",\n".join(table)
     parts.append(f"static PyMethodDef ppy_methods[] = {{\n{rows},\n    {{nullptr, nullptr, 0, nullptr}}\n}};")
     parts.append(f'static PyModuleDef ppy_module = {{PyModuleDef_HEAD_INIT, "{MODULE_NAME}", nullptr, -1, ppy_methods}};')
@@ -140,6 +311,6 @@ def translation_unit(regions: list[UnitRegion], origin: str, options: BuildOptio
     return Unit("\n".join(parts) + "\n", owned, spans, failed)
 
 
-def _method(name: str, function: str) -> str:
+def _method(name: str, function: str, flags: str) -> str:
     return (f'    {{"{name}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>({function})), '
-            "METH_FASTCALL, nullptr}")
+            f"{flags}, nullptr}}")

@@ -80,6 +80,7 @@ NEEDS = {
     "test_typing.py": "integration", "test_pytest_plugin.py": "integration", "test_verify_collect.py": "integration",
     "test_verify_compare.py": "compiler", "test_verify_config.py": "integration", "test_verify_regions.py": "integration",
     "test_corpus.py": "compiler", "test_opinfo.py": "compiler", "test_torch_stack.py": "integration",
+    "test_fast_path.py": "compiler", "test_tracebacks.py": "compiler",
 }
 
 
