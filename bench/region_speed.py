@@ -93,13 +93,14 @@ def cases(gpt2: Any) -> list[tuple[str, Any, tuple[Any, ...]]]:
     return out
 
 
-def bench_module() -> Any:
-    """The example's module built with the benchmark entries (`__ppy_repeat_<symbol>`), beside the runtime's own."""
+def bench_modules() -> dict[str, Any]:
+    """The example's regions built with the benchmark entries (`__ppy_repeat_<symbol>`), beside the runtime's own:
+    each region's module, by its site key."""
     from ppy_compile.build import build_module
     from ppy_compile.options import BuildOptions
 
     built = build_module(str(EXAMPLE), EXAMPLE.read_text(encoding="utf-8"), options=BuildOptions(repeat_entry=True))
-    return next(iter(built.functions.values())).__self__
+    return {key: function.__self__ for key, function in built.functions.items()}
 
 
 def settings(name: str, rounds: int) -> tuple[int, int]:
@@ -173,14 +174,14 @@ ORDER = ["eager", "ppy region", "C++ floor", "torch.jit.script", "torch.compile"
          "torch.jit.script, no grad", "torch.compile, no grad"]
 
 
-def per_call_rows(args: argparse.Namespace, module: Any, plan: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str, Any]]:
+def per_call_rows(args: argparse.Namespace, modules: dict[str, Any], plan: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str, Any]]:
     import torch
 
     samples: dict[tuple[str, str], list[float]] = {}
     grad: dict[str, bool] = {}
     for name, region, call in plan:
         inner, rounds = settings(name, args.rounds)
-        paths = path_table(region, call, module)
+        paths = path_table(region, call, modules[region.site.key])
         grad.update((label, path.grad) for label, path in paths.items())
         for label, values in interleaved(paths, rounds, inner).items():
             samples[(name, label)] = values
@@ -273,12 +274,13 @@ def empty_region(region: Any) -> Any:
     return module.empty
 
 
-def remains_rows(args: argparse.Namespace, module: Any, plan: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str, Any]]:
+def remains_rows(args: argparse.Namespace, modules: dict[str, Any], plan: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str, Any]]:
     """What a no-grad call of the dispatch-bound step is made of, each part timed on its own."""
     import torch
 
     name, region, call = plan[0]
     assert name == STEP_W64
+    module = modules[region.site.key]
     symbol = region._cpp_symbol
     below = getattr(module, f"__ppy_repeat_below_{symbol}")
     floor = getattr(module, f"__ppy_repeat_{symbol}")
@@ -426,6 +428,10 @@ def startup_rows(args: argparse.Namespace) -> list[tuple[str, float, float | Non
         first = FIRST_RESULT.format(path=str(EXAMPLE), names=WEIGHTS, target="gpt2.block")
         warm = [float(_python(first, {"PPY_CACHE_DIR": empty})) for _ in range(3)]
         rows.append(("ppy: warm start (after `import torch`, to the first result)", min(warm), None))
+    with tempfile.TemporaryDirectory() as empty:
+        seconds = float(_python(first, {"PPY_CACHE_DIR": empty, "PPY_BUILD": "background"}))
+        rows.append(("ppy: empty cache, first result (the Python body answers while the regions build; "
+                     "bench/start_speed.py has the rest)", seconds, None))
     if not args.skip_compile:
         with tempfile.TemporaryDirectory() as inductor:
             env = {"TORCHINDUCTOR_CACHE_DIR": inductor, "TRITON_CACHE_DIR": inductor}
@@ -502,10 +508,10 @@ def main() -> None:
     for region in (gpt2.block, gpt2.step):
         if not region.build():
             raise SystemExit(f"region {region.__name__} did not compile; see the warnings above")
-    module = bench_module()
+    modules = bench_modules()
     plan = cases(gpt2)
-    rows = per_call_rows(args, module, plan)
-    remains = remains_rows(args, module, plan)
+    rows = per_call_rows(args, modules, plan)
+    remains = remains_rows(args, modules, plan)
     load_after = os.getloadavg()[0]
     shown = Table("case", "path", "median µs", "min µs", "IQR", "× eager")
     for row in rows:

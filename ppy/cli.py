@@ -89,7 +89,7 @@ def _explain(args: argparse.Namespace) -> int:
         elif key in built.fallbacks:
             print(f"{head} runs as Python: {built.fallbacks[key]}")
         elif key in built.functions:
-            print(f"{head} compiled at -O{region.level}, C++ function {built.symbols[key]} in {built.cpp_source}")
+            print(f"{head} compiled at -O{region.level}, C++ function {built.symbols[key]} in {built.cpp_sources[key]}")
         else:
             print(f"{head} not compiled (no build of it was found)")
     return status
@@ -190,22 +190,24 @@ def _show(args: argparse.Namespace) -> int:
     from ppy_compile.build import build_module
 
     built = build_module(str(path.resolve()), text)
-    if built.cpp_source is None:
+    if not built.cpp_sources:
         print(f"ppy show: {path}: no region of this file compiled", file=sys.stderr)
         for diagnostics in built.errors.values():
             for d in diagnostics:
                 print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
         return 1
-    source = built.cpp_source.read_text(encoding="utf-8")
     if args.region is None:
-        sys.stdout.write(source)
+        # The regions may be spread over several units (a rebuild compiles only what changed): each, once.
+        for unit in dict.fromkeys(built.cpp_sources.values()):
+            sys.stdout.write(f"// ppy: {unit}\n{unit.read_text(encoding='utf-8')}")
         return 0
-    symbols = {key.rsplit(":", 1)[0]: symbol for key, symbol in built.symbols.items()}
-    wanted = symbols.get(args.region) or next(
-        (symbol for qualname, symbol in symbols.items() if qualname.rsplit(".", 1)[-1] == args.region), None)
-    function = extract_function(source, wanted) if wanted else None
+    by_name = {key.rsplit(":", 1)[0]: key for key in built.cpp_sources}
+    wanted = by_name.get(args.region) or next(
+        (key for qualname, key in by_name.items() if qualname.rsplit(".", 1)[-1] == args.region), None)
+    function = extract_function(built.cpp_sources[wanted].read_text(encoding="utf-8"), built.symbols[wanted]) \
+        if wanted else None
     if function is None:
-        names = sorted(symbols)
+        names = sorted(by_name)
         print(f"ppy show: no compiled region `{args.region}` in {path} (compiled: {', '.join(names) or 'none'})", file=sys.stderr)
         return 1
     sys.stdout.write(function)

@@ -63,10 +63,12 @@ def _entry_class(region: Region, entry: Any) -> type:
     compiled code. It adds nothing else, so the object's layout, attributes and behaviour stay Region's."""
     import torch  # a compiled region means torch is loaded
 
+    from ppy import dynamo_hooks
+
     # Dynamo cannot trace a C function: while torch compiles, it traces Region.__call__ in the entry's
     # place, which hands the call to the region's torch operator (ppy.torch_op). torch keeps the entry
     # (it knows it by id) for the life of the process.
-    torch.compiler.substitute_in_graph(entry, skip_signature_check=True)(Region.__call__)
+    dynamo_hooks.when_loaded(lambda: torch.compiler.substitute_in_graph(entry, skip_signature_check=True)(Region.__call__))
     base = type(region)
     namespace = {"__call__": entry, "__slots__": (), "__module__": base.__module__, "__qualname__": base.__qualname__,
                  "__doc__": base.__doc__}
@@ -133,6 +135,10 @@ class Pending:
             self.result = _guarded(lambda: _compile_plan(self.plan), self.plan.origin)
         finally:
             self.done.set()
+        if isinstance(self.result, BuildError) and not threading.main_thread().is_alive():
+            # The program ended first: no later call will warn, so the reason is said here.
+            print(f"ppy: the background build of {Path(self.plan.origin).name} failed: {self.result}",
+                  file=sys.stderr, flush=True)
 
 
 def _compile_plan(plan: Any) -> Any:
@@ -231,7 +237,7 @@ def prepare(region: Region, wait: bool = True) -> None:
     entry = built.bridge.bound_entry
     signature = inspect.signature(region.python)
     region._compiled = entry(function, _context(region, signature, binds=False))
-    region._cpp_source_path = built.cpp_source
+    region._cpp_source_path = built.cpp_sources.get(rid)
     region._cpp_symbol = built.symbols.get(rid)
     region._effects = built.effects.get(rid, {})
     region._signature = signature

@@ -42,7 +42,7 @@ from typing import Any, Union
 
 import torch
 
-from ppy import decorators
+from ppy import decorators, dynamo_hooks
 from ppy.decorators import Region
 
 NAMESPACE = "ppy"
@@ -559,9 +559,9 @@ def _refuse_writes(entry: Registered) -> Callable[..., Any]:
 # --- routing: what Region.__call__ does while torch compiles or exports ----------------------
 
 
-@torch.compiler.assume_constant_result  # type: ignore[untyped-decorator]
 def _ready(region: Region[Any, Any]) -> bool:
-    """Whether the region runs as its operator; registers it on the way. Dynamo calls this, it does not trace it."""
+    """Whether the region runs as its operator; registers it on the way. Dynamo calls this, it does not trace it
+    (see _teach_dynamo)."""
     try:
         _registered(region)
     except TorchOpError as error:
@@ -599,12 +599,20 @@ def compiling() -> bool:
 _compiler = torch.compiler
 
 
-@torch.compiler.substitute_in_graph(compiling)
 def _compiling_in_dynamo() -> bool:
     return True
+
+
+def _teach_dynamo() -> None:
+    """What Dynamo must know of the routing: `compiling()` is True while it traces, and `_ready` is a constant
+    to call rather than code to trace. Registered once torch._dynamo is loaded, since importing it to register
+    them would add more than a second to every program that uses regions and never compiles."""
+    torch.compiler.assume_constant_result(_ready)
+    torch.compiler.substitute_in_graph(compiling)(_compiling_in_dynamo)
 
 
 def install() -> None:
     """Route region calls here while torch compiles or exports (``Region.__call__`` asks once per call)."""
     decorators._compiling = compiling
     decorators._traced_call = call
+    dynamo_hooks.when_loaded(_teach_dynamo)

@@ -34,14 +34,17 @@ class RegionSite:
 
     @property
     def cpp_symbol(self) -> str:
-        """A C++ identifier unique within the file's translation unit.
+        """The region's C++ function name: a valid identifier, free of the region's line.
 
+        Regions have internal linkage, and a unit never holds two of one name,
+        so the name needs no line; without one, a region that only moved (a
+        line added above it) prints the same C++ and is not rebuilt.
         The readable part keeps only identifier characters; the digest of the
-        whole key keeps `A.f` and `A_f` apart.
+        qualified name keeps `A.f` and `A_f` apart in messages.
         """
         readable = re.sub(r"[^A-Za-z0-9_]", "_", self.qualname.replace(".<locals>.", "__"))[:60]
-        digest = hashlib.sha256(self.key.encode("utf-8")).hexdigest()[:8]
-        return f"ppy_{readable}_L{self.line}_{digest}"
+        digest = hashlib.sha256(self.qualname.encode("utf-8")).hexdigest()[:8]
+        return f"ppy_{readable}_{digest}"
 
     def node_id(self, relative_path: str) -> str:
         """pytest's spelling: ``path::Class.method``."""

@@ -1,27 +1,30 @@
 """Build, or find in the cache, the compiled regions of one Python source file.
 
-A warm start reads the file, hashes it with the versions that matter, finds
-the index entry and loads the shared object: no parsing at all. Only a miss
-builds each region's model (the checker's own), prints the file's regions as
-one translation unit and compiles it; no torch or torchgen is consulted to
+A warm start reads the file, hashes its tokens (comments aside) with the
+versions that matter, finds the index entry and loads the shared objects it
+names: no parsing at all. Only a miss builds each region's model (the
+checker's own) and prints each region's C++, whose digest says whether a
+module in the cache already holds it: only the regions none holds are
+compiled, in one unit per core, at once. No torch or torchgen is consulted to
 decide what the C++ says.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import ctypes
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ppy_check.errors import BuildError
 from ppy_check.diagnostic import Diagnostic
@@ -32,9 +35,9 @@ from ppy_compile.options import MODULE_NAME, BuildOptions
 from ppy_compile.runtime_cpp import BRIDGE_SOURCE, PCH_HEADER
 
 if TYPE_CHECKING:
-    from ppy_compile.unit import Unit, UnitRegion
+    from ppy_compile.unit import PrintedRegion, UnitRegion
 
-BUILD_FORMAT = "2"  # bump when the generated code or the layout changes meaning
+BUILD_FORMAT = "3"  # bump when the generated code or the layout changes meaning
 
 
 def light_identity(options: BuildOptions) -> str:
@@ -60,7 +63,7 @@ def _sha(*parts: str) -> str:
 class BuiltModule:
     functions: dict[str, Callable[..., Any]] = field(default_factory=dict)  # site key -> compiled entry
     errors: dict[str, list[Diagnostic]] = field(default_factory=dict)
-    cpp_source: Path | None = None
+    cpp_sources: dict[str, Path] = field(default_factory=dict)  # site key -> the unit that holds it
     symbols: dict[str, str] = field(default_factory=dict)  # site key -> C++ symbol
     fallbacks: dict[str, str] = field(default_factory=dict)  # site key -> why it runs as Python
     # site key -> what the region does besides its result: {"writes": [parameter...], "random": bool}
@@ -203,12 +206,39 @@ def _ensure_all_shared(cache: Cache, with_pch: bool) -> tuple[str, str | None]:
     missing = [shared for shared in wanted if cache.valid(shared.key(tool)) is None]
     if len(missing) > 1:
         description = " and ".join(shared.description for shared in missing)
-        with building(f"ppy: {description} (once per torch version)"), \
-                concurrent.futures.ThreadPoolExecutor(len(missing)) as pool:
-            for future in [pool.submit(_ensure_shared, cache, shared, False) for shared in missing]:
-                future.result()
+        with building(f"ppy: {description} (once per torch version)"):
+            _at_once([functools.partial(_ensure_shared, cache, shared, False) for shared in missing])
     keys = [_ensure_shared(cache, shared) for shared in wanted]
     return keys[0], keys[1] if with_pch else None
+
+
+T = TypeVar("T")
+
+
+def _at_once(calls: list[Callable[[], T]]) -> list[T]:
+    """Each call's result, the calls run at the same time in threads of their own; the first error raised.
+
+    Plain threads, not a pool: a pool refuses work once the interpreter is shutting down, which is when the
+    background build of a program that already ended goes on.
+    """
+    results: list[Any] = [None] * len(calls)
+    errors: list[BaseException | None] = [None] * len(calls)
+
+    def run(index: int) -> None:
+        try:
+            results[index] = calls[index]()
+        except BaseException as error:  # handed to the caller's thread below
+            errors[index] = error
+
+    threads = [threading.Thread(target=run, args=(index,), name="ppy build") for index in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
 
 
 def _ensure_bridge(cache: Cache) -> str:
@@ -298,11 +328,37 @@ def _model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list
     return regions, errors, levels, silenced
 
 
+def index_key(origin: str, text: str, options: BuildOptions) -> str:
+    """The index entry's key: the file's tokens and where each stands, less its comments other than
+    suppressions (which change what runs compiled), so rewording a comment stays a cache hit."""
+    return _sha("source", light_identity(options), origin, _code_of(text))
+
+
+def _code_of(text: str) -> str:
+    import io
+    import tokenize
+
+    from ppy_check.suppression import directives
+
+    kept = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.COMMENT, tokenize.NL) and not any(directives(token.string)):
+                continue  # a comment, or the end of a line that holds no code
+            if token.type in (tokenize.NEWLINE, tokenize.DEDENT, tokenize.ENDMARKER):
+                kept.append(f"{token.type}")  # where they stand moves with the comments before them
+                continue
+            kept.append(f"{token.type} {token.start[0]} {token.start[1]} {token.string}")
+    except (tokenize.TokenError, SyntaxError):
+        return "text\0" + text  # not tokenizable: the text as it is
+    return "tokens\0" + "\n".join(kept)
+
+
 def cached_module(origin: str, text: str, cache: Cache | None = None,
                   options: BuildOptions = BuildOptions()) -> BuiltModule | None:
     """The compiled regions of one file when the cache has them (a warm start: no parsing), else None."""
     cache = cache or Cache.open()
-    source_key = _sha("source", light_identity(options), origin, text)
+    source_key = index_key(origin, text, options)
     index = cache.read_index(source_key)
     if index is not None and not _dependencies_changed(index):
         try:
@@ -342,7 +398,7 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
     warn_once()
     started = time.perf_counter()
     regions, errors, levels, silenced = _model_all(text, origin)
-    source_key = _sha("source", light_identity(options), origin, text)
+    source_key = index_key(origin, text, options)
     return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started)
 
 
@@ -385,104 +441,180 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
         fallbacks=dict(index.get("fallbacks", {})),
         effects=dict(index.get("effects", {})),
     )
-    if index["build"] is None:
+    builds = index["builds"]
+    if not isinstance(builds, dict) or set(builds) != set(result.symbols):
+        raise ValueError("an index whose builds are not its regions'")
+    if not builds:
         return result
     _load_bridge(cache, index["bridge"])
     result.bridge = _bridge_module(index["bridge"])
-    module = _load_module(cache, index["build"])
-    result.functions = {rid: getattr(module, name) for rid, name in result.symbols.items()}
-    result.cpp_source = cache.build_dir(index["build"]) / "module.cpp"
+    for rid, build_key in builds.items():
+        result.functions[rid] = getattr(_load_module(cache, build_key), result.symbols[rid])
+        result.cpp_sources[rid] = cache.build_dir(build_key) / "module.cpp"
     return result
 
 
 def _build(plan: Plan) -> BuiltModule:
     from ppy_compile.toolchain import toolchain
 
-    cache, source_key, origin, options = plan.cache, plan.source_key, plan.origin, plan.options
-    regions, errors, levels, silenced, started = plan.regions, plan.errors, plan.levels, plan.silenced, plan.started
+    cache, regions, levels = plan.cache, plan.regions, plan.levels
     symbols = {r.model.site.key: r.symbol for r in regions}
     effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
                for r in regions}
     dependencies = {path: digest for r in regions for path, digest in r.model.dependencies.items()}
     index: dict[str, Any] = {
-        "origin": origin, "build": None, "bridge": None, "symbols": symbols, "fallbacks": dict(silenced), "effects": effects,
-        "dependencies": dependencies,
-        "errors": {key: _diagnostics_json(found) for key, found in errors.items()},
+        "origin": plan.origin, "builds": {}, "bridge": None, "symbols": symbols, "fallbacks": dict(plan.silenced),
+        "effects": effects, "dependencies": dependencies,
+        "errors": {key: _diagnostics_json(found) for key, found in plan.errors.items()},
     }
-    result = BuiltModule(errors=errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects)
+    result = BuiltModule(errors=plan.errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects)
     if regions:
         tool = toolchain()
-        bridge_key, _ = _ensure_all_shared(cache, with_pch=pch_for(max(levels[r.model.site.key] for r in regions)))
-        build_key = _build_unit(cache, tool, bridge_key, regions, index["fallbacks"], symbols, levels, origin, started,
-                                options)
-        if build_key is not None:
-            index["build"], index["bridge"] = build_key, bridge_key
-            cache.write_index(source_key, index)
+        bridge_key, _ = _ensure_all_shared(cache, with_pch=any(pch_for(levels[r.model.site.key]) for r in regions))
+        builds = _build_regions(plan, tool, bridge_key, index["fallbacks"], symbols)
+        if builds:
+            index["builds"], index["bridge"] = builds, bridge_key
+            cache.write_index(plan.source_key, index)
             loaded = _from_index(cache, index)
             loaded.built = True
             return loaded
-    cache.write_index(source_key, index)
+    cache.write_index(plan.source_key, index)
     return result
 
 
-def _build_unit(cache: Cache, tool: Any, bridge_key: str, regions: list[UnitRegion], fallbacks: dict[str, str],
-                symbols: dict[str, str], levels: dict[str, int], origin: str, started: float,
-                options: BuildOptions) -> str | None:
-    """Build the unit; a region whose generated C++ does not compile is set aside (a ppy bug) and the rest rebuilt."""
-    from ppy_compile.toolchain import CompileError, run_ninja, write_ninja
+@dataclass(frozen=True)
+class _RegionBuild:
+    """One region's C++ and how it compiles; ``digest`` names exactly that, whichever module holds it."""
+
+    printed: PrintedRegion
+    level: int
+    pch_key: str | None
+    digest: str
+
+    @property
+    def site_key(self) -> str:
+        return self.printed.region.model.site.key
+
+
+def _build_regions(plan: Plan, tool: Any, bridge_key: str, fallbacks: dict[str, str],
+                   symbols: dict[str, str]) -> dict[str, str]:
+    """The module holding each region (site key -> build key): a region whose C++ some module already
+    holds is not rebuilt; the others are compiled, in as many units as there are cores, at once.
+
+    A region whose C++ ppy cannot print, or which does not compile, is a ppy bug: it runs as Python, with
+    why, and the others are unaffected.
+    """
+    from ppy_compile.unit import Unprintable, print_region
+
+    cache = plan.cache
+
+    def set_aside(key: str, why: str, detail: str) -> None:
+        del symbols[key]
+        fallbacks[key] = f"{why} (line {key.rsplit(':', 1)[1]}), a ppy bug worth reporting: {detail}"
+
+    wanted: list[_RegionBuild] = []
+    for region in plan.regions:
+        level = plan.levels[region.model.site.key]
+        pch_key = _ensure_pch(cache) if pch_for(level) else None
+        try:
+            printed = print_region(region, plan.options)
+        except Unprintable as error:
+            set_aside(region.model.site.key, "ppy could not lower it to C++", str(error))
+            continue
+        digest = _sha("region", light_identity(plan.options), printed.text, *sorted(printed.headers), tool.identity,
+                      str(level), bridge_key, pch_key or "")
+        wanted.append(_RegionBuild(printed, level, pch_key, digest))
+
+    failures: dict[str, str] = {}
+    with contextlib.ExitStack() as held:
+        # Every missing region's lock, in one order (no two builders deadlock), then what is still missing:
+        # a process that waited here finds the others' builds and prints nothing.
+        missing = {build.digest: build for build in wanted if _holder(cache, build.digest) is None}
+        for digest in sorted(missing):
+            held.enter_context(cache.locked(digest))
+        missing = {digest: build for digest, build in missing.items() if _holder(cache, digest) is None}
+        if missing:
+            count, kept = len(missing), len({build.digest for build in wanted}) - len(missing)
+            levels = "/".join(str(level) for level in sorted({build.level for build in missing.values()}))
+            what = f"{count} region{'s' if count != 1 else ''} of {Path(plan.origin).name} (-O{levels}" + \
+                (f"; {kept} unchanged)" if kept else ")")
+            groups = _groups(list(missing.values()), os.cpu_count() or 1)
+            with building(f"ppy: building {what}"):
+                for found in _at_once([functools.partial(_compile_group, plan, tool, bridge_key, group)
+                                       for group in groups]):
+                    failures.update(found)
+    builds = {}
+    for build in wanted:
+        holder = _holder(cache, build.digest)
+        if holder is None:
+            set_aside(build.site_key, "the C++ ppy generated for it does not compile",
+                      failures.get(build.digest, "its build is missing"))
+            continue
+        builds[build.site_key] = holder
+    return builds
+
+
+def _holder(cache: Cache, digest: str) -> str | None:
+    """The valid module that holds the region of this digest, if one does."""
+    key = cache.read_holder(digest)
+    manifest = cache.valid(key) if key is not None else None
+    # The module's own manifest must list the region: a stale or stray record names nothing.
+    return key if manifest is not None and digest in manifest.get("digests", ()) else None
+
+
+def _groups(builds: list[_RegionBuild], cores: int) -> list[list[_RegionBuild]]:
+    """The missing regions as units to compile at once: one optimization level and distinct symbols in each,
+    as many units as cores, balanced by the length of their C++ (each unit pays once for torch's headers)."""
+    groups: list[list[_RegionBuild]] = []
+    for level in sorted({build.level for build in builds}):
+        at_level = sorted((b for b in builds if b.level == level), key=lambda b: -len(b.printed.text))
+        mine: list[list[_RegionBuild]] = [[] for _ in range(min(cores, len(at_level)))]
+        for build in at_level:
+            free = [g for g in mine if all(b.printed.region.symbol != build.printed.region.symbol for b in g)]
+            if not free:
+                free = [[]]
+                mine.append(free[0])
+            min(free, key=lambda g: sum(len(b.printed.text) for b in g)).append(build)
+        groups += [g for g in mine if g]
+    return groups
+
+
+def _compile_group(plan: Plan, tool: Any, bridge_key: str, group: list[_RegionBuild]) -> dict[str, str]:
+    """Build one unit of regions (their locks held) and point each region at it; a region the compiler
+    rejects is left out and the rest built again. What each rejected region's error was, by digest."""
+    from ppy_compile.toolchain import CompileError, CompilerCrash, run_ninja, write_ninja
     from ppy_compile.unit import translation_unit
 
-    regions = list(regions)
-    while regions:
-        level = max(levels[r.model.site.key] for r in regions)
-        pch_key = _ensure_pch(cache) if pch_for(level) else None
-        unit = translation_unit(regions, origin, options, precompiled=pch_key is not None)
-        for region in [r for r in regions if r.symbol in unit.failed]:
-            regions.remove(region)
-            key = region.model.site.key
-            del symbols[key]
-            fallbacks[key] = (f"ppy could not lower it to C++ (line {region.model.site.line}), a ppy bug worth "
-                              f"reporting: {unit.failed[region.symbol]}")
-        if not regions:
-            return None
-        build_key = _sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "")
+    cache, failures, group = plan.cache, {}, list(group)
+    while group:
+        level, pch_key = group[0].level, group[0].pch_key
+        unit = translation_unit([b.printed for b in group], plan.origin, plan.options, precompiled=pch_key is not None)
+        key = _sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "", *(b.digest for b in group))
         try:
-            if cache.valid(build_key) is None:
-                with cache.locked(build_key):
-                    if cache.valid(build_key) is None:
-                        count = len(regions)
-                        description = f"ppy: building {count} region{'s' if count != 1 else ''} of {Path(origin).name} (-O{level})"
-                        with building(description), cache.staging(build_key) as folder:
-                            (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
-                            bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
-                            write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
-                                        extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"],
-                                        extra_compile=[f"-I{cache.build_dir(pch_key)}"] if pch_key else [])
-                            run_ninja(folder, tool)
-                            cache.publish(build_key, folder, "module.so", {
-                                "kind": "module", "origin": origin, "seconds": round(time.perf_counter() - started, 2)})
-            return build_key
+            if cache.valid(key) is None:
+                with cache.locked(key), cache.staging(key) as folder:
+                    (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
+                    bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
+                    write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
+                                extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"],
+                                extra_compile=[f"-I{cache.build_dir(pch_key)}"] if pch_key else [])
+                    run_ninja(folder, tool)
+                    cache.publish(key, folder, "module.so", {
+                        "kind": "module", "origin": plan.origin,
+                        "regions": [b.printed.region.model.site.qualname for b in group],
+                        "digests": [b.digest for b in group],
+                        "seconds": round(time.perf_counter() - plan.started, 2)})
+        except CompilerCrash:
+            raise  # not a region's fault: compile_plan rebuilds the precompiled header and tries again
         except CompileError as error:
-            culprits = _culprits(unit, error)
-            if not culprits:
-                raise
-            for region in list(regions):
-                message = culprits.get(region.symbol)
-                if message is None:
-                    continue
-                regions.remove(region)
-                key = region.model.site.key
-                del symbols[key]
-                fallbacks[key] = (f"the C++ ppy generated for it (line {region.model.site.line}) does not compile, "
-                                  f"a ppy bug worth reporting: {message}")
-    return None
-
-
-def _culprits(unit: Unit, error: Any) -> dict[str, str]:
-    """The region each compiler error falls in, by the unit lines each region owns."""
-    return {
-        symbol: message
-        for line, message in error.errors
-        for symbol, ranges in unit.owned.items()
-        if any(first <= line <= last for first, last in ranges)
-    }
+            culprits = {symbol: message for line, message in error.errors for symbol, (first, last) in unit.owned.items()
+                        if first <= line <= last}
+            rejected = [b for b in group if b.printed.region.symbol in culprits] or group
+            for build in rejected:
+                failures[build.digest] = culprits.get(build.printed.region.symbol, str(error))
+            group = [b for b in group if b not in rejected]
+            continue
+        for build in group:
+            cache.write_holder(build.digest, key)
+        return failures
+    return failures

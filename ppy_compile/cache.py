@@ -45,7 +45,7 @@ from ppy_compile.fallback import fallback_caches, private_root, remove_ended, tr
 from ppy_compile.safedir import Untrusted
 
 MANIFEST = "manifest.json"
-FOLDERS = ("builds", "index", "locks")
+FOLDERS = ("builds", "index", "holders", "locks")
 SHARED_KINDS = ("bridge", "pch")  # built once per torch and compiler: a minute to make again
 # Leftovers that no lock can vouch for (a temporary index file, a staging folder
 # of an older ppy) are removed once this old.
@@ -349,6 +349,32 @@ class Cache:
             self._discard(index, name)
             return None
 
+    # --- holders: which module holds a region's C++ (a rebuild compiles only regions no module holds) ---
+
+    def read_holder(self, digest: str) -> str | None:
+        """The module recorded as holding the region of ``digest``: a key, or None (nothing, or not a key)."""
+        name = _check_key(digest)
+        with self._folder("holders") as holders:
+            try:
+                key = safedir.read_file(holders, name, str(self.root / "holders" / name), 128).decode("ascii").strip()
+            except FileNotFoundError:
+                return None
+            except (OSError, ValueError, Untrusted):
+                key = ""
+            if is_key(key):
+                return key
+            self._discard(holders, name)
+            return None
+
+    def write_holder(self, digest: str, key: str) -> None:
+        name, temporary = _check_key(digest), f".holder-{secrets.token_hex(6)}"
+        with self._folder("holders") as holders:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=holders)
+            with os.fdopen(fd, "w", encoding="ascii") as out:
+                out.write(_check_key(key))
+            os.rename(temporary, name, src_dir_fd=holders, dst_dir_fd=holders)
+
     def discard_index(self, key: str) -> None:
         with self._folder("index") as index:
             self._discard(index, f"{_check_key(key)}.json")
@@ -463,10 +489,11 @@ class Cache:
                 if everything or kind not in SHARED_KINDS:
                     self._discard(builds, name)
                     count += 1
-        with self._folder("index") as index:
-            for name in os.listdir(index):
-                if not name.startswith("."):  # a dot-file is an index being written
-                    self._discard(index, name)
+        for folder in ("index", "holders"):
+            with self._folder(folder) as entries:
+                for name in os.listdir(entries):
+                    if not name.startswith("."):  # a dot-file is one being written
+                        self._discard(entries, name)
         if everything:
             with self._folder("locks") as locks:
                 for name in os.listdir(locks):

@@ -84,11 +84,10 @@ class Printer:
         self.params = {p.name: identifier(p.name) for p in model.params}
         self.names.taken.update(self.params.values())
         self.lines: list[str] = []
-        self.line_spans: list[Span | None] = []
         self.headers: set[str] = set()
         self.lvalues = 0
         self.depth = 0  # blocks of a run-time decision of torch's Python code (Branch) the printer is inside
-        self.line_now = model.site.line
+        self.line_now = 1  # relative: the region's first line
         # The region's own lines, from its `def` to its return. A statement inlined from a helper or from
         # torch's Python source carries that code's span, no line of the region's: its traceback frame
         # is left out (line 0) rather than put on a wrong line.
@@ -101,8 +100,8 @@ class Printer:
         declared = ", ".join(f"{param_type(p.type)} {self.params[p.name]}" for p in self.model.params)
         return f"{cpp_type(self.model.returns)} {self.symbol}({declared})"
 
-    def function(self) -> tuple[str, list[Span | None]]:
-        """The function's text and, for each of its lines, the source span it comes from."""
+    def function(self) -> str:
+        """The region's C++ function."""
         mode = self.model.grad_mode
         if mode is GradMode.NO_GRAD:
             self.emit("at::AutoGradMode ppy_grad_mode(false);", None)
@@ -113,19 +112,18 @@ class Printer:
         for statement in self.model.body:
             self.statement(statement)
         body = "".join(f"        {line}\n" for line in self.lines)
-        # `ppy_line`: the region's source line now running, read only when a statement raises (the traceback).
-        spans: list[Span | None] = [None, None, None] + self.line_spans + [None, None]
-        return (f"{self.signature()} {{\n    int ppy_line = {self.model.site.line};\n    try {{\n{body}"
-                "    } catch (...) { ppy::failed_at(ppy_line); throw; }\n}\n", spans)
+        # `ppy_line`: the region's source line now running, read only when a statement raises (the traceback);
+        # counted from the region's first line (1), so a region that only moved prints the same C++.
+        return (f"{self.signature()} {{\n    int ppy_line = 1;\n    try {{\n{body}"
+                "    } catch (...) { ppy::failed_at(ppy_line); throw; }\n}\n")
 
     def emit(self, line: str, span: Span | None) -> None:
-        source_line = (span.line if span.line in self.own_lines else 0) if span is not None else self.line_now
+        source_line = (span.line - self.model.site.line + 1 if span.line in self.own_lines else 0) \
+            if span is not None else self.line_now
         if source_line != self.line_now:
             self.lines.append("    " * self.depth + f"ppy_line = {source_line};")
-            self.line_spans.append(span)
             self.line_now = source_line
         self.lines.append("    " * self.depth + line)
-        self.line_spans.append(span)
 
     def statement(self, statement: Stmt) -> None:
         span = statement.span

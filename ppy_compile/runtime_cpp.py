@@ -175,11 +175,14 @@ PyObject* not_taken(PyObject* self, PyObject* const* args, size_t nargsf, PyObje
 // statement, named as Python names the region's own frames (its code's file and name), and the
 // statement after the exception's message. Called through a context (the region object, or
 // `region._compiled`); a call of the module's own function gets neither. Always nullptr.
-PyObject* located(PyObject* self, int line) {
-    if (line <= 0 || !PyErr_Occurred() || !is_context(self)) return nullptr;
+// `offset` counts from the region's first line (1), which the live code object knows: the frame
+// names the line where the region is now, and a region that only moved needs no rebuild.
+PyObject* located(PyObject* self, int offset) {
+    if (offset <= 0 || !PyErr_Occurred() || !is_context(self)) return nullptr;
     PyObject* python = PyTuple_GET_ITEM(self, PYTHON_BODY);
     if (!PyFunction_Check(python)) return nullptr;
     auto* body = reinterpret_cast<PyCodeObject*>(PyFunction_GetCode(python));
+    int line = body->co_firstlineno + offset - 1;
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     PyErr_NormalizeException(&type, &value, &traceback);
@@ -306,7 +309,7 @@ int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargs
          Py_ssize_t count, PyObject** out);
 PyObject* not_taken(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 PyObject* slow_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
-PyObject* located(PyObject* self, int line);
+PyObject* located(PyObject* self, int offset);
 }
 
 namespace ppy {

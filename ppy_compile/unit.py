@@ -1,6 +1,6 @@
-"""Assemble one translation unit from the models of one Python module's regions.
+"""Print regions as C++ and assemble them into translation units, each one module.
 
-The unit holds the shared preamble, each region as a plain C++ function (what
+A unit holds the shared preamble, each region as a plain C++ function (what
 ``ppy show`` prints), and for each a CPython entry point. The entry binds the
 call's arguments as Python would (keywords and defaults included) and takes
 each only when it is exactly the type its annotation names; anything else (an
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ppy_check.model import ir
 from ppy_check.model import types as t
-from ppy_check.model.ir import GradMode, RegionModel, Span
+from ppy_check.model.ir import GradMode, RegionModel
 from ppy_compile.cpp_types import comment, cpp_type, string_literal
 from ppy_compile.emit import Printer
 from ppy_compile.options import BuildOptions
@@ -34,17 +34,6 @@ from ppy_compile.options import MODULE_NAME
 class UnitRegion:
     model: RegionModel
     symbol: str  # the C++ function's name (RegionSite.cpp_symbol)
-
-
-@dataclass(frozen=True)
-class Unit:
-    source: str
-    # For each region symbol, the unit's lines it owns (first, last), to blame a compiler error on one region.
-    owned: dict[str, list[tuple[int, int]]]
-    # For each unit line inside a region's function, the Python source span it came from.
-    spans: dict[int, Span]
-    # Regions ppy could not print as C++ (a ppy bug), by symbol: left out of the unit, with why.
-    failed: dict[str, str] = field(default_factory=dict)
 
 
 # Ops that exist for autograd itself: a region calling one needs autograd's layers on every call.
@@ -250,65 +239,84 @@ static PyObject* py_probe(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 """
 
 
-def translation_unit(regions: list[UnitRegion], origin: str, options: BuildOptions, precompiled: bool = False) -> Unit:
-    """The unit's source, which lines each region owns, and where each function line came from.
+class Unprintable(Exception):
+    """ppy could not print a region as C++ (a ppy bug in its lowering): that region runs as Python."""
+
+
+@dataclass(frozen=True)
+class PrintedRegion:
+    """One region as C++: its function and entries (``text``), the headers they need and its method rows.
+
+    ``text`` with ``headers`` is all a region adds to a unit: its digest decides
+    whether a build already holds the region, whatever unit it was built in.
+    """
+
+    region: UnitRegion
+    text: str
+    headers: frozenset[str]
+    methods: tuple[str, ...]
+
+
+def print_region(region: UnitRegion, options: BuildOptions) -> PrintedRegion:
+    """The region's C++ function and CPython entry (and the benchmark entries, when asked for)."""
+    printer = Printer(region.model, region.symbol, options)
+    try:
+        function = printer.function()
+    except Exception as error:
+        raise Unprintable(f"{type(error).__name__}: {error}") from error
+    below = _below(region.model)
+    if below == BELOW_AD_INPLACE_OR_VIEW and options.mutation is not None:
+        # A deliberate miscompilation (ppy's verifier tests) may write where the model does not:
+        # the version counters that catch it come from ADInplaceOrView.
+        below = BELOW_AUTOGRAD
+    parts = [function, _entry(region, f"py_{region.symbol}", below) + "\n"]
+    methods = [_method(region.symbol, f"py_{region.symbol}", "METH_FASTCALL | METH_KEYWORDS")]
+    if options.repeat_entry:
+        for name, entry, text in _bench_entries(region, below):
+            parts.append(text + "\n")
+            methods.append(_method(name, entry, "METH_FASTCALL"))
+    return PrintedRegion(region, "\n".join(parts), frozenset(printer.headers), tuple(methods))
+
+
+@dataclass(frozen=True)
+class Unit:
+    source: str
+    # For each region symbol, the unit's lines it owns (first, last), to blame a compiler error on one region.
+    owned: dict[str, tuple[int, int]]
+
+
+def translation_unit(printed: list[PrintedRegion], origin: str, options: BuildOptions,
+                     precompiled: bool = False) -> Unit:
+    """One module holding the printed regions (their symbols distinct): the preamble, each region's
+    function and entry, and the module's method table.
 
     With ``precompiled``, the unit starts with the precompiled header (it must
     come first to be used); the includes after it are then already satisfied.
     """
-    printed = []
-    headers: set[str] = set()
-    failed: dict[str, str] = {}
-    for region in regions:
-        printer = Printer(region.model, region.symbol, options)
-        try:
-            text, line_spans = printer.function()
-        except Exception as error:  # a ppy bug in one region's lowering: that region alone runs as Python
-            failed[region.symbol] = f"{type(error).__name__}: {error}"
-            continue
-        headers |= printer.headers
-        printed.append((region, text, line_spans))
-    regions = [region for region in regions if region.symbol not in failed]
+    headers = set().union(*(p.headers for p in printed))
+    if options.repeat_entry:
+        headers |= {"ATen/ops/alias_ops.h", "ATen/ops/size_ops.h"}  # the probe's
     parts = ['#include "ppy_pch.h"'] if precompiled else []
     parts.append(comment(f"Generated by ppy from {origin}. Do not edit: edit the regions and rebuild."))
     parts.append(PREAMBLE.strip())
     parts.extend(f"#include <{header}>" for header in sorted(headers))
-    parts.append("")
-    owned: dict[str, list[tuple[int, int]]] = {r.symbol: [] for r in regions}
-    spans: dict[int, Span] = {}
-
-    def add(region: UnitRegion, text: str) -> int:
+    # Internal linkage: regions of one name in two loaded modules never resolve to each other's code.
+    parts.append("namespace {")
+    owned: dict[str, tuple[int, int]] = {}
+    for region in printed:
         first = sum(part.count("\n") + 1 for part in parts) + 1
-        parts.append(text)
-        owned[region.symbol].append((first, first + text.count("\n")))
-        return first
-
-    for region, text, line_spans in printed:
-        first = add(region, text)
-        for offset, span in enumerate(line_spans):
-            if span is not None:
-                spans[first + offset] = span
-    table = []
-    for region, _, _ in printed:
-        below = _below(region.model)
-        if below == BELOW_AD_INPLACE_OR_VIEW and options.mutation is not None:
-            # A deliberate miscompilation (ppy's verifier tests) may write where the model does not:
-            # the version counters that catch it come from ADInplaceOrView.
-            below = BELOW_AUTOGRAD
-        add(region, _entry(region, f"py_{region.symbol}", below) + "\n")
-        table.append(_method(region.symbol, f"py_{region.symbol}", "METH_FASTCALL | METH_KEYWORDS"))
-        if options.repeat_entry:
-            for name, function, text in _bench_entries(region, below):
-                add(region, text + "\n")
-                table.append(_method(name, function, "METH_FASTCALL"))
+        parts.append(region.text)
+        owned[region.region.symbol] = (first, first + region.text.count("\n"))
+    table = [row for region in printed for row in region.methods]
     if options.repeat_entry:
-        parts.append("#include <ATen/ops/alias_ops.h>\n#include <ATen/ops/size_ops.h>" + PROBE)
+        parts.append(PROBE)
         table.append(_method("__ppy_probe", "py_probe", "METH_FASTCALL"))
+    parts.append("}  // namespace")
     rows = ",\n".join(table)
     parts.append(f"static PyMethodDef ppy_methods[] = {{\n{rows},\n    {{nullptr, nullptr, 0, nullptr}}\n}};")
     parts.append(f'static PyModuleDef ppy_module = {{PyModuleDef_HEAD_INIT, "{MODULE_NAME}", nullptr, -1, ppy_methods}};')
     parts.append(f"PyMODINIT_FUNC PyInit_{MODULE_NAME}() {{ return PyModule_Create(&ppy_module); }}")
-    return Unit("\n".join(parts) + "\n", owned, spans, failed)
+    return Unit("\n".join(parts) + "\n", owned)
 
 
 def _method(name: str, function: str, flags: str) -> str:

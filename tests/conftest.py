@@ -59,13 +59,18 @@ def toolchain_entries() -> list[str]:
 @pytest.fixture
 def fresh_cache(tmp_path: Path, toolchain_entries: list[str], monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty cache of this test's own, holding only the session's once-per-torch builds (hard links)."""
+    root = seeded_cache(tmp_path / "cache", toolchain_entries)
+    monkeypatch.setenv("PPY_CACHE_DIR", str(root))
+    return root
+
+
+def seeded_cache(root: Path, toolchain_entries: list[str]) -> Path:
+    """A new cache at ``root`` holding only the session's once-per-torch builds (hard links)."""
     from ppy_compile.cache import Cache
 
-    root = tmp_path / "cache"
     cache = Cache.open(root)
     for key in toolchain_entries:
         shutil.copytree(SESSION_CACHE / "builds" / key, cache.build_dir(key), copy_function=os.link)
-    monkeypatch.setenv("PPY_CACHE_DIR", str(root))
     return root
 
 
@@ -80,7 +85,7 @@ NEEDS = {
     "test_typing.py": "integration", "test_pytest_plugin.py": "integration", "test_verify_collect.py": "integration",
     "test_verify_compare.py": "compiler", "test_verify_config.py": "integration", "test_verify_regions.py": "integration",
     "test_corpus.py": "compiler", "test_opinfo.py": "compiler", "test_torch_stack.py": "integration",
-    "test_fast_path.py": "compiler", "test_tracebacks.py": "compiler",
+    "test_fast_path.py": "compiler", "test_tracebacks.py": "compiler", "test_rebuild.py": "compiler",
 }
 
 

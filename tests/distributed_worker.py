@@ -135,7 +135,7 @@ def main() -> None:
     result["prepare_s"] = time.perf_counter() - started
     result["compiled"] = len(compiles)
     built = runtime._modules[str(Path(gpt2.__file__).resolve())]
-    result["build_key"] = built.cpp_source.parent.name if built.cpp_source is not None else None
+    result["build_key"] = sorted(path.parent.name for path in built.cpp_sources.values()) or None
 
     trained = {}
     for regions in (True, False):

@@ -83,3 +83,25 @@ def test_a_region_ppy_cannot_lower_falls_back_alone(fresh_cache: Path, tmp_path:
     assert list(built.functions) == ["innocent:9"]
     (reason,) = built.fallbacks.values()
     assert "ppy could not lower it to C++ (line 4), a ppy bug worth reporting: NoCppForm: a lowering ppy lacks" in reason
+
+
+def test_a_region_whose_cpp_does_not_compile_falls_back_alone(fresh_cache: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiler's error is blamed on the region whose lines it names; the rest of its unit builds again."""
+    from ppy_compile import emit
+
+    source = ("import ppy, torch\n\n\n@ppy.opt(1)\ndef broken(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n\n"
+              "@ppy.opt(1)\ndef innocent(x: torch.Tensor) -> torch.Tensor:\n    return x + 1\n")
+    original = emit.Printer.function
+
+    def function(self: emit.Printer) -> str:
+        text = original(self)
+        return text.replace("try {", "try {\n        not_a_name_in_cpp;") if self.model.name == "broken" else text
+
+    monkeypatch.setattr(emit.Printer, "function", function)
+    monkeypatch.setattr(build.os, "cpu_count", lambda: 1)  # both regions in one unit
+    built = build.build_module(str(tmp_path / "model.py"), source, Cache.open(fresh_cache))
+    assert list(built.functions) == ["innocent:9"]
+    (reason,) = built.fallbacks.values()
+    assert "the C++ ppy generated for it does not compile (line 4), a ppy bug worth reporting: " in reason
+    assert "not_a_name_in_cpp" in reason

@@ -98,7 +98,9 @@ def test_a_broken_index_is_discarded_and_rebuilt(fresh_cache: Path) -> None:
         "{not json",
         json.dumps({**good, "errors": []}),
         json.dumps({**good, "symbols": {"scale_shift:7": 7}}),
-        json.dumps({**good, "build": "../../../../tmp/planted"}),  # a path where a key belongs
+        json.dumps({**good, "builds": {key: "../../../../tmp/planted" for key in good["builds"]}}),  # a path, not a key
+        json.dumps({**good, "builds": {"elsewhere:1": key for key in good["builds"].values()}}),  # no such region
+        json.dumps({**good, "builds": []}),
         json.dumps({**good, "bridge": None}),
     ]
     for content in broken:

@@ -254,7 +254,7 @@ def test_strict_raises_on_every_call() -> None:
 def test_ppy_explain_says_why_for_each_region(capsys: pytest.CaptureFixture[str]) -> None:
     assert ppy_main(["explain", str(MIXED)]) == 1  # a region in it breaks the rules
     out = capsys.readouterr().out
-    assert "double (line 7): compiled at -O1, C++ function ppy_double_L7_" in out and "module.cpp" in out
+    assert "double (line 7): compiled at -O1, C++ function ppy_double_" in out and "module.cpp" in out
     assert "looping (line 12): invalid, every call raises ppy.RegionError" in out and "ppy-loop" in out
     assert ppy_main(["explain", f"{MIXED}:double"]) == 0
     assert "looping" not in capsys.readouterr().out

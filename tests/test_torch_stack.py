@@ -435,8 +435,9 @@ def test_two_ranks_train_gpt2_through_regions_like_eager_ddp_sharing_one_build(t
         assert rank["region_active"], rank
         assert rank["ddp_max_difference"] <= 1e-5, rank
         assert rank["ddp_steps"] >= 3 and rank["ddp_loss_fell"], rank
-    # One rank compiled the module; the other waited on the cache's lock and loaded what it built.
-    assert sorted(r["compiled"] for r in ranks) == [0, 1], ranks
+    # One rank compiled the regions (in a unit per core); the other waited on the cache's locks and loaded them.
+    counts = sorted(r["compiled"] for r in ranks)
+    assert counts[0] == 0 and counts[1] >= 1, ranks
     builder, loader = sorted(ranks, key=lambda r: -r["compiled"])
     assert builder["build_key"] == loader["build_key"]
     assert loader["prepare_s"] >= 0.5 * builder["prepare_s"], ranks
@@ -444,3 +445,23 @@ def test_two_ranks_train_gpt2_through_regions_like_eager_ddp_sharing_one_build(t
     for rank in ranks:
         assert rank["fsdp"] == "matches", rank
         assert rank["fsdp_max_difference"] <= 1e-5 and rank["fsdp_vs_ddp_max_difference"] <= 1e-5, rank
+
+
+def test_dynamo_is_loaded_only_by_a_program_that_compiles() -> None:
+    """A program that only calls regions never imports torch._dynamo (over a second of start-up); one that
+    loads it later still gets each region as one node, registered as Dynamo loads."""
+    script = f"""
+import sys
+sys.path.insert(0, {str(HERE / "regions")!r})
+import torch
+import tiny
+x = torch.randn(3, 4)
+assert torch.equal(tiny.scale_shift(x, 0.5, 2), x * 0.5 + 2) and tiny.scale_shift.__ppy_region__
+assert "torch._dynamo" not in sys.modules, "calling a compiled region loaded Dynamo"
+compiled = torch.compile(lambda t: tiny.scale_shift(t, 0.5, 2) * 3, fullgraph=True, backend="eager")
+assert torch.equal(compiled(x), (x * 0.5 + 2) * 3)
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                            env={**os.environ, "PPY_BUILD": "wait"})
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
