@@ -383,6 +383,8 @@ class Plan:
     levels: dict[str, int]
     silenced: dict[str, str]  # site key -> why it runs as Python (suppressed findings, compile=False)
     started: float
+    # Checking the shared builds' digests (hundreds of MB) while the regions were modelled: joined before use.
+    shared_checked: threading.Thread | None = None
 
 
 def plan_module(origin: str, text: str, cache: Cache | None = None,
@@ -397,9 +399,23 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
         return found
     warn_once()
     started = time.perf_counter()
+    checking = threading.Thread(target=_check_shared, args=(cache,), name="ppy cache check", daemon=True)
+    checking.start()
     regions, errors, levels, silenced = _model_all(text, origin)
     source_key = index_key(origin, text, options)
-    return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started)
+    return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started, checking)
+
+
+def _check_shared(cache: Cache) -> None:
+    """Check the shared builds' digests now (hashing releases the GIL), so that the build finds them checked."""
+    try:
+        from ppy_compile.toolchain import toolchain
+
+        tool = toolchain()
+        for shared in (BRIDGE, PCH):
+            cache.valid(shared.key(tool))
+    except Exception:  # pylint: disable=broad-except
+        pass  # the build checks them again, and says what is wrong
 
 
 def compile_plan(plan: Plan) -> BuiltModule:
@@ -468,6 +484,8 @@ def _build(plan: Plan) -> BuiltModule:
         "errors": {key: _diagnostics_json(found) for key, found in plan.errors.items()},
     }
     result = BuiltModule(errors=plan.errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects)
+    if plan.shared_checked is not None:
+        plan.shared_checked.join()
     if regions:
         tool = toolchain()
         bridge_key, _ = _ensure_all_shared(cache, with_pch=any(pch_for(levels[r.model.site.key]) for r in regions))

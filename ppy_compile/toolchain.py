@@ -41,12 +41,15 @@ class Toolchain:
     abi_flag: str
     torch_version: str
     identity: str  # sha256 of everything above that changes a binary
+    linker_flags: tuple[str, ...] = ()  # ("-fuse-ld=gold",) where the compiler drives gold: it links torch's
+    # large libraries in less than half of the default linker's time, a tenth of a one-region rebuild
 
     def compile_flags(self, level: int) -> list[str]:
         return [CXX_STANDARD, f"-O{level}", "-fPIC", "-w", self.abi_flag, *[f"-I{d}" for d in self.include_dirs]]
 
     def link_flags(self, libraries: list[str], extra_rpath: str | None = None) -> list[str]:
-        flags = ["-shared", f"-L{self.torch_lib}", *[f"-l{lib}" for lib in libraries], f"-Wl,-rpath,{self.torch_lib}"]
+        flags = ["-shared", *self.linker_flags, f"-L{self.torch_lib}", *[f"-l{lib}" for lib in libraries],
+                 f"-Wl,-rpath,{self.torch_lib}"]
         if extra_rpath:
             flags.append(f"-Wl,-rpath,{extra_rpath}")
         return flags
@@ -95,6 +98,15 @@ def _masqueraded(found: str) -> list[str]:
 def _command_identity(words: list[str], programs: list[str]) -> str:
     """The command and every program in it by file: a launcher hides nothing about the compiler it runs."""
     return "\n".join([shlex.join(words), *(_file_identity(p) for p in programs)])
+
+
+def _faster_linker(command: list[str]) -> tuple[str, ...]:
+    """``-fuse-ld=gold`` when the compiler takes it and gold runs; else nothing (the compiler's default)."""
+    try:
+        probe = subprocess.run([*command, "-fuse-ld=gold", "-Wl,--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return ("-fuse-ld=gold",) if probe.returncode == 0 and "gold" in probe.stdout.lower() else ()
 
 
 def _ninja() -> str:
@@ -146,16 +158,18 @@ def toolchain() -> Toolchain:
     torch_lib = os.path.join(os.path.dirname(torch.__file__), "lib")
     abi_flag = f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"
     version = str(torch.__version__)
+    linker = _faster_linker(command)
     identity = hashlib.sha256(
         "\n".join([
             _command_identity(command, programs), os.environ.get("CXXFLAGS", ""), CXX_STANDARD, abi_flag, version,
+            *linker,
             str(torch.version.cuda), sys.version, _file_identity(os.path.join(torch_lib, "libtorch_cpu.so"))
             if os.path.exists(os.path.join(torch_lib, "libtorch_cpu.so")) else torch_lib,
         ]).encode()
     ).hexdigest()
     # ninja hands the command to the shell, after its own `$` escapes.
     cxx = shlex.join(command).replace("$", "$$")
-    return Toolchain(cxx, ninja, include_dirs, torch_lib, abi_flag, version, identity)
+    return Toolchain(cxx, ninja, include_dirs, torch_lib, abi_flag, version, identity, linker)
 
 
 def _quote(text: str) -> str:
