@@ -187,9 +187,9 @@ def markdown(report: dict[str, Any]) -> str:
              f"{report['date']}; load average {report['load'][0]:.1f} before and {report['load'][1]:.1f} after (other "
              "work shares this machine). Each row is a fresh process, timed from just after `import torch`; compiler "
              "CPU is the compilers' user and system time.")
-    shown = [[r["what"], f"{r['seconds']:.2f}", "" if r["compiler_cpu_s"] is None else f"{r['compiler_cpu_s']:.1f}",
-              r["note"]] for r in report["rows"]]
-    return table(intro, ["", "seconds", "compiler CPU s", ""], shown, numeric_from=1)
+    shown = [[r["what"], r["note"], f"{r['seconds']:.2f}",
+              "" if r["compiler_cpu_s"] is None else f"{r['compiler_cpu_s']:.1f}"] for r in report["rows"]]
+    return table(intro, ["", "", "seconds", "compiler CPU s"], shown, numeric_from=2)
 
 
 def main() -> None:
