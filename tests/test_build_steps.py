@@ -1,8 +1,10 @@
-"""How a build on an empty cache is ordered: the once-per-torch builds run at the same time, as one step."""
+"""How a build is ordered and where it fails: the once-per-torch builds run at the same time, as one step;
+a region whose C++ ppy cannot print, or the compiler rejects, falls back alone."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,44 +66,45 @@ def _tool() -> Any:
     return toolchain()
 
 
-def test_a_region_ppy_cannot_lower_falls_back_alone(fresh_cache: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from ppy_compile import emit
-    from ppy_compile.cpp_types import NoCppForm
+TWO_REGIONS = ("import ppy, torch\n\n\n@ppy.opt(1)\ndef faulty(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n\n"
+               "@ppy.opt(1)\ndef innocent(x: torch.Tensor) -> torch.Tensor:\n    return x + 1\n")
 
-    source = ("import ppy, torch\n\n\n@ppy.opt(1)\ndef crashes(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n\n"
-              "@ppy.opt(1)\ndef innocent(x: torch.Tensor) -> torch.Tensor:\n    return x + 1\n")
+
+def _build_with_a_faulty_printer(cache: Path, folder: Path, monkeypatch: pytest.MonkeyPatch,
+                                 printed: Callable[[str], str]) -> str:
+    """Build TWO_REGIONS in one unit with `faulty`'s C++ passed through ``printed``: only `innocent` compiles,
+    and the reason `faulty` runs as Python is returned."""
+    from ppy_compile import emit
+
     original = emit.Printer.function
 
-    def function(self: emit.Printer) -> Any:
-        if self.model.name == "crashes":
-            raise NoCppForm("a lowering ppy lacks")
-        return original(self)
+    def function(self: emit.Printer) -> str:
+        text = original(self)
+        return printed(text) if self.model.name == "faulty" else text
 
     monkeypatch.setattr(emit.Printer, "function", function)
-    built = build.build_module(str(tmp_path / "model.py"), source, Cache.open(fresh_cache))
+    monkeypatch.setattr(build.os, "cpu_count", lambda: 1)  # both regions in one unit
+    built = build.build_module(str(folder / "model.py"), TWO_REGIONS, Cache.open(cache))
     assert list(built.functions) == ["innocent:9"]
     (reason,) = built.fallbacks.values()
+    return reason
+
+
+def test_a_region_ppy_cannot_lower_falls_back_alone(fresh_cache: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from ppy_compile.cpp_types import NoCppForm
+
+    def crashes(text: str) -> str:
+        raise NoCppForm("a lowering ppy lacks")
+
+    reason = _build_with_a_faulty_printer(fresh_cache, tmp_path, monkeypatch, crashes)
     assert "ppy could not lower it to C++ (line 4), a ppy bug worth reporting: NoCppForm: a lowering ppy lacks" in reason
 
 
 def test_a_region_whose_cpp_does_not_compile_falls_back_alone(fresh_cache: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiler's error is blamed on the region whose lines it names; the rest of its unit builds again."""
-    from ppy_compile import emit
-
-    source = ("import ppy, torch\n\n\n@ppy.opt(1)\ndef broken(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n\n"
-              "@ppy.opt(1)\ndef innocent(x: torch.Tensor) -> torch.Tensor:\n    return x + 1\n")
-    original = emit.Printer.function
-
-    def function(self: emit.Printer) -> str:
-        text = original(self)
-        return text.replace("try {", "try {\n        not_a_name_in_cpp;") if self.model.name == "broken" else text
-
-    monkeypatch.setattr(emit.Printer, "function", function)
-    monkeypatch.setattr(build.os, "cpu_count", lambda: 1)  # both regions in one unit
-    built = build.build_module(str(tmp_path / "model.py"), source, Cache.open(fresh_cache))
-    assert list(built.functions) == ["innocent:9"]
-    (reason,) = built.fallbacks.values()
+    reason = _build_with_a_faulty_printer(fresh_cache, tmp_path, monkeypatch,
+                                          lambda text: text.replace("try {", "try {\n        not_a_name_in_cpp;"))
     assert "the C++ ppy generated for it does not compile (line 4), a ppy bug worth reporting: " in reason
     assert "not_a_name_in_cpp" in reason
