@@ -530,6 +530,7 @@ def _build_regions(plan: Plan, tool: Any, bridge_key: str, fallbacks: dict[str, 
         del symbols[key]
         fallbacks[key] = f"{why} (line {key.rsplit(':', 1)[1]}), a ppy bug worth reporting: {detail}"
 
+    identity = light_identity(plan.options)
     wanted: list[_RegionBuild] = []
     for region in plan.regions:
         level = plan.levels[region.model.site.key]
@@ -539,7 +540,7 @@ def _build_regions(plan: Plan, tool: Any, bridge_key: str, fallbacks: dict[str, 
         except Unprintable as error:
             set_aside(region.model.site.key, "ppy could not lower it to C++", str(error))
             continue
-        digest = _sha("region", light_identity(plan.options), printed.text, *sorted(printed.headers), tool.identity,
+        digest = _sha("region", identity, printed.text, *sorted(printed.headers), tool.identity,
                       str(level), bridge_key, pch_key or "")
         wanted.append(_RegionBuild(printed, level, pch_key, digest))
 

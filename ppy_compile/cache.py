@@ -515,6 +515,15 @@ class Cache:
                 elif self.valid(name) is not None:
                     continue
                 broken.append(size)
+        with self._folder("holders") as holders:
+            names = [name for name in os.listdir(holders) if not name.startswith(".")]
+        for name in names:
+            # A record of which module holds a region is kept while that module lists the region.
+            key = self.read_holder(name) if is_key(name) else None
+            manifest = self.valid(key) if key is not None else None
+            if manifest is None or name not in manifest.get("digests", ()):
+                with self._folder("holders") as holders:
+                    self._discard(holders, name)
         return {"leftovers": leftovers, "broken": broken, "fallbacks": remove_ended(keep=self.root)}
 
 

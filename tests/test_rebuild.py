@@ -156,3 +156,18 @@ def test_a_record_naming_another_module_is_not_believed(project: Path, cache_dir
     path = holders[0]
     path.write_text("../../elsewhere")
     assert cache.read_holder(path.name) is None and not path.exists()  # not a key: discarded
+
+
+def test_prune_keeps_only_records_their_modules_confirm(project: Path, cache_dir: Path) -> None:
+    from ppy_compile.cache import Cache
+
+    cache = Cache.open(cache_dir)
+    cache.clear()  # modules and records as a build makes them, whatever an earlier test did to them
+    _build(project, SOURCE)
+    planted = cache_dir / "holders" / ("0" * 64)
+    planted.write_text(next(iter(_modules(cache_dir))))  # a real module, which does not list this digest
+    kept = {path.name for path in (cache_dir / "holders").iterdir()} - {planted.name}
+    cache.prune()
+    assert not planted.exists()
+    assert len(kept) == 3 and {path.name for path in (cache_dir / "holders").iterdir()} == kept
+    assert all(build._holder(cache, name) is not None for name in kept)
