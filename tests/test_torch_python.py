@@ -614,3 +614,28 @@ def test_windows_decide_at_run_time(m: int, beta: float, default: torch.dtype) -
     assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
     if m < 0 or beta < 0 or default == torch.float16:
         assert isinstance(outcome.raised, ValueError), outcome.raised
+
+
+NUMBERS = """@ppy.opt(1)
+def numbers(x: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (x + torch.tensor(1), torch.tensor(0.5) * x, torch.tensor((1, 2.5)), torch.tensor((True, False)),
+            torch.tensor((n, True)))
+"""
+
+
+@pytest.mark.parametrize("default", [torch.float32, torch.float64])
+def test_tensor_of_numbers_infers_dtype_as_eager(default: torch.dtype) -> None:
+    """`torch.tensor` of numbers without `dtype`: int64, bool, or for a float the default dtype read at run time."""
+    text = HEADER + NUMBERS
+    path = write_source("torch_python_numbers", text)
+    findings = check_source(text, str(path))
+    assert not findings, "\n".join(d.concise() for d in findings)
+    numbers = load_module(path, "torch_python_numbers").numbers
+    assert numbers.build(), "numbers did not compile"
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(default)
+    try:
+        outcome = compare_call(numbers, ppy.Call(torch.randn(3), 7))
+    finally:
+        torch.set_default_dtype(before)
+    assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)

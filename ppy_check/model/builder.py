@@ -2067,17 +2067,31 @@ class Builder:
 
     def tensor_of_numbers(self, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
                           node: ast.Call) -> Value | None:
-        """``torch.tensor(number, dtype=...)`` or of a tuple of numbers, as ``scalar_tensor`` (stacked): the
-        numbers may be known only at run time. Without ``dtype`` torch infers it from the data, and a float's from
-        the run-time default dtype, so that stays refused."""
+        """``torch.tensor(number)`` or of a tuple of numbers, as ``scalar_tensor`` (stacked): the numbers may be
+        known only at run time. Without ``dtype`` torch infers it from the data: bool, int64, or for a float the
+        default dtype, a setting read when the region runs; a ``float`` parameter may hold an int, so its dtype is
+        not known and it stays refused."""
         if len(args) != 1 or args[0].spread or not set(keywords) <= {"dtype", "device", "requires_grad"}:
             return None
         data = args[0].value
         numbers = (t.IntT, t.FloatT, t.NumberT, t.BoolT)
-        if isinstance(data.type, numbers):
-            return self.call_function("torch.scalar_tensor", [Argument(data)], keywords, span, shown, node)
-        if not isinstance(data.type, t.TupleT) or not all(isinstance(i, numbers) for i in data.type.items):
+        scalar = isinstance(data.type, numbers)
+        if not scalar and (not isinstance(data.type, t.TupleT) or not data.type.items
+                           or not all(isinstance(i, numbers) for i in data.type.items)):
             return None
+        if "dtype" not in keywords:
+            kinds = [data.type] if scalar else list(data.type.items)  # type: ignore[union-attr]
+            if any(isinstance(k, t.NumberT) for k in kinds):
+                return None
+            if any(isinstance(k, t.FloatT) for k in kinds):
+                inferred: Expr = Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)
+            else:
+                inferred = Const(DtypeName("Bool" if all(isinstance(k, t.BoolT) for k in kinds) else "Long"),
+                                 t.DTYPE, span)
+            keywords = {**keywords, "dtype": inferred}
+        if scalar:
+            return self.call_function("torch.scalar_tensor", [Argument(data)], keywords, span, shown, node)
+        assert isinstance(data.type, t.TupleT)
         grad = keywords.get("requires_grad")
         if grad is not None and not (isinstance(grad, Const) and grad.value is False):
             return None  # eager's is a leaf; stacked scalars that require grad are not
@@ -2121,7 +2135,7 @@ class Builder:
         if dotted == "torch.get_default_dtype" and not args and not keywords:
             # A setting the caller may change between calls: read when the region runs, never folded.
             return Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)
-        if dotted == "torch.tensor" and "dtype" in keywords:
+        if dotted == "torch.tensor":
             tensor = self.tensor_of_numbers(args, keywords, span, shown, node)
             if tensor is not None:
                 return tensor
