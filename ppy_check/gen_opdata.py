@@ -350,7 +350,7 @@ def build_schemas() -> dict[str, Any]:
 # the model builder inlines a function of them as it inlines a helper, folding the tests on literal
 # arguments (`if reduction == "mean"`).
 PYTHON_MODULES = ("torch.nn.functional", "torch.functional", "torch.nn._reduction", "torch.nn.modules.utils",
-                  "torch._tensor")
+                  "torch._tensor", "torch.signal.windows.windows")
 PYTHON_SOURCES = Path(__file__).with_name("torch_python")
 
 
@@ -362,7 +362,7 @@ def python_sources() -> dict[str, str]:
 
 
 # The namespaces whose Python-level functions a region may call, and so must each lower or be refused.
-PYTHON_NAMESPACES = ("torch.nn.functional", "torch", "torch.masked", "torch.linalg")
+PYTHON_NAMESPACES = ("torch.nn.functional", "torch", "torch.masked", "torch.linalg", "torch.signal.windows")
 
 
 def python_functions() -> dict[str, list[str]]:

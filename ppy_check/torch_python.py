@@ -24,6 +24,9 @@ OVERRIDES = Path(__file__).with_name("torch_python_overrides.py")
 OVERRIDDEN = frozenset({"torch.nn.functional._verify_batch_size", "torch.nn.functional._verify_spatial_size",
                         "torch.nn.modules.utils._list_with_default"})
 
+# Namespaces whose Python functions are defined in another module, the one whose source ships.
+REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.windows.windows"}
+
 
 @functools.lru_cache(maxsize=None)
 def module(dotted: str) -> ModuleRegions | None:

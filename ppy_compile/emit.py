@@ -167,7 +167,7 @@ class Printer:
             self.emit(f"return {value};", span)
 
     def message(self, pieces: tuple[str | Expr, ...]) -> str:
-        """A raise's message: literal text joined, run-time ints and bools formatted as Python's str() does."""
+        """A raise's message: literal text joined, run-time ints, bools and dtypes formatted as Python's str() does."""
         if all(isinstance(piece, str) for piece in pieces):
             return string_literal("".join(piece for piece in pieces if isinstance(piece, str)))
         parts = []
@@ -176,6 +176,8 @@ class Printer:
                 parts.append(std_string(piece))
             elif piece.type == t.BOOL:
                 parts.append(f"::std::string(({self.expr(piece)}) ? \"True\" : \"False\")")
+            elif isinstance(piece.type, t.DtypeT):
+                parts.append(f"ppy::dtype_str({self.expr(piece)})")
             else:
                 parts.append(f"::std::to_string(static_cast<int64_t>({self.expr(piece)}))")
         return " + ".join(parts)
@@ -342,6 +344,8 @@ class Printer:
 
     def host(self, value: Host) -> str:
         operands = value.operands
+        if value.op is HostOp.DEFAULT_DTYPE:
+            return "c10::typeMetaToScalarType(c10::get_default_dtype())"
         if value.op is HostOp.DEVICE_TYPE:
             return f"::std::string(c10::DeviceTypeName(({self.expr(operands[0])}).type(), /*lower_case=*/true))"
         if value.op in _COMPARISONS and isinstance(operands[0].type, (t.SeqT, t.StrT, t.DtypeT, t.LayoutT,

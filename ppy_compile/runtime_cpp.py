@@ -605,6 +605,25 @@ template <class T> inline std::vector<T> join(std::initializer_list<std::vector<
     for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
     return out;
 }
+// str() of a torch.dtype, for a message that formats one known only at run time.
+inline std::string dtype_str(at::ScalarType dtype) {
+    switch (dtype) {
+        case at::kFloat: return "torch.float32";
+        case at::kDouble: return "torch.float64";
+        case at::kHalf: return "torch.float16";
+        case at::kBFloat16: return "torch.bfloat16";
+        case at::kLong: return "torch.int64";
+        case at::kInt: return "torch.int32";
+        case at::kShort: return "torch.int16";
+        case at::kChar: return "torch.int8";
+        case at::kByte: return "torch.uint8";
+        case at::kBool: return "torch.bool";
+        case at::kComplexFloat: return "torch.complex64";
+        case at::kComplexDouble: return "torch.complex128";
+        case at::kComplexHalf: return "torch.complex32";
+        default: return std::string("torch.") + c10::toString(dtype);
+    }
+}
 inline int64_t product(const std::vector<int64_t>& values) {
     int64_t out = 1;
     for (int64_t v : values) out = py_mul(out, v);

@@ -1,7 +1,7 @@
 """Every Python-level function of torch a region may call, classified, and the lowered ones against eager.
 
 torch's Python layer (``torch.nn.functional``, the Python functions of
-``torch``, ``torch.masked`` and ``torch.linalg``, the methods of
+``torch``, ``torch.masked``, ``torch.linalg`` and ``torch.signal.windows``, the methods of
 ``torch/_tensor.py``) is enumerated from the installed torch; each is one of
 
 - LOWERED: ppy inlines torch's own source for it (or binds the builtin it is);
@@ -187,6 +187,18 @@ LOWERED: dict[str, list[Sample]] = {
     "torch.tensordot": [s(t(2, 3), t(3, 4), 1), s(t(2, 3), t(4, 3), ([1], [1]))],
     "torch.unique": [s(torch.tensor([3, 1, 3, 2])), s(torch.tensor([3, 1, 3, 2]), return_inverse=True, return_counts=True)],
     "torch.unique_consecutive": [s(torch.tensor([1, 1, 2, 2, 1])), s(torch.tensor([1, 1, 2]), return_counts=True)],
+    # torch.signal.windows: a sample without `dtype` reads torch's default dtype when the region runs
+    "torch.signal.windows.bartlett": [s(7), s(6, sym=False, dtype=torch.float64), s(1, dtype=torch.float32)],
+    "torch.signal.windows.blackman": [s(8), s(5, sym=False, dtype=torch.float64)],
+    "torch.signal.windows.cosine": [s(8), s(0, dtype=torch.float64), s(5, sym=False)],
+    "torch.signal.windows.exponential": [s(8), s(6, sym=False, center=2.0, tau=0.5)],
+    "torch.signal.windows.gaussian": [s(8), s(5, sym=False, std=0.9, dtype=torch.float64)],
+    "torch.signal.windows.general_cosine": [s(8, a=(0.46, 0.23, 0.31)), s(5, a=[0.5, 0.5], sym=False)],
+    "torch.signal.windows.general_hamming": [s(8), s(6, alpha=0.5, sym=False)],
+    "torch.signal.windows.hamming": [s(8), s(1), s(7, sym=False, dtype=torch.float64)],
+    "torch.signal.windows.hann": [s(8), s(6, sym=False)],
+    "torch.signal.windows.kaiser": [s(8), s(5, beta=3.0, sym=False, dtype=torch.float64), s(1)],
+    "torch.signal.windows.nuttall": [s(8), s(6, sym=False)],
     # torch.Tensor's Python-level methods
     "Tensor.__floordiv__": [s(t(4) * 5, 2)],
     "Tensor.__rfloordiv__": [s(t(4).abs() + 1, 7)],
@@ -360,7 +372,7 @@ HAND_BOUND_SAMPLES: dict[str, list[Sample]] = {
 
 # How a region spells each enumerated namespace.
 SPELLED = {"torch.nn.functional": "F", "torch": "torch", "torch.masked": "torch.masked", "torch.linalg": "torch.linalg",
-           "torch.Tensor": "Tensor"}
+           "torch.signal.windows": "torch.signal.windows", "torch.Tensor": "Tensor"}
 
 
 def enumerated() -> set[str]:
@@ -463,7 +475,7 @@ def _clone(value: Any) -> Any:
     return value.clone() if isinstance(value, torch.Tensor) else value
 
 
-HEADER = "import ppy\nimport torch\nimport torch.masked\nimport torch.nn.functional as F\n\n\n"
+HEADER = "import ppy\nimport torch\nimport torch.masked\nimport torch.nn.functional as F\nimport torch.signal.windows\n\n\n"
 
 
 def _cases() -> list[tuple[str, Sample]]:
@@ -572,3 +584,58 @@ def test_a_way_of_torchs_code_that_raises_raises_compiled(shape: tuple[int, ...]
     with pytest.raises(NotImplementedError) as compiled_error:
         resized(torch.randn(*shape))
     assert str(compiled_error.value) == str(outcome.raised)  # the f-string's run-time rank formatted alike
+
+
+WINDOWS = """@ppy.opt(1)
+def window(m: int, beta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    return (torch.signal.windows.kaiser(m, beta=beta, sym=False),
+            torch.signal.windows.general_cosine(m, a=(0.5, 0.3, beta)))
+"""
+
+
+@pytest.mark.parametrize(("m", "beta", "default"), [
+    (0, 1.0, torch.float32), (1, 1.0, torch.float32), (5, 2.0, torch.float32), (6, 0.5, torch.float64),
+    (-1, 1.0, torch.float32), (4, -1.0, torch.float32), (4, 1.0, torch.float16)])
+def test_windows_decide_at_run_time(m: int, beta: float, default: torch.dtype) -> None:
+    """A window's length and coefficients known only at run time, and torch's default dtype read when the region
+    runs (never folded where it is built): each way of torch's checks, and the raises, as eager."""
+    text = HEADER + WINDOWS
+    path = write_source("torch_python_windows", text)
+    findings = check_source(text, str(path))
+    assert not findings, "\n".join(d.concise() for d in findings)
+    window = load_module(path, "torch_python_windows").window
+    assert window.build(), "window did not compile"
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(default)
+    try:
+        outcome = compare_call(window, ppy.Call(m, beta))
+    finally:
+        torch.set_default_dtype(before)
+    assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
+    if m < 0 or beta < 0 or default == torch.float16:
+        assert isinstance(outcome.raised, ValueError), outcome.raised
+
+
+NUMBERS = """@ppy.opt(1)
+def numbers(x: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (x + torch.tensor(1), torch.tensor(0.5) * x, torch.tensor((1, 2.5)), torch.tensor((True, False)),
+            torch.tensor((n, True)))
+"""
+
+
+@pytest.mark.parametrize("default", [torch.float32, torch.float64])
+def test_tensor_of_numbers_infers_dtype_as_eager(default: torch.dtype) -> None:
+    """`torch.tensor` of numbers without `dtype`: int64, bool, or for a float the default dtype read at run time."""
+    text = HEADER + NUMBERS
+    path = write_source("torch_python_numbers", text)
+    findings = check_source(text, str(path))
+    assert not findings, "\n".join(d.concise() for d in findings)
+    numbers = load_module(path, "torch_python_numbers").numbers
+    assert numbers.build(), "numbers did not compile"
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(default)
+    try:
+        outcome = compare_call(numbers, ppy.Call(torch.randn(3), 7))
+    finally:
+        torch.set_default_dtype(before)
+    assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)

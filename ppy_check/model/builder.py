@@ -846,8 +846,8 @@ class Builder:
         return (display(text),)
 
     def formatted(self, part: ast.FormattedValue) -> str | Expr:
-        """One `{...}` of a raise's f-string: its text where it is known here, the value where it is a run-time int
-        or bool that nothing can fail computing (the message is built before the check fails), else its source."""
+        """One `{...}` of a raise's f-string: its text where it is known here, the value where it is a run-time int,
+        bool or dtype that nothing can fail computing (the message is built before the check fails), else its source."""
         shown = "{" + display(part.value) + "}"
         if part.format_spec is not None or part.conversion not in (-1, ord("s")):
             return shown
@@ -861,7 +861,7 @@ class Builder:
         except (_Abandon, _LibraryRefused):
             value = POISON
         added = self.body[saved[0]:]
-        if isinstance(value, Expr) and value.type in (t.INT, t.BOOL) and _cannot_raise(value) \
+        if isinstance(value, Expr) and value.type in (t.INT, t.BOOL, t.DTYPE) and _cannot_raise(value) \
                 and len(self.problems.unsupported) == saved[1] and len(self.problems.types) == saved[2] \
                 and all(isinstance(s, Let) and _cannot_raise(s.value) for s in added):
             return value
@@ -1484,7 +1484,7 @@ class Builder:
         if replaced is not None:
             return Helper(replaced[0], replaced[1].scope, replaced[1].path, library=True)
         module_name, _, name = dotted.rpartition(".")
-        for candidate in (module_name, "torch.functional" if module_name == "torch" else ""):
+        for candidate in (module_name, torch_python.REEXPORTS.get(module_name, "")):
             module = torch_python.module(candidate) if candidate else None
             if module is None or module.tree is None:
                 continue
@@ -1875,6 +1875,10 @@ class Builder:
         return self.host(HostOp.ALL, results, span, display(node), kind=t.BOOL)
 
     def compare_pair(self, op: ast.cmpop, left: Expr, right: Expr, span: Span, text: str) -> Expr:
+        if isinstance(op, (ast.Is, ast.IsNot)) and type(left.type) is type(right.type) and \
+                isinstance(left.type, (t.DtypeT, t.LayoutT, t.MemoryFormatT)):
+            # torch's dtypes, layouts and memory formats are singletons: identity is equality.
+            return self.compare_pair(ast.Eq() if isinstance(op, ast.Is) else ast.NotEq(), left, right, span, text)
         if isinstance(op, (ast.Is, ast.IsNot)):
             negate = isinstance(op, ast.IsNot)
             for value, other in ((left, right), (right, left)):
@@ -2061,6 +2065,42 @@ class Builder:
         with self.offering_alternative(dotted):
             return self._call_function(dotted, args, keywords, span, shown, node)
 
+    def tensor_of_numbers(self, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
+                          node: ast.Call) -> Value | None:
+        """``torch.tensor(number)`` or of a tuple of numbers, as ``scalar_tensor`` (stacked): the numbers may be
+        known only at run time. Without ``dtype`` torch infers it from the data: bool, int64, or for a float the
+        default dtype, a setting read when the region runs; a ``float`` parameter may hold an int, so its dtype is
+        not known and it stays refused."""
+        if len(args) != 1 or args[0].spread or not set(keywords) <= {"dtype", "device", "requires_grad"}:
+            return None
+        data = args[0].value
+        numbers = (t.IntT, t.FloatT, t.NumberT, t.BoolT)
+        scalar = isinstance(data.type, numbers)
+        if not scalar and (not isinstance(data.type, t.TupleT) or not data.type.items
+                           or not all(isinstance(i, numbers) for i in data.type.items)):
+            return None
+        if "dtype" not in keywords:
+            kinds = [data.type] if scalar else list(data.type.items)  # type: ignore[union-attr]
+            if any(isinstance(k, t.NumberT) for k in kinds):
+                return None
+            if any(isinstance(k, t.FloatT) for k in kinds):
+                inferred: Expr = Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)
+            else:
+                inferred = Const(DtypeName("Bool" if all(isinstance(k, t.BoolT) for k in kinds) else "Long"),
+                                 t.DTYPE, span)
+            keywords = {**keywords, "dtype": inferred}
+        if scalar:
+            return self.call_function("torch.scalar_tensor", [Argument(data)], keywords, span, shown, node)
+        assert isinstance(data.type, t.TupleT)
+        grad = keywords.get("requires_grad")
+        if grad is not None and not (isinstance(grad, Const) and grad.value is False):
+            return None  # eager's is a leaf; stacked scalars that require grad are not
+        factory = {k: v for k, v in keywords.items() if k != "requires_grad"}
+        items = tuple(self.atom(self.call_function("torch.scalar_tensor", [Argument(_item(data, i))], factory, span,
+                                                   shown, node)) for i in range(len(data.type.items)))
+        stacked = MakeTuple(items, t.TupleT(tuple(i.type for i in items)), span)
+        return self.call_function("torch.stack", [Argument(stacked)], {}, span, shown, node)
+
     @contextlib.contextmanager
     def offering_alternative(self, dotted: str) -> Iterator[None]:
         """A user's call of torch's Python layer that ppy refuses: its finding ends with what to write instead,
@@ -2092,6 +2132,13 @@ class Builder:
                 isinstance(args[0].value.type, (t.TupleT, t.SeqT)) and t.element_type(args[0].value.type) == t.INT:
             # A shape, a tuple of ints: the value a region's shapes already are.
             return self.mark(self.concatenate([(args[0].value, True)], span), "tuple")
+        if dotted == "torch.get_default_dtype" and not args and not keywords:
+            # A setting the caller may change between calls: read when the region runs, never folded.
+            return Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)
+        if dotted == "torch.tensor":
+            tensor = self.tensor_of_numbers(args, keywords, span, shown, node)
+            if tensor is not None:
+                return tensor
         if namespace == "torch._C._VariableFunctions" and self.data.binding(TORCH, name) is not None:
             namespace, dotted = TORCH, f"torch.{name}"  # the builtin torch.X is
         if namespace in FUNCTION_NAMESPACES:
@@ -2704,13 +2751,14 @@ class Builder:
         return self.invoke_method("reshape", x, [Argument(self.atom(target))], {}, span, shown)
 
 # The classes a value of each model type is an instance of, for torch's `isinstance` tests.
+_ITERABLE_CLASSES = frozenset({"collections.abc.Iterable", "typing.Iterable"})
 _INSTANCE_OF: dict[type, frozenset[str]] = {
-    t.TensorT: frozenset({"torch.Tensor"}), t.IntT: frozenset({"builtins.int"}),
+    t.TensorT: frozenset({"torch.Tensor"}) | _ITERABLE_CLASSES, t.IntT: frozenset({"builtins.int"}),
     t.BoolT: frozenset({"builtins.bool", "builtins.int"}), t.FloatT: frozenset({"builtins.float"}),
-    t.StrT: frozenset({"builtins.str"}), t.NoneT: frozenset(), t.DtypeT: frozenset({"torch.dtype"}),
+    t.StrT: frozenset({"builtins.str"}) | _ITERABLE_CLASSES, t.NoneT: frozenset(), t.DtypeT: frozenset({"torch.dtype"}),
     t.DeviceT: frozenset({"torch.device"}),
 }
-_SEQUENCE_CLASSES = frozenset({"collections.abc.Sequence", "typing.Sequence"})
+_SEQUENCE_CLASSES = frozenset({"collections.abc.Sequence", "typing.Sequence"}) | _ITERABLE_CLASSES
 _KNOWN_CLASSES = _SEQUENCE_CLASSES | frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.complex",
                             "builtins.list", "builtins.tuple", "builtins.dict", "torch.Tensor", "torch.SymInt",
                             "torch.SymFloat", "torch.SymBool", "torch.dtype", "torch.device"})
@@ -2739,7 +2787,7 @@ def _isinstance_answer(kind: t.Type, classes: frozenset[str], sequence: str | No
 # Tensor methods that read a property of the tensor, never raise and write nothing.
 _HARMLESS_NATIVES = frozenset({"is_complex", "is_floating_point", "is_signed", "is_conj", "is_neg", "is_inference"})
 _HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL,
-                            HostOp.DEVICE_TYPE})
+                            HostOp.DEVICE_TYPE, HostOp.DEFAULT_DTYPE})
 
 
 def _ends_in_return(statements: list[ast.stmt]) -> bool:
@@ -2772,7 +2820,8 @@ def _is_dotted(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
-_SAFE_HOST_OPS = frozenset({HostOp.NOT, HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE})
+_SAFE_HOST_OPS = frozenset({HostOp.NOT, HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE,
+                            HostOp.DEFAULT_DTYPE})
 
 
 def _cannot_raise(value: Expr) -> bool:

@@ -139,6 +139,7 @@ class HostOp(enum.Enum):
     TO_INT = "int"
     TO_FLOAT = "float"
     DEVICE_TYPE = "device.type"  # a device's type as Python names it: "cpu", "cuda"
+    DEFAULT_DTYPE = "torch.get_default_dtype"  # no operands: torch's setting, read when the region runs
     TO_BOOL = "bool"
     ALL = "all"  # `and` of comparisons in a chain: operands already evaluated
     PROD = "prod"  # the product of a run-time sequence of ints
