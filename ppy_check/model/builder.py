@@ -2802,16 +2802,7 @@ def _ends_in_return(statements: list[ast.stmt]) -> bool:
 
 def _harmless(statement: object) -> bool:
     """A statement that cannot raise or write: computing it where Python might not is unobservable."""
-    if not isinstance(statement, Let):
-        return False
-    value = statement.value
-    if isinstance(value, TensorQuery):
-        return not value.args
-    if isinstance(value, Call):
-        return value.native.name in _HARMLESS_NATIVES
-    if isinstance(value, Length):
-        return True
-    return isinstance(value, Host) and value.op in _HARMLESS_HOST and not isinstance(value.operands[0].type, t.SeqT)
+    return isinstance(statement, Let) and _cannot_raise(statement.value)
 
 
 def _is_dotted(node: ast.expr) -> bool:
@@ -2820,20 +2811,21 @@ def _is_dotted(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
-_SAFE_HOST_OPS = frozenset({HostOp.NOT, HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE,
-                            HostOp.DEFAULT_DTYPE})
-
-
 def _cannot_raise(value: Expr) -> bool:
-    """Whether computing ``value`` can fail: only reads, lengths, a tensor's argument-free queries and comparisons
-    of those cannot."""
+    """Whether computing ``value`` cannot fail and writes nothing: reads, lengths, a tensor's argument-free queries,
+    the tensor predicates of _HARMLESS_NATIVES, and comparisons of those (of scalars: a sequence's may not)."""
     if isinstance(value, (Const, Param, Read, Length)):
         return True
     if isinstance(value, TensorQuery):
         return not value.args
+    if isinstance(value, Call):
+        return value.native.name in _HARMLESS_NATIVES
     if isinstance(value, Host):
-        return value.op in _SAFE_HOST_OPS and all(_cannot_raise(operand) for operand in value.operands)
+        return value.op in _HARMLESS_HOST and not any(isinstance(o.type, t.SeqT) for o in value.operands[:1]) \
+            and all(_cannot_raise(operand) for operand in value.operands)
     return False
+
+
 def _is_constant_expression(node: ast.expr) -> bool:
     """A default of torch's Python code known where a region is built: literals, arithmetic on them, names of torch."""
     from ppy_check.scope import is_literal
