@@ -17,8 +17,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt --config-settings editable_mode=compat -e '.[dev]'
 	@touch $(STAMP)
 
+# Two workers: C++ builds already use both cores, but the mypy, checker and verification tests between
+# them are single-threaded Python. Builds are shared through the cache's locks (each is made once).
 test: $(STAMP)
-	$(PY) -m pytest --ppy-verify
+	$(PY) -m pytest --ppy-verify -n 2
 
 check: $(STAMP)
 	$(VENV)/bin/ppy-check .
