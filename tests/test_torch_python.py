@@ -593,25 +593,32 @@ def window(m: int, beta: float) -> tuple[torch.Tensor, torch.Tensor]:
 """
 
 
+def _compared_under_default(name: str, source: str, call: ppy.Call, default: torch.dtype) -> Any:
+    """The region ``name`` of ``source`` (checked clean and compiled) against its Python body, with torch's default
+    dtype set to ``default`` for the call only; the outcome, which must show no mismatch."""
+    text = HEADER + source
+    path = write_source(f"torch_python_{name}", text)
+    findings = check_source(text, str(path))
+    assert not findings, "\n".join(d.concise() for d in findings)
+    region = getattr(load_module(path, f"torch_python_{name}"), name)
+    assert region.build(), f"{name} did not compile"
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(default)
+    try:
+        outcome = compare_call(region, call)
+    finally:
+        torch.set_default_dtype(before)
+    assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
+    return outcome
+
+
 @pytest.mark.parametrize(("m", "beta", "default"), [
     (0, 1.0, torch.float32), (1, 1.0, torch.float32), (5, 2.0, torch.float32), (6, 0.5, torch.float64),
     (-1, 1.0, torch.float32), (4, -1.0, torch.float32), (4, 1.0, torch.float16)])
 def test_windows_decide_at_run_time(m: int, beta: float, default: torch.dtype) -> None:
     """A window's length and coefficients known only at run time, and torch's default dtype read when the region
     runs (never folded where it is built): each way of torch's checks, and the raises, as eager."""
-    text = HEADER + WINDOWS
-    path = write_source("torch_python_windows", text)
-    findings = check_source(text, str(path))
-    assert not findings, "\n".join(d.concise() for d in findings)
-    window = load_module(path, "torch_python_windows").window
-    assert window.build(), "window did not compile"
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(default)
-    try:
-        outcome = compare_call(window, ppy.Call(m, beta))
-    finally:
-        torch.set_default_dtype(before)
-    assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
+    outcome = _compared_under_default("window", WINDOWS, ppy.Call(m, beta), default)
     if m < 0 or beta < 0 or default == torch.float16:
         assert isinstance(outcome.raised, ValueError), outcome.raised
 
@@ -626,16 +633,4 @@ def numbers(x: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.
 @pytest.mark.parametrize("default", [torch.float32, torch.float64])
 def test_tensor_of_numbers_infers_dtype_as_eager(default: torch.dtype) -> None:
     """`torch.tensor` of numbers without `dtype`: int64, bool, or for a float the default dtype read at run time."""
-    text = HEADER + NUMBERS
-    path = write_source("torch_python_numbers", text)
-    findings = check_source(text, str(path))
-    assert not findings, "\n".join(d.concise() for d in findings)
-    numbers = load_module(path, "torch_python_numbers").numbers
-    assert numbers.build(), "numbers did not compile"
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(default)
-    try:
-        outcome = compare_call(numbers, ppy.Call(torch.randn(3), 7))
-    finally:
-        torch.set_default_dtype(before)
-    assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
+    _compared_under_default("numbers", NUMBERS, ppy.Call(torch.randn(3), 7), default)
