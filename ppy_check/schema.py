@@ -215,6 +215,15 @@ class Overload:
     def positional(self) -> tuple[PyParam, ...]:
         return tuple(p for p in self.params if not p.kwonly)
 
+    @functools.cached_property
+    def by_name(self) -> dict[str, PyParam]:
+        return {p.name: p for p in self.params}
+
+    @functools.cached_property
+    def required(self) -> tuple[str, ...]:
+        """The schema names of the parameters a call must give."""
+        return tuple(p.schema_name for p in self.params if p.required)
+
     def signature_text(self) -> str:
         """How the overload reads in an error message, close to torch's own."""
         parts, star = [], False

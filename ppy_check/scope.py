@@ -116,9 +116,15 @@ def target_names(target: ast.expr) -> Iterator[ast.Name]:
 def _global_declarations(module: ast.Module) -> set[str]:
     """Names some function of the module declares ``global``: any call of it may rebind them."""
     names: set[str] = set()
-    for node in ast.walk(module):
+    # `global` is a statement: the statements' bodies are walked, not every expression in them.
+    pending: list[ast.AST] = list(module.body)
+    while pending:
+        node = pending.pop()
         if isinstance(node, ast.Global):
             names.update(node.names)
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            pending.extend(getattr(node, field, ()))
     return names
 
 

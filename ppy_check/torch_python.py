@@ -77,6 +77,7 @@ def function(module: ModuleRegions, name: str) -> ast.FunctionDef | None:
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def tensor_method(name: str) -> tuple[ast.FunctionDef, ModuleRegions] | str | None:
     """A Python-level method of ``torch.Tensor`` (``torch/_tensor.py``), and the module it is read from; or the
     name of the builtin method it is bound to there (``__pow__ = ...(_C.TensorBase.pow)``)."""

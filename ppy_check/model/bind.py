@@ -151,8 +151,7 @@ def _varargs_list(overload: Overload, args: list[Argument]) -> Expr | None:
 
 def bind(overload: Overload, args: list[Argument], keywords: dict[str, Expr]) -> Bound | None:
     """The arguments bound to this overload's parameters, or None when it does not take them."""
-    params = overload.params
-    by_name = {p.name: p for p in params}
+    by_name = overload.by_name
     values: dict[str, Expr] = {}
     varargs = _varargs_list(overload, args)
     if varargs is not None:
@@ -187,9 +186,8 @@ def bind(overload: Overload, args: list[Argument], keywords: dict[str, Expr]) ->
         if not accepts(param.type, value.type, overload.numbers_as_tensors):
             return None
         values[param.schema_name] = value
-    for param in params:
-        if param.required and param.schema_name not in values:
-            return None
+    if any(name not in values for name in overload.required):
+        return None
     if out and overload.out is None:
         return None
     return Bound(overload, values, out, requires_grad)

@@ -307,11 +307,23 @@ class Frame:
 
 def display(node: ast.AST) -> str:
     """Source text for a message: one line, at most 60 characters."""
-    text = ast.unparse(node)
+    text = _dotted_text(node) or ast.unparse(node)
     first, *rest = text.splitlines() or [""]
     if rest:
         first += " ..."
     return first if len(first) <= 60 else first[:57] + "..."
+
+
+def _dotted_text(node: ast.AST) -> str | None:
+    """``a.b.c`` as written, without unparsing: what most calls' functions are, and display shows for each."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def _strip_dotted(dotted: str) -> str:

@@ -31,9 +31,12 @@ class Span:
 
     @classmethod
     def of(cls, node: ast.AST) -> Span:
-        line = getattr(node, "lineno", 1)
-        column = getattr(node, "col_offset", 0)
-        return cls(line, column, getattr(node, "end_lineno", None) or line, getattr(node, "end_col_offset", None) or column)
+        try:  # every expression and statement has all four (the ends may be None); read directly, it is hot
+            line, column, end_line, end_column = node.lineno, node.col_offset, node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
+        except AttributeError:
+            line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
+            end_line, end_column = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        return cls(line, column, end_line or line, end_column or column)
 
 
 NO_ALIASES: frozenset[str] = frozenset()
