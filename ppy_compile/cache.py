@@ -34,10 +34,10 @@ import secrets
 import tempfile
 import warnings
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ppy_check.errors import BuildError
 from ppy_compile import safedir
@@ -50,6 +50,9 @@ SHARED_KINDS = ("bridge", "pch")  # built once per torch and compiler: a minute 
 # Leftovers that no lock can vouch for (a temporary index file, a staging folder
 # of an older ppy) are removed once this old.
 STALE_SECONDS = 3600.0
+# The names records are written under before they are renamed into place: what a killed writer leaves.
+_TEMPORARY = {"index": ".index-", "holders": ".holder-"}
+T = TypeVar("T")
 LOG_SECONDS = 86400.0  # the log of a failed build, named in its error message, is kept this long
 
 _KEY = re.compile(r"[0-9a-f]{64}\Z")
@@ -336,62 +339,60 @@ class Cache:
 
     def read_index(self, key: str) -> dict[str, Any] | None:
         """The index entry for ``key``; None when there is none, and when it is not a JSON object (then discarded)."""
-        name = f"{_check_key(key)}.json"
-        with self._folder("index") as index:
-            try:
-                data = json.loads(safedir.read_file(index, name, str(self.root / "index" / name), _INDEX_LIMIT))
-            except FileNotFoundError:
-                return None
-            except (OSError, ValueError, Untrusted):
-                data = None
-            if isinstance(data, dict):
-                return data
-            self._discard(index, name)
-            return None
+        def parse(data: bytes) -> dict[str, Any] | None:
+            value = json.loads(data)
+            return value if isinstance(value, dict) else None
 
-    # --- holders: which module holds a region's C++ (a rebuild compiles only regions no module holds) ---
-
-    def read_holder(self, digest: str) -> str | None:
-        """The module recorded as holding the region of ``digest``: a key, or None (nothing, or not a key)."""
-        name = _check_key(digest)
-        with self._folder("holders") as holders:
-            try:
-                key = safedir.read_file(holders, name, str(self.root / "holders" / name), 128).decode("ascii").strip()
-            except FileNotFoundError:
-                return None
-            except (OSError, ValueError, Untrusted):
-                key = ""
-            if is_key(key):
-                return key
-            self._discard(holders, name)
-            return None
-
-    def write_holder(self, digest: str, key: str) -> None:
-        name, temporary = _check_key(digest), f".holder-{secrets.token_hex(6)}"
-        with self._folder("holders") as holders:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                         dir_fd=holders)
-            with os.fdopen(fd, "w", encoding="ascii") as out:
-                out.write(_check_key(key))
-            os.rename(temporary, name, src_dir_fd=holders, dst_dir_fd=holders)
+        return self._read_record("index", f"{_check_key(key)}.json", _INDEX_LIMIT, parse)
 
     def discard_index(self, key: str) -> None:
         with self._folder("index") as index:
             self._discard(index, f"{_check_key(key)}.json")
 
     def write_index(self, key: str, data: dict[str, Any]) -> None:
-        name = f"{_check_key(key)}.json"
-        temporary = f".index-{secrets.token_hex(6)}"
-        with self._folder("index") as index:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                         dir_fd=index)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out, indent=2)
+        self._write_record("index", f"{_check_key(key)}.json", json.dumps(data, indent=2))
+
+    # --- holders: which module holds a region's C++ (a rebuild compiles only regions no module holds) ---
+
+    def read_holder(self, digest: str) -> str | None:
+        """The module recorded as holding the region of ``digest``: a key, or None (nothing, or not a key)."""
+        def parse(data: bytes) -> str | None:
+            key = data.decode("ascii").strip()
+            return key if is_key(key) else None
+
+        return self._read_record("holders", _check_key(digest), 128, parse)
+
+    def write_holder(self, digest: str, key: str) -> None:
+        self._write_record("holders", _check_key(digest), _check_key(key))
+
+    # --- records: small files of index/ and holders/, read checked and written whole -------------------
+
+    def _read_record(self, folder: str, name: str, limit: int, parse: Callable[[bytes], T | None]) -> T | None:
+        """The record's parsed contents; None when there is none, and when it does not parse (then discarded)."""
+        with self._folder(folder) as records:
             try:
-                os.replace(temporary, name, src_dir_fd=index, dst_dir_fd=index)
+                value = parse(safedir.read_file(records, name, str(self.root / folder / name), limit))
+            except FileNotFoundError:
+                return None
+            except (OSError, ValueError, Untrusted):
+                value = None
+            if value is None:
+                self._discard(records, name)
+            return value
+
+    def _write_record(self, folder: str, name: str, text: str) -> None:
+        """Written under a temporary name, then renamed into place: a reader sees the old record or the new."""
+        temporary = f"{_TEMPORARY[folder]}{secrets.token_hex(6)}"
+        with self._folder(folder) as records:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=records)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+            try:
+                os.replace(temporary, name, src_dir_fd=records, dst_dir_fd=records)
             except OSError:  # a folder in the way
-                self._discard(index, name)
-                os.replace(temporary, name, src_dir_fd=index, dst_dir_fd=index)
+                self._discard(records, name)
+                os.replace(temporary, name, src_dir_fd=records, dst_dir_fd=records)
 
     # --- maintenance ---------------------------------------------------------
 
@@ -403,11 +404,12 @@ class Cache:
                 if stale:
                     removed.append(safedir.size_of(builds, name))
                     self._discard(builds, name)
-        with self._folder("index") as index:
-            for name in os.listdir(index):
-                if name.startswith(".index-") and safedir.age_of(index, name) > STALE_SECONDS:
-                    removed.append(safedir.size_of(index, name))
-                    self._discard(index, name)
+        for folder, prefix in _TEMPORARY.items():
+            with self._folder(folder) as records:
+                for name in os.listdir(records):
+                    if name.startswith(prefix) and safedir.age_of(records, name) > STALE_SECONDS:
+                        removed.append(safedir.size_of(records, name))
+                        self._discard(records, name)
         return removed
 
     @staticmethod

@@ -171,3 +171,18 @@ def test_prune_keeps_only_records_their_modules_confirm(project: Path, cache_dir
     assert not planted.exists()
     assert len(kept) == 3 and {path.name for path in (cache_dir / "holders").iterdir()} == kept
     assert all(build._holder(cache, name) is not None for name in kept)
+
+
+def test_prune_removes_what_a_killed_writer_of_a_record_left(cache_dir: Path) -> None:
+    import os
+    import time
+
+    from ppy_compile.cache import STALE_SECONDS, Cache
+
+    left = [cache_dir / "holders" / ".holder-0123456789ab", cache_dir / "index" / ".index-0123456789ab"]
+    for path in left:
+        path.write_text("half")
+        past = time.time() - STALE_SECONDS - 60
+        os.utime(path, (past, past))
+    Cache.open(cache_dir).prune()
+    assert not any(path.exists() for path in left)
