@@ -412,7 +412,7 @@ def _check_shared(cache: Cache) -> None:
         from ppy_compile.toolchain import toolchain
 
         tool = toolchain()
-        for shared in (BRIDGE, PCH):
+        for shared in (BRIDGE, PCH) if use_pch() else (BRIDGE,):
             cache.valid(shared.key(tool))
     except Exception:  # pylint: disable=broad-except
         pass  # the build checks them again, and says what is wrong
@@ -544,14 +544,16 @@ def _build_regions(plan: Plan, tool: Any, bridge_key: str, fallbacks: dict[str, 
                       str(level), bridge_key, pch_key or "")
         wanted.append(_RegionBuild(printed, level, pch_key, digest))
 
+    holders = {build.digest: _holder(cache, build.digest) for build in wanted}  # digest -> module, or None
     failures: dict[str, str] = {}
-    with contextlib.ExitStack() as held:
+    with contextlib.ExitStack() as locks:
         # Every missing region's lock, in one order (no two builders deadlock), then what is still missing:
         # a process that waited here finds the others' builds and prints nothing.
-        missing = {build.digest: build for build in wanted if _holder(cache, build.digest) is None}
+        missing = {build.digest: build for build in wanted if holders[build.digest] is None}
         for digest in sorted(missing):
-            held.enter_context(cache.locked(digest))
-        missing = {digest: build for digest, build in missing.items() if _holder(cache, digest) is None}
+            locks.enter_context(cache.locked(digest))
+            holders[digest] = _holder(cache, digest)
+        missing = {digest: build for digest, build in missing.items() if holders[digest] is None}
         if missing:
             count, kept = len(missing), len({build.digest for build in wanted}) - len(missing)
             levels = "/".join(str(level) for level in sorted({build.level for build in missing.values()}))
@@ -559,12 +561,13 @@ def _build_regions(plan: Plan, tool: Any, bridge_key: str, fallbacks: dict[str, 
                 (f"; {kept} unchanged)" if kept else ")")
             groups = _groups(list(missing.values()), os.cpu_count() or 1)
             with building(f"ppy: building {what}"):
-                for found in _at_once([functools.partial(_compile_group, plan, tool, bridge_key, group)
-                                       for group in groups]):
-                    failures.update(found)
+                for built, failed in _at_once([functools.partial(_compile_group, plan, tool, bridge_key, group)
+                                               for group in groups]):
+                    holders.update(built)
+                    failures.update(failed)
     builds = {}
     for build in wanted:
-        holder = _holder(cache, build.digest)
+        holder = holders[build.digest]
         if holder is None:
             set_aside(build.site_key, "the C++ ppy generated for it does not compile",
                       failures.get(build.digest, "its build is missing"))
@@ -598,9 +601,11 @@ def _groups(builds: list[_RegionBuild], cores: int) -> list[list[_RegionBuild]]:
     return groups
 
 
-def _compile_group(plan: Plan, tool: Any, bridge_key: str, group: list[_RegionBuild]) -> dict[str, str]:
+def _compile_group(plan: Plan, tool: Any, bridge_key: str,
+                   group: list[_RegionBuild]) -> tuple[dict[str, str], dict[str, str]]:
     """Build one unit of regions (their locks held) and point each region at it; a region the compiler
-    rejects is left out and the rest built again. What each rejected region's error was, by digest."""
+    rejects is left out and the rest built again. The module each built region is in, and what each
+    rejected region's error was, by digest."""
     from ppy_compile.toolchain import CompileError, CompilerCrash, run_ninja, write_ninja
     from ppy_compile.unit import translation_unit
 
@@ -635,5 +640,5 @@ def _compile_group(plan: Plan, tool: Any, bridge_key: str, group: list[_RegionBu
             continue
         for build in group:
             cache.write_holder(build.digest, key)
-        return failures
-    return failures
+        return {build.digest: key for build in group}, failures
+    return {}, failures
