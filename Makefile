@@ -19,8 +19,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 # Two workers: C++ builds already use both cores, but the mypy, checker and verification tests between
 # them are single-threaded Python. Builds are shared through the cache's locks (each is made once).
-# --dist loadfile: a file's tests run in one worker, in order, as they were written to; test_cache.py's
-# tests of the precompiled header fail when split across workers (they share its session copy's inode).
+# --dist loadfile: a file's tests run in one worker, in order, and its module-scoped builds are made once.
 test: $(STAMP)
 	$(PY) -m pytest --ppy-verify -n 2 --dist loadfile
 

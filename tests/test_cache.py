@@ -181,6 +181,7 @@ def test_a_compiler_crash_on_a_bad_precompiled_header_rebuilds_it(fresh_cache: P
     # A header whose digest vouches for it (a faulty machine wrote it so): only the compiler can tell.
     manifest = json.loads((entry / "manifest.json").read_text())
     bad_digest = hashlib.sha256(header.read_bytes()).hexdigest()
+    _own_copy(entry / "manifest.json")  # a hard link into the session cache: writing it in place would corrupt that
     (entry / "manifest.json").write_text(json.dumps({**manifest, "sha256": bad_digest}))
     _build_tiny(fresh_cache)
     assert json.loads((_pch(fresh_cache) / "manifest.json").read_text())["sha256"] != bad_digest
