@@ -332,6 +332,57 @@ def remains_rows(args: argparse.Namespace, modules: dict[str, Any], plan: list[t
     return [{"part": part, "us": value} for part, value in rows]
 
 
+def gpt2_parts_rows(args: argparse.Namespace, modules: dict[str, Any],
+                    plan: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str, Any]]:
+    """What a no-grad GPT-2 step is made of: its six matrix products, which read the layer's weights from
+    memory, against everything else, so the table shows how much of eager's time a region can remove at all."""
+    import inspect
+
+    import torch
+    import torch.nn.functional as F
+
+    name, region, call = plan[1]
+    assert name == GPT2_STEP
+    module = modules[region.site.key]
+    below = getattr(module, f"__ppy_repeat_below_{region._cpp_symbol}")
+    named = dict(zip(inspect.signature(region.python).parameters, call))
+    width = named["width"]
+    token, hidden = torch.randn(1, 1, width), torch.randn(1, 1, named["fc_w"].shape[0])
+    layers = [(token, named[f"{which}_w"], named[f"{which}_b"]) for which in ("q", "k", "v", "o", "fc")]
+    layers.append((hidden, named["proj_w"], named["proj_b"]))
+
+    def linears(count: int) -> None:
+        for _ in range(count):
+            for x, weight, bias in layers:
+                F.linear(x, weight, bias)
+
+    inner, rounds = settings(name, args.rounds)
+    no_grad = torch.no_grad
+    paths = {
+        "region": Route(python_loop(lambda: region(*call)), no_grad, False),
+        "eager": Route(python_loop(lambda: region.python(*call)), no_grad, False),
+        "body below autograd": Route(lambda count: below(count, *call), no_grad, False),
+        "linears": Route(linears, no_grad, False),
+    }
+    measured = {label: statistics.median(values) for label, values in interleaved(paths, rounds, inner).items()}
+    weights = sum(weight.numel() * weight.element_size() for _, weight, _ in layers) / 2**20
+    products = measured["linears"]
+    rows = [
+        ("eager, no grad: the whole call", measured["eager"]),
+        ("ppy region, no grad: the whole call", measured["region"]),
+        ("its body alone, in a C++ loop, below autograd", measured["body below autograd"]),
+        (f"its six linear layers alone (`F.linear` from Python: one token times {weights:.0f} MiB of weights)",
+         products),
+        ("the rest of the body: attention, the cache's two `cat`s, two layer norms, GELU, two adds (body − linear "
+         "layers)", measured["body below autograd"] - products),
+        ("eager's time beyond the linear layers (eager − linear layers)", measured["eager"] - products),
+        ("the region's time beyond the linear layers (region − linear layers)", measured["region"] - products),
+        ("what 0.92 × eager leaves beyond the linear layers (0.92 × eager − linear layers)",
+         0.92 * measured["eager"] - products),
+    ]
+    return [{"part": part, "us": value} for part, value in rows]
+
+
 def _python(code: str, env: dict[str, str]) -> str:
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
                             env={**os.environ, **env, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
@@ -476,6 +527,10 @@ def markdown(report: dict[str, Any]) -> str:
     intro = (f"What a no-grad call of {STEP_W64} is made of (each part's fastest sample, timed apart; the parts "
              "are estimates and need not add up exactly):")
     text += "\n" + table(intro, ["part", "µs per call"], parts, numeric_from=1)
+    parts = [[row["part"], f"{row['us']:.1f}"] for row in report["gpt2_parts"]]
+    intro = (f"What a no-grad call of {GPT2_STEP} is made of (medians, timed apart, the paths taking turns; the "
+             "weights stay in the caches between calls as they do in the table above):")
+    text += "\n" + table(intro, ["part", "µs per call"], parts, numeric_from=1)
     if report["startup"]:
         startup = [[label, f"{wall:.2f}", "" if cpu is None else f"{cpu:.1f}"] for label, wall, cpu in report["startup"]]
         text += "\n" + table("Start-up, each in a fresh process (compiler CPU seconds: the compilers' user and "
@@ -512,6 +567,7 @@ def main() -> None:
     plan = cases(gpt2)
     rows = per_call_rows(args, modules, plan)
     remains = remains_rows(args, modules, plan)
+    gpt2_parts = gpt2_parts_rows(args, modules, plan)
     load_after = os.getloadavg()[0]
     shown = Table("case", "path", "median µs", "min µs", "IQR", "× eager")
     for row in rows:
@@ -522,6 +578,10 @@ def main() -> None:
     for row in remains:
         shown.add_row(row["part"], f"{row['us']:.2f}")
     console.print(shown)
+    shown = Table(f"what a no-grad call of {GPT2_STEP} is made of", "µs per call")
+    for row in gpt2_parts:
+        shown.add_row(row["part"], f"{row['us']:.1f}")
+    console.print(shown)
     startup = [] if args.skip_startup else startup_rows(args)
     if startup:
         shown = Table("start-up", "seconds", "compiler CPU s")
@@ -530,7 +590,7 @@ def main() -> None:
         console.print(shown)
     report = {"command": command(), "machine": cpu(), "torch": torch.__version__, "python": platform.python_version(),
               "threads": args.threads, "date": today(), "load": [load_before, load_after], "rows": rows, "remains": remains,
-              "startup": startup}
+              "gpt2_parts": gpt2_parts, "startup": startup}
     publish("region_speed", "region-speed", report, markdown(report), args.update_readme)
 
 
