@@ -6,7 +6,8 @@ run and compared with eager.
 For every OpInfo of ``op_db`` that runs in float32 on the CPU, each of its
 samples (the first N, default 4) becomes a call of a region that calls the
 op's public name (``torch.X``, ``F.X``, ``torch.special.X``, ``torch.linalg.X``...,
-else the ``Tensor`` method) with the sample's tensors as the region's
+else the ``Tensor`` method; where the OpInfo's op is a lambda over public torch
+calls, such as ``lambda x: x.mT``, the lambda's body) with the sample's tensors as the region's
 parameters and its Python scalars, tuples, strings and dtypes written as
 literals in the call. Samples that spell the same region share it. The regions
 are generated into files of a few dozen under ``build/opinfo/`` (a fixed
@@ -27,8 +28,11 @@ table into README.md between ``<!-- opinfo:start -->`` and ``<!-- opinfo:end -->
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
+import inspect
 import itertools
+import linecache
 import math
 import re
 import sys
@@ -132,7 +136,71 @@ def spelling(op: Any) -> tuple[str, str]:
     method = getattr(torch.Tensor, parts[-1], None)
     if len(parts) == 1 and method is not None and op.method_variant is method:
         return "method", parts[-1]
+    if getattr(op.op, "__name__", "") == "<lambda>":
+        return "lambda", ""
     raise NotExpressible("no public function or method by the OpInfo's name (`op.op` is a wrapper)")
+
+
+def _lambda_of(function: Any) -> ast.Lambda:
+    """The lambda expression ``function`` was made from, as op_db writes it (``op=lambda x: x.mT,``): the
+    longest source text from a ``lambda`` keyword that parses as a lambda with the function's parameters
+    (a longer one may parse as something else, such as a tuple, when a comma follows)."""
+    code = function.__code__
+    # inspect.getsourcelines stops at the end of a lambda's first line; its body may go on below.
+    lines = linecache.getlines(code.co_filename)[code.co_firstlineno - 1: code.co_firstlineno + 11]
+    if not lines:
+        raise NotExpressible("a lambda whose source is not at hand")
+    text = "".join(lines)
+    wanted = list(code.co_varnames[:code.co_argcount])
+    start = text.find("lambda")
+    while 0 <= start < len(lines[0]):
+        for end in range(len(text), start, -1):
+            try:
+                node = ast.parse(f"({text[start:end]})", mode="eval").body  # its lines broken as in a call
+            except SyntaxError:
+                continue
+            if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == wanted:
+                return node
+        start = text.find("lambda", start + 1)
+    raise NotExpressible("a lambda whose source does not parse on its own")
+
+
+class _Substitute(ast.NodeTransformer):
+    """A lambda's body with each parameter replaced by the sample's value as region source; ``*args`` and
+    ``**kwargs`` spread into the calls that pass them on."""
+
+    def __init__(self, values: dict[str, str], star: tuple[str, list[str]] | None,
+                 keywords: tuple[str, dict[str, str]] | None) -> None:
+        self.values, self.star, self.keywords = values, star, keywords
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.values:
+            return ast.parse(self.values[node.id], mode="eval").body
+        if node.id == "wrapper_set_seed":
+            raise NotExpressible("it may draw random numbers (its OpInfo seeds torch's generator around each call)")
+        if node.id != "torch":
+            raise NotExpressible(f"a wrapper that calls `{node.id}`, not torch")
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        node.func = self.visit(node.func)
+        args: list[ast.expr] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred) and self.star and isinstance(arg.value, ast.Name) \
+                    and arg.value.id == self.star[0]:
+                args += [ast.parse(text, mode="eval").body for text in self.star[1]]
+            else:
+                args.append(self.visit(arg))
+        keywords: list[ast.keyword] = []
+        for keyword in node.keywords:
+            if keyword.arg is None and self.keywords and isinstance(keyword.value, ast.Name) \
+                    and keyword.value.id == self.keywords[0]:
+                keywords += [ast.keyword(name, ast.parse(text, mode="eval").body)
+                             for name, text in self.keywords[1].items()]
+            else:
+                keywords.append(self.visit(keyword))
+        node.args, node.keywords = args, keywords
+        return node
 
 
 class _Writer:
@@ -184,6 +252,8 @@ class _Writer:
         import torch
 
         kind, name = spelling(op)
+        if kind == "lambda":
+            return self.lambda_body(op.op, sample)
         if kind != "function" and not isinstance(sample.input, torch.Tensor):
             raise NotExpressible(f"a {kind} whose sample input is not a tensor")
         if kind == "operator":
@@ -203,6 +273,30 @@ class _Writer:
             head, args = name, [sample.input, *sample.args]
         written = [self.value(a) for a in args] + [f"{k}={self.value(v)}" for k, v in sample.kwargs.items()]
         return f"{head}({', '.join(written)})"
+
+
+    def lambda_body(self, function: Any, sample: Any) -> str:
+        """The body of the OpInfo's lambda with the sample bound to its parameters, each value written once
+        (a parameter the body names twice is one region parameter)."""
+        node = _lambda_of(function)
+        try:
+            bound = inspect.signature(function).bind(sample.input, *sample.args, **sample.kwargs)
+        except TypeError:
+            raise NotExpressible("a sample its lambda does not take") from None
+        bound.apply_defaults()
+        values: dict[str, str] = {}
+        star: tuple[str, list[str]] | None = None
+        keywords: tuple[str, dict[str, str]] | None = None
+        for name, value in bound.arguments.items():
+            kind = inspect.signature(function).parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                star = (name, [self.value(v) for v in value])
+            elif kind is inspect.Parameter.VAR_KEYWORD:
+                keywords = (name, {key: self.value(v) for key, v in value.items()})
+            else:
+                values[name] = self.value(value)
+        body = _Substitute(values, star, keywords).visit(node.body)
+        return ast.unparse(body)
 
 
 def annotation(value: Any) -> str:

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from opinfo_sweep import FOLDER, Generated, NotExpressible, float32_ops, op_key, spelling, sweep  # noqa: E402
+from opinfo_sweep import FOLDER, Generated, NotExpressible, _Writer, float32_ops, op_key, spelling, sweep  # noqa: E402
 
 SEED = 11
 OPS = 40
@@ -90,8 +90,32 @@ def test_spelling(name: str, expected: tuple[str, str]) -> None:
     assert spelling(op) == expected
 
 
+def _first_sample_written(name: str) -> str:
+    import torch
+
+    (op,) = [op for op in float32_ops() if op_key(op) == name]
+    torch.manual_seed(0)
+    return _Writer().call(op, next(iter(op.sample_inputs("cpu", torch.float32))))
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("mT", "t0.mT"),
+    ("zero_", "torch.zero_(t0.clone())"),
+    ("einsum", "torch.einsum('i->', [t0])"),
+    ("nn.functional.embedding", "torch.nn.functional.embedding(t1, t0)"),  # the lambda swaps them back
+])
+def test_a_lambda_is_written_as_its_body(name: str, expected: str) -> None:
+    """An OpInfo whose op is a lambda over public torch calls is the call a user writes: the lambda's body,
+    its parameters bound to the sample (a body broken over lines, as op_db writes some, too)."""
+    assert _first_sample_written(name) == expected
+
+
 def test_wrappers_and_private_ops_are_not_expressible() -> None:
     by_key = {op_key(op): op for op in float32_ops()}
-    for name in ("bernoulli", "_softmax_backward_data"):
-        with pytest.raises(NotExpressible):
-            spelling(by_key[name])
+    with pytest.raises(NotExpressible, match="private"):
+        spelling(by_key["_softmax_backward_data"])
+    # Its lambda seeds the generator around the call: what a region would compute is not the sample's answer.
+    with pytest.raises(NotExpressible, match="random"):
+        _first_sample_written("bernoulli")
+    with pytest.raises(NotExpressible, match="random"):
+        _first_sample_written("nn.functional.scaled_dot_product_attention")

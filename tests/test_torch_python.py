@@ -178,7 +178,8 @@ LOWERED: dict[str, list[Sample]] = {
     "torch.cartesian_prod": [s(t(2), t(3))],
     "torch.cdist": [s(t(3, 2), t(4, 2)), s(t(3, 2), t(4, 2), 1.0)],
     "torch.chain_matmul": [s(t(2, 3), t(3, 4), t(4, 2))],
-    "torch.einsum": [s("ij,jk->ik", t(2, 3), t(3, 4))],
+    # the operands as one sequence: torch's einsum calls itself on them spread
+    "torch.einsum": [s("ij,jk->ik", t(2, 3), t(3, 4)), s("ij,jk->ik", (t(2, 3), t(3, 4)))],
     "torch.lu": [s(square), s(square, get_infos=True)],
     "torch.meshgrid": [s(t(2), t(3), indexing="ij"), s(t(2), t(3), indexing="xy")],
     "torch.norm": [s(t(3, 4)), s(t(3, 4), 1, 1), s(t(3, 4), "nuc", (0, 1)), s(t(3, 4), dim=(0, 1), keepdim=True)],

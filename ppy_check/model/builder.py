@@ -265,6 +265,12 @@ class _Abandon(Exception):
     """The current statement cannot be modelled any further (its problem is recorded)."""
 
 
+# torch's own Python code calls itself on its arguments rearranged (`einsum(equation, *operands)` when handed
+# one list of operands); folded on what is known, each level is a different call, so a few levels are
+# followed before it counts as recursion.
+LIBRARY_REENTRY = 4
+
+
 class _LibraryRefused(Exception):
     """A call of torch's Python code cannot be followed: its first problem, recorded, stands for the whole call."""
 
@@ -2598,7 +2604,8 @@ class Builder:
         and say how the region got there.
         """
         node = helper.node
-        if any(n is node for n in self.inlining) or node is self.region.node:
+        depth = sum(n is node for n in self.inlining)
+        if node is self.region.node or (depth and not (helper.library and depth < LIBRARY_REENTRY)):
             return self.type_problem(span, shown, f"`{node.name}` calls itself (recursion has no straight-line form)")
         for decorator in [] if helper.library else node.decorator_list:
             func = decorator.func if isinstance(decorator, ast.Call) else decorator
