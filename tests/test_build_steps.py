@@ -108,3 +108,14 @@ def test_a_region_whose_cpp_does_not_compile_falls_back_alone(fresh_cache: Path,
                                           lambda text: text.replace("try {", "try {\n        not_a_name_in_cpp;"))
     assert "the C++ ppy generated for it does not compile (line 4), a ppy bug worth reporting: " in reason
     assert "not_a_name_in_cpp" in reason
+
+
+def test_a_failure_naming_no_region_line_is_traced_by_building_each_alone(fresh_cache: Path, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure the compiler reports inside a header (a template the region instantiated) names no line of the
+    unit: each region is then built alone, so only the one that fails alone falls back."""
+    reason = _build_with_a_faulty_printer(
+        fresh_cache, tmp_path, monkeypatch,
+        lambda text: text.replace("try {", "try {\n        struct NoLess {}; NoLess q[2]; std::sort(q, q + 2);", 1))
+    assert "the C++ ppy generated for it does not compile (line 4), a ppy bug worth reporting: " in reason
+    assert "operator<" in reason
