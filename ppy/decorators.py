@@ -13,6 +13,7 @@ the function, and knows the region's own attributes (``samples``, ``build``,
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import os
 import sys
@@ -108,6 +109,40 @@ class Call:
         return f"Call({len(self.args)} args, {sorted(self.kwargs)})"
 
 
+def source_path(function: Callable[..., Any]) -> str | None:
+    """The .py file ``function`` was defined in (decorators ppy does not own looked through), if there is one."""
+    try:
+        path = inspect.getsourcefile(inspect.unwrap(function))
+    except TypeError:  # a builtin, or a function made without a file
+        return None
+    return path if path is not None and os.path.exists(path) else None
+
+
+def source_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# path -> (its stat, the sha256 of its bytes): a file defining many regions is read once as it is imported.
+_digests: dict[str, tuple[tuple[int, ...], str]] = {}
+
+
+def defined_from(function: Callable[..., Any]) -> tuple[str, str] | None:
+    """(path, sha256) of the file ``function`` was defined in, read now, as its module runs; None when unreadable."""
+    path = source_path(function)
+    if path is None:
+        return None
+    try:
+        info = os.stat(path)
+        stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        known = _digests.get(path)
+        if known is None or known[0] != stamp:
+            with open(path, "rb") as source:
+                known = _digests[path] = (stamp, source_digest(source.read()))
+    except OSError:
+        return None
+    return path, known[1]
+
+
 class Region(Generic[P, R]):
     """A function marked as a region. Call it like the function."""
 
@@ -138,6 +173,9 @@ class Region(Generic[P, R]):
         self._binder: Callable[..., None] | None = None
         # What the build's model says the region does besides its result: {"writes": [...], "random": bool}.
         self._effects: dict[str, Any] | None = None
+        # The file the body was compiled from, as it was then (path, sha256): the C++ must be built from
+        # that text, not from an edit made since, which Python has not loaded.
+        self._defined_from = defined_from(python)
         _live.add(self)
         if _traced_call is None and "torch" in sys.modules:
             from ppy import torch_op

@@ -31,11 +31,12 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from ppy.decorators import Region
+from ppy.decorators import Region, source_digest, source_path
 from ppy.errors import BuildError, RegionError
 from ppy_check.site import RegionSite
 
 _modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
+_built_from: dict[str, str] = {}  # source path -> the digest of the text its entry in _modules was built from
 _lock = threading.RLock()
 _prepared: list[Region] = []
 # `pytest --ppy-verify` watches every call: it runs the Python body beside the compiled one.
@@ -101,12 +102,13 @@ def strict() -> bool:
     return os.environ.get("PPY_STRICT", "") not in ("", "0")
 
 
-def _source(region: Region) -> tuple[str, str]:
-    python = inspect.unwrap(region.python)
-    path = inspect.getsourcefile(python)
-    if path is None or not os.path.exists(path):
+def _source(region: Region) -> tuple[str, str, str]:
+    """The region's file: its path, text and digest."""
+    path = source_path(region.python)
+    if path is None:
         raise BuildError("its source file cannot be found (regions must be defined in a .py file)")
-    return path, Path(path).read_text(encoding="utf-8")
+    data = Path(path).read_bytes()
+    return path, data.decode("utf-8"), source_digest(data)
 
 
 def build_options() -> Any:
@@ -170,12 +172,13 @@ def _guarded(step: Callable[[], Any], path: str) -> Any:
                           "this is a ppy bug worth reporting")
 
 
-def _built(path: str, text: str, wait: bool = True) -> Any:
-    """A file's BuiltModule or BuildError; without ``wait``, a Pending build where the cache misses."""
+def _built(path: str, text: str, digest: str, wait: bool = True) -> Any:
+    """A file's BuiltModule or BuildError (``digest``: its text's); without ``wait``, a Pending build where the
+    cache misses. A file reloaded after an edit is built again: the regions defined since run its new text."""
     from ppy_compile.build import BuiltModule, plan_module
 
     with _lock:
-        found = _modules.get(path)
+        found: Any = _modules.get(path) if _built_from.get(path) == digest else None
         if found is None:
             planned = _guarded(lambda: plan_module(path, text, options=build_options()), path)
             if isinstance(planned, (BuiltModule, BuildError)):
@@ -184,13 +187,16 @@ def _built(path: str, text: str, wait: bool = True) -> Any:
                 found = _guarded(lambda: _compile_plan(planned), path)
             else:
                 found = Pending(planned)
-            _modules[path] = found
+            _modules[path], _built_from[path] = found, digest
     if isinstance(found, Pending):
         if not wait and not found.done.is_set():
             return found
         found.done.wait()
+        result = found.result
         with _lock:
-            _modules[path] = found = found.result
+            if _modules.get(path) is found:  # not replaced meanwhile by the build of a newer text
+                _modules[path] = result
+        found = result
     return found
 
 
@@ -203,11 +209,16 @@ def prepare(region: Region, wait: bool = True) -> None:
     if not region.compile_enabled():
         return
     try:
-        path, text = _source(region)
+        path, text, digest = _source(region)
     except (BuildError, OSError, TypeError, UnicodeDecodeError) as error:
         _fallback(region, str(error))
         return
-    built = _built(path, text, wait)
+    if region._defined_from not in (None, (path, digest)):
+        # Python runs the text the module was imported from; the C++ would be built from the file's new text.
+        _fallback(region, f"{Path(path).name} changed since it was imported, so its compiled code would not be "
+                          "the Python that is loaded; import it again (importlib.reload) to compile the new text")
+        return
+    built = _built(path, text, digest, wait)
     rid = RegionSite.of_function(region.python).key
     if isinstance(built, Pending):
         if rid in built.plan.errors:

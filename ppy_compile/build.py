@@ -35,7 +35,7 @@ from ppy_compile.options import MODULE_NAME, BuildOptions
 from ppy_compile.runtime_cpp import BRIDGE_SOURCE, PCH_HEADER
 
 if TYPE_CHECKING:
-    from ppy_compile.unit import PrintedRegion, UnitRegion
+    from ppy_compile.unit import PrintedRegion, Unit, UnitRegion
 
 BUILD_FORMAT = "3"  # bump when the generated code or the layout changes meaning
 
@@ -605,40 +605,63 @@ def _compile_group(plan: Plan, tool: Any, bridge_key: str,
                    group: list[_RegionBuild]) -> tuple[dict[str, str], dict[str, str]]:
     """Build one unit of regions (their locks held) and point each region at it; a region the compiler
     rejects is left out and the rest built again. The module each built region is in, and what each
-    rejected region's error was, by digest."""
-    from ppy_compile.toolchain import CompileError, CompilerCrash, run_ninja, write_ninja
+    rejected region's error was, by digest.
+
+    An error that names no line a region owns (one reported inside a header, at a template the region
+    instantiated) does not say whose it is: each region of the unit is then built alone, so that only
+    the one that fails alone is set aside."""
+    from ppy_compile.toolchain import CompileError, CompilerCrash
     from ppy_compile.unit import translation_unit
 
-    cache, failures, group = plan.cache, {}, list(group)
-    while group:
-        level, pch_key = group[0].level, group[0].pch_key
-        unit = translation_unit([b.printed for b in group], plan.origin, plan.options, precompiled=pch_key is not None)
-        key = _sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "", *(b.digest for b in group))
+    built: dict[str, str] = {}
+    failures: dict[str, str] = {}
+    pending = [list(group)]
+    while pending:
+        group = pending.pop()
+        unit = translation_unit([b.printed for b in group], plan.origin, plan.options,
+                                precompiled=group[0].pch_key is not None)
         try:
-            if cache.valid(key) is None:
-                with cache.locked(key), cache.staging(key) as folder:
-                    (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
-                    bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
-                    write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
-                                extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"],
-                                extra_compile=[f"-I{cache.build_dir(pch_key)}"] if pch_key else [])
-                    run_ninja(folder, tool)
-                    cache.publish(key, folder, "module.so", {
-                        "kind": "module", "origin": plan.origin,
-                        "regions": [b.printed.region.model.site.qualname for b in group],
-                        "digests": [b.digest for b in group],
-                        "seconds": round(time.perf_counter() - plan.started, 2)})
+            key = _compile_unit(plan, tool, bridge_key, group, unit)
         except CompilerCrash:
             raise  # not a region's fault: compile_plan rebuilds the precompiled header and tries again
         except CompileError as error:
             culprits = {symbol: message for line, message in error.errors for symbol, (first, last) in unit.owned.items()
                         if first <= line <= last}
-            rejected = [b for b in group if b.printed.region.symbol in culprits] or group
+            rejected = [b for b in group if b.printed.region.symbol in culprits]
+            if not rejected and len(group) > 1:
+                pending += [[build] for build in group]
+                continue
+            rejected = rejected or group
             for build in rejected:
                 failures[build.digest] = culprits.get(build.printed.region.symbol, str(error))
-            group = [b for b in group if b not in rejected]
+            if len(rejected) < len(group):
+                pending.append([b for b in group if b not in rejected])
             continue
         for build in group:
-            cache.write_holder(build.digest, key)
-        return {build.digest: key for build in group}, failures
-    return {}, failures
+            plan.cache.write_holder(build.digest, key)
+            built[build.digest] = key
+    return built, failures
+
+
+def _compile_unit(plan: Plan, tool: Any, bridge_key: str, group: list[_RegionBuild], unit: Unit) -> str:
+    """The key of the module that holds ``unit`` (``group``'s regions), built unless the cache has it."""
+    from ppy_compile.toolchain import run_ninja, write_ninja
+
+    cache = plan.cache
+    level, pch_key = group[0].level, group[0].pch_key
+    key = _sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "", *(b.digest for b in group))
+    if cache.valid(key) is not None:
+        return key
+    with cache.locked(key), cache.staging(key) as folder:
+        (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
+        bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
+        write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
+                    extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"],
+                    extra_compile=[f"-I{cache.build_dir(pch_key)}"] if pch_key else [])
+        run_ninja(folder, tool)
+        cache.publish(key, folder, "module.so", {
+            "kind": "module", "origin": plan.origin,
+            "regions": [b.printed.region.model.site.qualname for b in group],
+            "digests": [b.digest for b in group],
+            "seconds": round(time.perf_counter() - plan.started, 2)})
+    return key

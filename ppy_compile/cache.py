@@ -94,6 +94,15 @@ def _check_name(value: object) -> str:
     return value
 
 
+def _json(data: bytes) -> Any:
+    """``data`` parsed; ValueError for anything that is not JSON, including nesting too deep for the parser
+    (which json reports as RecursionError): a record read back from the cache may be any garbage."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 # --- digests -----------------------------------------------------------------
 
 # (device, inode) -> (size, mtime, ctime, sha256) of files hashed in this process.
@@ -259,7 +268,7 @@ class Cache:
     @staticmethod
     def _checked_artifact(entry: int, where: str) -> Artifact | None:
         try:
-            manifest = json.loads(safedir.read_file(entry, MANIFEST, f"{where}/{MANIFEST}", _MANIFEST_LIMIT))
+            manifest = _json(safedir.read_file(entry, MANIFEST, f"{where}/{MANIFEST}", _MANIFEST_LIMIT))
             if not isinstance(manifest, dict):
                 return None
             name = _check_name(manifest.get("artifact"))
@@ -340,7 +349,7 @@ class Cache:
     def read_index(self, key: str) -> dict[str, Any] | None:
         """The index entry for ``key``; None when there is none, and when it is not a JSON object (then discarded)."""
         def parse(data: bytes) -> dict[str, Any] | None:
-            value = json.loads(data)
+            value = _json(data)
             return value if isinstance(value, dict) else None
 
         return self._read_record("index", f"{_check_key(key)}.json", _INDEX_LIMIT, parse)
@@ -444,7 +453,7 @@ class Cache:
             with contextlib.suppress(OSError, ValueError, Untrusted, AttributeError):
                 entry = safedir.open_subdir(builds, name, name)
                 try:
-                    manifest = json.loads(safedir.read_file(entry, MANIFEST, MANIFEST, _MANIFEST_LIMIT))
+                    manifest = _json(safedir.read_file(entry, MANIFEST, MANIFEST, _MANIFEST_LIMIT))
                     kind = str(manifest.get("kind", "broken"))
                 finally:
                     os.close(entry)

@@ -215,6 +215,7 @@ class CompilerCrash(CompileError):
     """The compiler itself failed (a crash, an internal error), not the source."""
 
 
+_DIAGNOSTIC = re.compile(r"\berror:", re.IGNORECASE)
 _ERROR_LINE = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: error: (.*)$")
 _CRASH = re.compile(r"internal compiler error|signal terminated program|Segmentation fault|PLEASE submit a bug report")
 
@@ -249,7 +250,10 @@ def run_ninja(folder: Path, tool: Toolchain) -> None:
         log.write_text(output, encoding="utf-8")
     except OSError:
         log = None  # type: ignore[assignment]
-    errors = [line for line in output.splitlines() if "error" in line.lower() and "ninja" not in line.lower()]
+    # The compiler's and the linker's own "error:" lines first: the command line ninja echoes mentions
+    # "error" too when a path in it does (a project, or the cache, in a folder called so).
+    errors = [line for line in output.splitlines() if _DIAGNOSTIC.search(line)] or \
+        [line for line in output.splitlines() if "error" in line.lower() and "ninja" not in line.lower()]
     summary = errors[0].strip() if errors else (output.splitlines()[-1] if output else "unknown error")
     where = f" (full log: {log})" if log else ""
     if _CRASH.search(output):

@@ -108,3 +108,30 @@ def test_a_region_whose_cpp_does_not_compile_falls_back_alone(fresh_cache: Path,
                                           lambda text: text.replace("try {", "try {\n        not_a_name_in_cpp;"))
     assert "the C++ ppy generated for it does not compile (line 4), a ppy bug worth reporting: " in reason
     assert "not_a_name_in_cpp" in reason
+
+
+def test_a_failure_naming_no_region_line_is_traced_by_building_each_alone(fresh_cache: Path, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure the compiler reports inside a header (a template the region instantiated) names no line of the
+    unit: each region is then built alone, so only the one that fails alone falls back."""
+    reason = _build_with_a_faulty_printer(
+        fresh_cache, tmp_path, monkeypatch,
+        lambda text: text.replace("try {", "try {\n        struct NoLess {}; NoLess q[2]; std::sort(q, q + 2);", 1))
+    assert "the C++ ppy generated for it does not compile (line 4), a ppy bug worth reporting: " in reason
+    assert "operator<" in reason
+
+
+def test_a_compile_error_is_summed_up_by_the_compilers_own_error_line(tmp_path: Path) -> None:
+    """Not by the first line that mentions "error": the command line does, when a path in it (the cache's, for the
+    precompiled header) names it."""
+    from ppy_compile.toolchain import CompileError, run_ninja, write_ninja
+
+    folder = tmp_path / "error_analysis" / "cache"  # a project's folder may well be called so
+    folder.mkdir(parents=True)
+    (folder / "bad.cpp").write_text("int f() { return not_declared; }\n", encoding="utf-8")
+    tool = _tool()
+    write_ninja(folder, tool, "bad.cpp", "bad.so", 0, [], extra_compile=[f"-I{folder}"])
+    with pytest.raises(CompileError) as caught:
+        run_ninja(folder, tool)
+    assert str(caught.value).startswith("the C++ compiler failed: bad.cpp:1:"), str(caught.value)[:300]
+    assert "not_declared" in str(caught.value)

@@ -110,6 +110,20 @@ def test_a_broken_index_is_discarded_and_rebuilt(fresh_cache: Path) -> None:
         assert json.loads(index.read_text()) == good, content
 
 
+def test_json_nested_past_the_parsers_limit_is_garbage_like_any_other(tmp_path: Path) -> None:
+    """json raises RecursionError, not ValueError, for nesting too deep: still a broken record, not a crash."""
+    cache = Cache.open(tmp_path / "cache")
+    key, deep = "a" * 64, "[" * 100_000
+    index = tmp_path / "cache" / "index" / f"{key}.json"
+    index.write_text(deep)
+    assert cache.read_index(key) is None and not index.exists()
+    entry = tmp_path / "cache" / "builds" / key
+    entry.mkdir(mode=0o700)
+    (entry / "manifest.json").write_text(deep)
+    assert cache.info()["kinds"]["broken"][0] == 1
+    assert cache.valid(key) is None and not entry.exists()
+
+
 def test_a_dangling_link_in_place_of_an_entry_is_rebuilt_once(fresh_cache: Path) -> None:
     _build_tiny(fresh_cache)
     (built,) = _entries(fresh_cache, "module")

@@ -186,3 +186,25 @@ def test_prune_removes_what_a_killed_writer_of_a_record_left(cache_dir: Path) ->
         os.utime(path, (past, past))
     Cache.open(cache_dir).prune()
     assert not any(path.exists() for path in left)
+
+
+def test_a_region_runs_the_text_it_was_defined_from(project: Path) -> None:
+    """The compiled code is the file's text when the region was defined: an edit reloaded compiles anew, and
+    an edit not yet imported leaves the region on the Python that is loaded."""
+    from ppy.runtime import RegionFallbackWarning
+
+    observer = runtime._observer
+    runtime.set_observer(None)  # the compiled entry itself, not the verifier's comparison
+    try:
+        first = load_module(project, "defined_first")
+        assert torch.equal(first.second(torch.ones(2)), torch.full((2,), 2.0)) and first.second.__ppy_region__
+        project.write_text(SOURCE.replace("return x * 2", "return x * 3"), encoding="utf-8")
+        reloaded = load_module(project, "reloaded")  # as importlib.reload or autoreload do after an edit
+        assert torch.equal(reloaded.second(torch.ones(2)), torch.full((2,), 3.0)) and reloaded.second.__ppy_region__
+        imported = load_module(project, "edited_after_import")
+        project.write_text(SOURCE.replace("return x * 2", "return x * 4"), encoding="utf-8")
+        with pytest.warns(RegionFallbackWarning, match="changed since it was imported"):
+            assert torch.equal(imported.second(torch.ones(2)), torch.full((2,), 3.0))
+        assert not imported.second.__ppy_region__
+    finally:
+        runtime.set_observer(observer)
