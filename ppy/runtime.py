@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from ppy.decorators import Region, source_digest, source_path
 from ppy.errors import BuildError, RegionError
+from ppy.loaded import stale_helper
 from ppy_check.site import RegionSite
 
 _modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
@@ -175,10 +176,12 @@ def _guarded(step: Callable[[], Any], path: str) -> Any:
 def _built(path: str, text: str, digest: str, wait: bool = True) -> Any:
     """A file's BuiltModule or BuildError (``digest``: its text's); without ``wait``, a Pending build where the
     cache misses. A file reloaded after an edit is built again: the regions defined since run its new text."""
-    from ppy_compile.build import BuiltModule, plan_module
+    from ppy_compile.build import BuiltModule, dependencies_changed, plan_module
 
     with _lock:
         found: Any = _modules.get(path) if _built_from.get(path) == digest else None
+        if isinstance(found, BuiltModule) and dependencies_changed(found.dependencies):
+            found = None  # a helper's file was edited since: the regions imported from now on inline the edit
         if found is None:
             planned = _guarded(lambda: plan_module(path, text, options=build_options()), path)
             if isinstance(planned, (BuiltModule, BuildError)):
@@ -241,6 +244,12 @@ def prepare(region: Region, wait: bool = True) -> None:
     function = built.functions.get(rid)
     if function is None:
         _fallback(region, "it was not found among the regions of its file")
+        return
+    stale = stale_helper(region, built.dependencies)
+    if stale is not None:
+        _fallback(region, f"{Path(stale).name} changed since the functions the region calls from it were imported, "
+                          "so its compiled code would not be the Python that is loaded; import that file again, then "
+                          f"{Path(path).name} (importlib.reload)")
         return
     # Both are the module's function bound to a context: `_compiled` takes every parameter positionally
     # and answers NotImplemented to what it does not take (the runtime, verify and torch's operator call

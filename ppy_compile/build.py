@@ -70,6 +70,7 @@ class BuiltModule:
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     built: bool = False  # False when it came from the cache
     bridge: Any = None  # the bridge's Python module, when the regions are compiled
+    dependencies: dict[str, str] = field(default_factory=dict)  # other files the regions reached -> their sha256
 
 
 # What this process loaded, by build key. A shared object is loaded through
@@ -438,7 +439,11 @@ def build_module(origin: str, text: str, cache: Cache | None = None, options: Bu
 
 def _dependencies_changed(index: dict[str, Any]) -> bool:
     """Whether a file holding a helper the regions call changed since the build (then it is built again)."""
-    dependencies = index.get("dependencies", {})
+    return dependencies_changed(index.get("dependencies", {}))
+
+
+def dependencies_changed(dependencies: Any) -> bool:
+    """Whether any of these files (path -> the sha256 a build compiled) reads differently now."""
     if not isinstance(dependencies, dict):
         return True
     for path, digest in dependencies.items():
@@ -456,6 +461,7 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
         symbols=dict(index["symbols"]),
         fallbacks=dict(index.get("fallbacks", {})),
         effects=dict(index.get("effects", {})),
+        dependencies=dict(index.get("dependencies", {})),
     )
     builds = index["builds"]
     if not isinstance(builds, dict) or set(builds) != set(result.symbols):
@@ -483,7 +489,8 @@ def _build(plan: Plan) -> BuiltModule:
         "effects": effects, "dependencies": dependencies,
         "errors": {key: _diagnostics_json(found) for key, found in plan.errors.items()},
     }
-    result = BuiltModule(errors=plan.errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects)
+    result = BuiltModule(errors=plan.errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects,
+                         dependencies=dependencies)
     if plan.shared_checked is not None:
         plan.shared_checked.join()
     if regions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
@@ -198,6 +199,38 @@ def test_a_helper_in_another_file_is_compiled_and_its_edits_rebuild_the_caller(t
     (package / "layers.py").write_text(HELPER_PACKAGE["layers.py"].replace("x * by", "x * by * 2"))
     second = _run(CALL_BLOCK, **env)
     assert json.loads(second.stdout) == {"value": [5.0, 5.0], "active": True}, second.stderr
+
+
+def test_a_helper_edited_after_import_is_not_compiled_under_the_old_python(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build inlines a helper's text as its file reads now; Python runs the helper its module imported.
+    Where they differ (the helper's file edited, only the region's module imported again), the region runs
+    as Python, saying which file to import again; once both are, it runs compiled on the new text."""
+    from ppy import runtime
+    from ppy.runtime import RegionFallbackWarning
+
+    package = tmp_path / "stalepkg"
+    package.mkdir()
+    for name, text in HELPER_PACKAGE.items():
+        (package / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    observer = runtime._observer
+    runtime.set_observer(None)  # the compiled entry itself, not the verifier's comparison
+    try:
+        model = importlib.import_module("stalepkg.model")
+        assert model.block(torch.ones(2)).tolist() == [3.0, 3.0] and model.block.__ppy_region__
+        (package / "layers.py").write_text(HELPER_PACKAGE["layers.py"].replace("x * by", "x * by * 2"))
+        model = importlib.reload(model)  # its `from .layers import scale` is the old scale still
+        with pytest.warns(RegionFallbackWarning, match=r"layers.py changed since .* import that file again"):
+            assert model.block(torch.ones(2)).tolist() == [3.0, 3.0]
+        assert not model.block.__ppy_region__
+        importlib.reload(importlib.import_module("stalepkg.layers"))
+        model = importlib.reload(model)
+        assert model.block(torch.ones(2)).tolist() == [5.0, 5.0] and model.block.__ppy_region__
+    finally:
+        runtime.set_observer(observer)
+        for name in [name for name in sys.modules if name.startswith("stalepkg")]:
+            del sys.modules[name]
 
 
 SUPPRESSED = textwrap.dedent(

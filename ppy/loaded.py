@@ -1,0 +1,80 @@
+"""Whether the helpers a region's build inlined are the functions Python loaded.
+
+A build compiles each helper from its file's text as it is when the build
+runs; Python runs the function objects the region's module imported, which
+may come from an older text (the helper's file edited since, and only the
+region's module imported again). A helper is current when the code object
+Python holds is the one its file's text compiles to now.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import types
+from collections.abc import Iterator
+from typing import Any
+
+from ppy.decorators import Region
+
+# path -> (its stat when compiled, {qualified name: code object}): one compile per file and edit.
+_compiled: dict[str, tuple[tuple[int, ...], dict[str, types.CodeType]]] = {}
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _codes(constant)
+
+
+def _current(path: str) -> dict[str, types.CodeType] | None:
+    """Every function's code object in the file's text as it is now, by qualified name; None when unreadable."""
+    try:
+        info = os.stat(path)
+        stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        known = _compiled.get(path)
+        if known is None or known[0] != stamp:
+            with open(path, "rb") as source:
+                module = compile(source.read(), path, "exec", dont_inherit=True)
+            known = _compiled[path] = (stamp, {code.co_qualname: code for code in _codes(module)})
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return known[1]
+
+
+def _functions(value: Any, files: set[str]) -> Iterator[types.FunctionType]:
+    """The plain functions a module-level name makes reachable: itself, a region's body, or what a module
+    defined in one of ``files`` holds (``layers.scale(x)`` as well as ``scale(x)``)."""
+    if isinstance(value, Region):
+        value = value.python
+    if isinstance(value, types.FunctionType):
+        yield inspect.unwrap(value)  # type: ignore[misc]
+    elif isinstance(value, types.ModuleType) and _real(getattr(value, "__file__", None) or "") in files:
+        for member in list(vars(value).values()):
+            if isinstance(member, (types.FunctionType, Region)):
+                yield from _functions(member, files)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path) if path else ""
+
+
+def stale_helper(region: Region, dependencies: dict[str, str]) -> str | None:
+    """A file the build compiled helpers from whose functions, as the region's module sees them, are not what
+    its text compiles to now; None when every one is current (or none is in sight)."""
+    if not dependencies:
+        return None
+    files = {_real(path): path for path in dependencies}
+    namespace = inspect.unwrap(region.python).__globals__
+    loaded: dict[str, list[types.CodeType]] = {}
+    for value in list(namespace.values()):
+        for function in _functions(value, set(files)):
+            path = _real(function.__code__.co_filename)
+            if path in files:
+                loaded.setdefault(path, []).append(function.__code__)
+    for path, codes in loaded.items():
+        current = _current(path)
+        if current is None or any(current.get(code.co_qualname) != code for code in codes):
+            return files[path]
+    return None
