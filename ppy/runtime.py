@@ -21,6 +21,7 @@ for a call it cannot bind, or while an observer watches.
 
 from __future__ import annotations
 
+import errno
 import inspect
 import os
 import sys
@@ -159,6 +160,10 @@ def background() -> bool:
     return mode == "background" and not strict()
 
 
+# The machine, not ppy, stopped a build: disk full, quota, memory, descriptors, a read-only cache.
+_MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.EROFS})
+
+
 def _guarded(step: Callable[[], Any], path: str) -> Any:
     """A build step's result, or the BuildError that says why there is none."""
     try:
@@ -169,6 +174,11 @@ def _guarded(step: Callable[[], Any], path: str) -> Any:
     except BuildError as error:
         return error
     except Exception as error:  # a ppy bug must not take the user's program down
+        if isinstance(error, OSError) and error.errno in _MACHINE_ERRNOS:  # nor is a full disk a ppy bug
+            from ppy_compile.toolchain import BuildInterrupted
+
+            return BuildInterrupted(f"the build of {Path(path).name} stopped: {error.strerror}; the next process "
+                                    "that runs its regions tries again")
         return BuildError(f"ppy failed while compiling {Path(path).name} ({type(error).__name__}: {error}); "
                           "this is a ppy bug worth reporting")
 

@@ -215,9 +215,17 @@ class CompilerCrash(CompileError):
     """The compiler itself failed (a crash, an internal error), not the source."""
 
 
+class BuildInterrupted(BuildError):
+    """The machine, not the source, stopped the build (a full disk, no memory): the cache records nothing
+    about the regions, so the next process tries again."""
+
+
 _DIAGNOSTIC = re.compile(r"\berror:", re.IGNORECASE)
 _ERROR_LINE = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: error: (.*)$")
 _CRASH = re.compile(r"internal compiler error|signal terminated program|Segmentation fault|PLEASE submit a bug report")
+# What the machine says when it, not the source, stops a compiler (strerror's texts, as GCC and ld quote them).
+_MACHINE = re.compile(r"No space left on device|Disk quota exceeded|Cannot allocate memory|Too many open files|"
+                      r"Read-only file system|virtual memory exhausted")
 
 # Run in the child between fork and exec, so that ninja dies with the process
 # that started it, and takes its compilers along (on SIGTERM it signals each
@@ -256,6 +264,10 @@ def run_ninja(folder: Path, tool: Toolchain) -> None:
         [line for line in output.splitlines() if "error" in line.lower() and "ninja" not in line.lower()]
     summary = errors[0].strip() if errors else (output.splitlines()[-1] if output else "unknown error")
     where = f" (full log: {log})" if log else ""
+    machine = _MACHINE.search(output)
+    if machine:
+        raise BuildInterrupted(f"the build stopped: {machine.group(0)} ({summary}){where}; the next process "
+                               "that runs the region tries again")
     if _CRASH.search(output):
         raise CompilerCrash(f"the C++ compiler crashed: {summary}{where}", [])
     located = [(int(m.group(1)), m.group(2)) for line in output.splitlines() if (m := _ERROR_LINE.match(line.strip()))]

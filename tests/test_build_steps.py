@@ -135,3 +135,30 @@ def test_a_compile_error_is_summed_up_by_the_compilers_own_error_line(tmp_path: 
         run_ninja(folder, tool)
     assert str(caught.value).startswith("the C++ compiler failed: bad.cpp:1:"), str(caught.value)[:300]
     assert "not_declared" in str(caught.value)
+
+
+FULL_DISK = "#!/bin/sh\necho 'cc1plus: fatal error: error writing to /tmp/ccQ.s: No space left on device' >&2\nexit 1\n"
+
+
+def test_a_full_disk_stops_the_build_without_recording_the_regions(fresh_cache: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compiler the machine stops (here a disk that filled up) says nothing about the regions: the build
+    raises BuildInterrupted, and the cache records no verdict on them, so the next process builds them."""
+    import dataclasses
+
+    from ppy_compile import toolchain as toolchains
+    from ppy_compile.toolchain import BuildInterrupted, CompileError
+
+    compiler = tmp_path / "full-disk-c++"
+    compiler.write_text(FULL_DISK, encoding="utf-8")
+    compiler.chmod(0o755)
+    real = _tool()
+    monkeypatch.setattr(toolchains, "toolchain", lambda: dataclasses.replace(real, cxx=str(compiler)))
+    cache = Cache.open(fresh_cache)
+    origin = str(tmp_path / "model.py")
+    with pytest.raises(BuildInterrupted, match="No space left on device") as caught:
+        build.build_module(origin, TWO_REGIONS, cache)
+    assert not isinstance(caught.value, CompileError)
+    assert cache.read_index(build.index_key(origin, TWO_REGIONS, build.BuildOptions())) is None
+    monkeypatch.setattr(toolchains, "toolchain", lambda: real)
+    assert set(build.build_module(origin, TWO_REGIONS, cache).functions) == {"faulty:4", "innocent:9"}
