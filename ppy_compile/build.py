@@ -82,7 +82,18 @@ class BuiltModule:
 _loaded: dict[str, tuple[Artifact, Any]] = {}
 
 
+# Loading is checked and recorded under one lock: two threads (a background build finishing while the
+# program prepares another file) would otherwise each load their own copy, and a second copy of the bridge
+# registers its pybind11 types twice.
+_loading = threading.RLock()
+
+
 def _load_bridge(cache: Cache, key: str) -> None:
+    with _loading:
+        _load_bridge_locked(cache, key)
+
+
+def _load_bridge_locked(cache: Cache, key: str) -> None:
     if key in _loaded:
         return
     artifact = cache.open_artifact(key)
@@ -105,15 +116,21 @@ def _load_bridge(cache: Cache, key: str) -> None:
 
 def _bridge_module(key: str) -> Any:
     """The bridge's Python side (its pybind11 module), imported from the very copy `_load_bridge` loaded."""
-    if key not in _bridge_modules:
-        _bridge_modules[key] = _import(_loaded[key][0].path, "ppy_bridge")
-    return _bridge_modules[key]
+    with _loading:
+        if key not in _bridge_modules:
+            _bridge_modules[key] = _import(_loaded[key][0].path, "ppy_bridge")
+        return _bridge_modules[key]
 
 
 _bridge_modules: dict[str, Any] = {}
 
 
 def _load_module(cache: Cache, key: str) -> Any:
+    with _loading:
+        return _load_module_locked(cache, key)
+
+
+def _load_module_locked(cache: Cache, key: str) -> Any:
     if key in _loaded:
         return _loaded[key][1]
     artifact = cache.open_artifact(key)

@@ -162,3 +162,41 @@ def test_a_full_disk_stops_the_build_without_recording_the_regions(fresh_cache: 
     assert cache.read_index(build.index_key(origin, TWO_REGIONS, build.BuildOptions())) is None
     monkeypatch.setattr(toolchains, "toolchain", lambda: real)
     assert set(build.build_module(origin, TWO_REGIONS, cache).functions) == {"faulty:4", "innocent:9"}
+
+
+def test_two_threads_loading_one_module_load_one_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A background build finishing while the program prepares another file: both may load the same module
+    at once. One copy is loaded and both get it (a second copy of the bridge would register its types twice)."""
+    opened: list[str] = []
+    imported: list[str] = []
+
+    class Opened:
+        path = "/proc/self/fd/-1"
+        manifest: dict[str, Any] = {}
+
+        def close(self) -> None:
+            pass
+
+    def open_artifact(key: str) -> Opened:
+        opened.append(key)
+        return Opened()
+
+    def slow_import(path: str, name: str) -> object:
+        imported.append(name)
+        threading.Event().wait(0.2)  # long enough for the other thread to arrive while this one loads
+        return object()
+
+    monkeypatch.setattr(build, "_import", slow_import)
+    fake = type("FakeCache", (), {"open_artifact": staticmethod(open_artifact)})()
+    key = "test-one-copy"
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(build._load_module(fake, key))) for _ in range(2)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        build._loaded.pop(key, None)
+    assert opened == [key] and imported == [build.MODULE_NAME]
+    assert len(results) == 2 and results[0] is results[1]
