@@ -44,10 +44,10 @@ def light_identity(options: BuildOptions) -> str:
     """What changes a build and is cheap to read on every warm start (no compiler run, no cpp_extension)."""
     import torch
 
-    from ppy_compile.toolchain import compiler_identity
+    from ppy_compile.toolchain import compiler_identity, torch_library_identity
 
-    parts = [BUILD_FORMAT, full_version(), str(torch.__version__), str(torch.version.cuda), sys.version, compiler_identity(),
-             os.environ.get("CXXFLAGS", ""), options.key(), str(use_pch())]
+    parts = [BUILD_FORMAT, full_version(), str(torch.__version__), str(torch.version.cuda), torch_library_identity(),
+             sys.version, compiler_identity(), os.environ.get("CXXFLAGS", ""), options.key(), str(use_pch())]
     return "\n".join(parts)
 
 

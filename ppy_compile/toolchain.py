@@ -122,6 +122,17 @@ def _file_identity(path: str) -> str:
     return f"{os.path.realpath(path)}:{stat.st_size}:{int(stat.st_mtime)}"
 
 
+def torch_library_identity() -> str:
+    """libtorch as a cheap stat: a torch reinstalled under the same version string is another library."""
+    import torch
+
+    library = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    try:
+        return _file_identity(library)
+    except OSError:
+        return os.path.dirname(library)
+
+
 def compiler_identity() -> str:
     """The compiler a build would use, as a cheap stat (no compiler run); its name alone when it is missing."""
     try:
@@ -163,8 +174,7 @@ def toolchain() -> Toolchain:
         "\n".join([
             _command_identity(command, programs), os.environ.get("CXXFLAGS", ""), CXX_STANDARD, abi_flag, version,
             *linker,
-            str(torch.version.cuda), sys.version, _file_identity(os.path.join(torch_lib, "libtorch_cpu.so"))
-            if os.path.exists(os.path.join(torch_lib, "libtorch_cpu.so")) else torch_lib,
+            str(torch.version.cuda), sys.version, torch_library_identity(),
         ]).encode()
     ).hexdigest()
     # ninja hands the command to the shell, after its own `$` escapes.

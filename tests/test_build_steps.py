@@ -200,3 +200,16 @@ def test_two_threads_loading_one_module_load_one_copy(monkeypatch: pytest.Monkey
         build._loaded.pop(key, None)
     assert opened == [key] and imported == [build.MODULE_NAME]
     assert len(results) == 2 and results[0] is results[1]
+
+
+def test_a_torch_reinstalled_under_the_same_version_is_another_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm start's key reads libtorch's stat: modules built against one libtorch are not loaded into a
+    process running another that has the same version string (a rebuilt or reinstalled torch)."""
+    from ppy_compile import toolchain as toolchains
+    from ppy_compile.options import BuildOptions
+
+    before = build.light_identity(BuildOptions())
+    real = toolchains._file_identity
+    monkeypatch.setattr(toolchains, "_file_identity",
+                        lambda path: real(path) + ":reinstalled" if path.endswith("libtorch_cpu.so") else real(path))
+    assert build.light_identity(BuildOptions()) != before
