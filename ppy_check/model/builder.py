@@ -2061,8 +2061,11 @@ class Builder:
         return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), Span.of(node))
 
     def compare_pair(self, op: ast.cmpop, left: Expr, right: Expr, span: Span, text: str) -> Expr:
-        if isinstance(op, (ast.Eq, ast.NotEq)) and _never_equal(left.type, right.type):
-            # Python's `==` across these types is False whatever the values (`dim == ()` for an int dim).
+        if isinstance(op, (ast.Eq, ast.NotEq)) and (_never_equal(left.type, right.type) or isinstance(left.type, t.TupleT)
+                                                    and isinstance(right.type, t.TupleT)
+                                                    and len(left.type.items) != len(right.type.items)):
+            # Python's `==` across these types is False whatever the values (`dim == ()` for an int dim, or for
+            # a tuple of another length).
             return Const(isinstance(op, ast.NotEq), t.BOOL, span)
         if isinstance(op, (ast.Is, ast.IsNot)) and type(left.type) is type(right.type) and \
                 isinstance(left.type, (t.DtypeT, t.LayoutT, t.MemoryFormatT)):
@@ -2558,6 +2561,9 @@ class Builder:
             if len(numbers) > MAX_UNROLLED:
                 self.unsupported(span, shown, f"`{shown}` has {len(numbers)} items, more than ppy unrolls")
             return tuple_of([Const(n, t.INT, span) for n in numbers])
+        if name in ("zip", "enumerate", "reversed", "sorted") and any(isinstance(v.type, t.SeqT) for v in values):
+            self.unsupported(span, shown, f"torch's Python code takes `{name}` of a sequence whose length is known "
+                             "only at run time (a tensor's rank, say)")
         sequences = [items(v) for v in values]
         if not values or any(s is None for s in sequences):
             return None
@@ -2578,7 +2584,8 @@ class Builder:
                 return tuple_of(first)
             if all(isinstance(i, Const) and t.is_number(i.type) for i in first):
                 return tuple_of(sorted(first, key=lambda i: i.value))  # type: ignore[attr-defined]
-            return None
+            self.unsupported(span, shown, "torch's Python code sorts values known only at run time (dims counted "
+                             "from a tensor's rank, say), so their order is not known where the region is built")
         if name in ("all", "any"):
             if not all(t.is_number(i.type) for i in first):
                 return None
