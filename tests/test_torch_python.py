@@ -665,3 +665,22 @@ def numbers(x: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.
 def test_tensor_of_numbers_infers_dtype_as_eager(default: torch.dtype) -> None:
     """`torch.tensor` of numbers without `dtype`: int64, bool, or for a float the default dtype read at run time."""
     _compared_under_default("numbers", NUMBERS, ppy.Call(torch.randn(3), 7), default)
+
+
+LAYOUT = """@ppy.opt(1)
+def dense(x: torch.Tensor) -> tuple[bool, bool]:
+    return x.layout == torch.strided, x.is_sparse
+"""
+
+
+def test_a_parameters_layout_is_strided_in_compiled_code() -> None:
+    """The model folds a parameter's layout to torch.strided (so torch.masked's sparse ways drop out); the compiled
+    entry runs the Python body for a sparse tensor, which answers as eager does."""
+    text = HEADER + LAYOUT
+    path = write_source("torch_python_layout", text)
+    findings = check_source(text, str(path))
+    assert not findings, "\n".join(d.concise() for d in findings)
+    dense = load_module(path, "torch_python_layout").dense
+    assert dense.build(), "dense did not compile"
+    assert dense(torch.randn(3)) == (True, False)
+    assert dense(torch.randn(3).to_sparse()) == (False, True)
