@@ -3201,11 +3201,12 @@ def _never_equal(left: t.Type, right: t.Type) -> bool:
 def _fold_str_method(text: str, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span) -> Expr | None:
     """A method of a string known here, on arguments known here (``op_name.rsplit(".", 1)``): its value, as Python
     computes it; None when an argument is not known here."""
-    values = [a.value for a in args]
-    if any(a.spread for a in args) or not all(isinstance(v, Const) for v in [*values, *keywords.values()]):
+    values = [a.value for a in args if not a.spread and isinstance(a.value, Const)]
+    named = {k: v for k, v in keywords.items() if isinstance(v, Const)}
+    if len(values) != len(args) or len(named) != len(keywords):
         return None
     try:
-        result = getattr(text, name)(*(v.value for v in values), **{k: v.value for k, v in keywords.items()})  # type: ignore[attr-defined]
+        result = getattr(text, name)(*(v.value for v in values), **{k: v.value for k, v in named.items()})
     except (TypeError, ValueError):
         return None
     if isinstance(result, list):
