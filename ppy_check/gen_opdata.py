@@ -350,7 +350,7 @@ def build_schemas() -> dict[str, Any]:
 # the model builder inlines a function of them as it inlines a helper, folding the tests on literal
 # arguments (`if reduction == "mean"`).
 PYTHON_MODULES = ("torch.nn.functional", "torch.functional", "torch.nn._reduction", "torch.nn.modules.utils",
-                  "torch._tensor", "torch.signal.windows.windows")
+                  "torch._tensor", "torch.signal.windows.windows", "torch.masked._ops")
 PYTHON_SOURCES = Path(__file__).with_name("torch_python")
 
 

@@ -25,7 +25,8 @@ OVERRIDDEN = frozenset({"torch.nn.functional._verify_batch_size", "torch.nn.func
                         "torch.nn.modules.utils._list_with_default"})
 
 # Namespaces whose Python functions are defined in another module, the one whose source ships.
-REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.windows.windows"}
+REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.windows.windows",
+             "torch.masked": "torch.masked._ops"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -131,8 +132,7 @@ _TYPE_TEST = "it asks about a Python object's type; a region's parameters are ty
 # Why ppy refuses a Python-level function of torch whose source it does not follow (a name, or a prefix ending in
 # "." or "_"), where it can say more than that the function is not an operator.
 NOT_FOLLOWED: dict[str, str] = {
-    "torch.masked.": "torch.masked's Python code builds autograd Functions and decides on its input's layout at run "
-                     "time",
+    "torch.masked.maskedtensor.": "it works on MaskedTensor, a tensor subclass regions do not take",
     "torch.eig": "torch removed it (calling it raises RuntimeError)",
     "torch.lstsq": "torch removed it (calling it raises RuntimeError)",
     "torch.solve": "torch removed it (calling it raises RuntimeError)",

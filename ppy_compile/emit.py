@@ -361,6 +361,13 @@ class Printer:
             return "(" + " && ".join(self.expr(o) for o in operands) + ")"
         if value.op is HostOp.PROD:
             return f"ppy::product({self.expr(operands[0])})"
+        if value.op is HostOp.RANGE:
+            return f"ppy::py_range({self.expr(operands[0])})"
+        if value.op is HostOp.DTYPE_IS:
+            test = {"is_floating_point": "isFloatingType", "is_complex": "isComplexType", "is_signed": "isSignedType"}
+            return f"at::{test[value.function]}({self.expr(operands[0])})"
+        if value.op is HostOp.IINFO:
+            return f"ppy::iinfo({self.expr(operands[0])}, /*maximum=*/{'true' if value.function == 'max' else 'false'})"
         if value.op is HostOp.TO_FLOAT:
             return to_double(self.expr(operands[0]), operands[0].type)
         if value.op is HostOp.TO_BOOL:

@@ -41,12 +41,14 @@ const at::Tensor* borrow_tensor(PyObject* object) {
     return THPVariable_Check(object) ? &THPVariable_Unpack(object) : nullptr;
 }
 
-// Only a plain Tensor (or Parameter) whose torch functions reach ATen unchanged: a subclass with
-// its own __torch_function__, or an active torch function mode, changes what the Python body
-// computes, so the caller runs the body instead.
+// Only a plain, strided Tensor (or Parameter) whose torch functions reach ATen unchanged: a subclass
+// with its own __torch_function__, or an active torch function mode, changes what the Python body
+// computes, and the model folds torch's Python code's decisions on a parameter's layout as strided
+// (a sparse tensor takes other ways there), so for any of them the caller runs the body instead.
 const at::Tensor* borrow_plain_tensor(PyObject* object) {
     if (!THPVariable_CheckExact(object) || at::impl::torch_function_mode_enabled()) return nullptr;
-    return &THPVariable_Unpack(object);
+    const at::Tensor& tensor = THPVariable_Unpack(object);
+    return tensor.layout() == at::kStrided ? &tensor : nullptr;
 }
 
 bool unpack_device(PyObject* object, at::Device& out) {
@@ -622,6 +624,32 @@ inline std::string dtype_str(at::ScalarType dtype) {
         case at::kComplexDouble: return "torch.complex128";
         case at::kComplexHalf: return "torch.complex32";
         default: return std::string("torch.") + c10::toString(dtype);
+    }
+}
+// Python's `range(count)`: 0 to count - 1, none for a count below 1.
+inline std::vector<int64_t> py_range(int64_t count) {
+    std::vector<int64_t> out;
+    for (int64_t i = 0; i < count; ++i) out.push_back(i);
+    return out;
+}
+// `torch.iinfo(dtype).min` or `.max`: TypeError for a dtype that is not an integer, with Python's message; the one bound
+// an int64 cannot hold (uint64's max) raises rather than differ from Python's value.
+inline int64_t iinfo(at::ScalarType dtype, bool maximum) {
+    switch (dtype) {
+        case at::kByte: return maximum ? 255 : 0;
+        case at::kChar: return maximum ? 127 : -128;
+        case at::kShort: return maximum ? 32767 : -32768;
+        case at::kInt: return maximum ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int32_t>::min();
+        case at::kLong: return maximum ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+        case at::kUInt16: return maximum ? 65535 : 0;
+        case at::kUInt32: return maximum ? static_cast<int64_t>(std::numeric_limits<uint32_t>::max()) : 0;
+        case at::kUInt64:
+            if (!maximum) return 0;
+            throw std::overflow_error("torch.iinfo(torch.uint64).max does not fit in 64 signed bits");
+        case at::kBool: TORCH_CHECK_TYPE(false, "torch.bool is not supported by torch.iinfo");
+        default:
+            TORCH_CHECK_TYPE(false, "torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                             "'torch.iinfo'");
     }
 }
 inline int64_t product(const std::vector<int64_t>& values) {

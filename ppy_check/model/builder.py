@@ -31,7 +31,7 @@ from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
-    Branch, Call, Const, DtypeName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
     SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
 )
@@ -48,6 +48,9 @@ MODULE_PATHS = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.spe
 TORCH = "torch"
 PYTHON_TYPES = ("float", "int", "bool", "complex")
 LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+# Methods of a string that compute a value from it and change nothing: folded where the string is known.
+STR_METHODS = frozenset({"rsplit", "split", "lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith",
+                         "replace", "removeprefix", "removesuffix"})
 SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len", "list", "tuple"})
 # Builtins torch's Python code uses on sequences whose length is known where a region is built.
 LIBRARY_BUILTINS = frozenset({"range", "zip", "enumerate", "reversed", "sorted", "all", "any", "sum", "min", "max"})
@@ -64,6 +67,8 @@ LIBRARY_ANSWERS: dict[str, object] = {
     # A global switch torch's Python code reads to pick another implementation of the same values (F.pad on CUDA
     # picks a decomposition whose backward is deterministic): compiled code keeps the default implementation.
     "torch.are_deterministic_algorithms_enabled": False,
+    # A region's tensors are plain (the compiled entry runs the Python body for a subclass), never a MaskedTensor.
+    "torch.masked.maskedtensor.core.is_masked_tensor": False,
 }
 # torch's own checks (`torch._check(cond, lambda: message)`), and what each raises when its condition is false.
 LIBRARY_CHECKS = {
@@ -135,6 +140,24 @@ TENSOR_PROPERTIES: dict[str, tuple[Query, t.Type]] = {
     "requires_grad": (Query.REQUIRES_GRAD, t.BOOL),
     "layout": (Query.LAYOUT, t.LAYOUT),
 }
+# What a dtype's `is_floating_point`, `is_complex` and `is_signed` answer: the ATen ScalarTypes for which it is True.
+_FLOATING = frozenset({"Float", "Double", "Half", "BFloat16", "Float8_e4m3fn", "Float8_e5m2"})
+_COMPLEX = frozenset({"ComplexFloat", "ComplexDouble", "ComplexHalf"})
+DTYPE_TESTS = {
+    "is_floating_point": _FLOATING, "is_complex": _COMPLEX,
+    "is_signed": _FLOATING | _COMPLEX | frozenset({"Char", "Short", "Int", "Long"}),
+}
+# torch.iinfo's (min, max) of each integer dtype that an int64 holds.
+INTEGER_BOUNDS = {
+    "Byte": (0, 255), "Char": (-128, 127), "Short": (-32768, 32767), "Int": (-2**31, 2**31 - 1),
+    "Long": (-2**63, 2**63 - 1), "UInt16": (0, 65535), "UInt32": (0, 2**32 - 1),
+}
+# A strided tensor's layout, as torch's Python code reads it (Builder.strided).
+STRIDED = EnumName("at::kStrided")
+LAYOUT_PROPERTIES: dict[str, object] = {"layout": STRIDED, "is_sparse": False, "is_sparse_csr": False,
+                                        "is_mkldnn": False, "is_nested": False}
+# Operators whose names say they make (or read) tensors of another layout than strided.
+_OTHER_LAYOUTS = ("sparse", "mkldnn", "nested", "csr", "csc", "bsr", "bsc", "coo", "jagged", "hspmm")
 # Tensor properties that are views, as the native method torch's getter calls.
 VIEW_PROPERTIES = {"T": "numpy_T", "mT": "mT", "H": "matrix_H", "mH": "mH"}
 VIEW_FUNCTIONS = {"real": "real", "imag": "imag"}
@@ -199,6 +222,10 @@ class Helper:
     scope: ModuleScope
     path: str
     library: bool = False  # torch's own Python: tests on literals fold, and it is no concern of the rules
+    # A function torch's Python code defines inside another (`def helper(...)` in `_combine_input_and_mask`): the
+    # function that defines it, and the names it reads from there, which it reads as they are when it is called.
+    enclosing: ast.AST | None = None
+    closure: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -309,6 +336,10 @@ class Frame:
     called_as: str = ""  # in torch's Python code: the user's call that led there, which messages name
     # In torch's Python code: local lists still growing by `.append` (no other reference to them has been taken).
     lists: set[str] = field(default_factory=set)
+    # In torch's Python code: what runs after the statement being built, block by block outward (innermost last);
+    # None where a loop's body ends (what follows it is the next round, no straight continuation).
+    rests: list[list[ast.stmt] | None] = field(default_factory=list)
+    finished: bool = False  # the rest of the function was built inside a run-time branch (library_if)
 
 
 def display(node: ast.AST) -> str:
@@ -357,6 +388,7 @@ class Builder:
         # Sequences that are torch.Size in Python (`x.shape`, its slices and sums), and variables holding them.
         self.sizes: set[Expr] = set()
         self.size_vars: set[Var] = set()
+        self.strided_vars: set[Var] = set()  # variables merged from two ways that each hold a strided tensor
         self.values: dict[Var, Expr] = {}  # each variable's value, to see what a returned variable holds
         self.result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
         self.branching = 0  # inside a run-time decision of torch's Python code (runtime_branch)
@@ -484,12 +516,16 @@ class Builder:
         for index, statement in enumerate(statements):
             if index == 0 and _is_docstring(statement):
                 continue
-            if self.returned:
+            if self.returned or self.frame.finished:
                 # Code after `return` never runs; Python compiles it anyway.
                 continue
             try:
                 if self.frame.library and isinstance(statement, ast.If):
-                    taken = self.library_if(statement, statements[index + 1:])
+                    self.frame.rests.append(statements[index + 1:])
+                    try:
+                        taken = self.library_if(statement)
+                    finally:
+                        self.frame.rests.pop()
                     if taken is RestTaken.YES:
                         return  # the rest of the block was compiled inside the branch
                     if taken is RestTaken.NO:
@@ -498,10 +534,20 @@ class Builder:
             except _Abandon:
                 self.poison_targets(statement)
 
-    def library_if(self, node: ast.If, rest: list[ast.stmt]) -> RestTaken:
+    def continuation(self) -> list[ast.stmt]:
+        """What runs after the statement being built, to the end of the function (or of a loop's body)."""
+        rest: list[ast.stmt] = []
+        for block in reversed(self.frame.rests):
+            if block is None:
+                break
+            rest += block
+        return rest
+
+    def library_if(self, node: ast.If) -> RestTaken:
         """An `if` of torch's Python code: folded when its test is known here, else compiled as a run-time branch,
-        taking the rest of the block into the way that does not return."""
-        test = self.try_constant(node.test)
+        taking what runs after it (the rest of the function, from enclosing blocks too) into the way that does not
+        return."""
+        test = self.try_truth(node.test)
         if test is not None:
             self.statements(node.body if test.value else node.orelse)
             return RestTaken.NO
@@ -509,11 +555,14 @@ class Builder:
         if not body and not node.orelse or len(body) == 1 and isinstance(body[0], ast.Raise) and not node.orelse:
             return RestTaken.NOT_HANDLED  # a warning, or a check that raises: library_statement keeps it
         then_ends, else_ends = _ends_in_return(node.body), _ends_in_return(node.orelse)
+        rest = self.continuation()
         if then_ends and not else_ends:
             self.runtime_branch(node.test, node.body, node.orelse + rest, node)
+            self.frame.finished = True
             return RestTaken.YES
         if else_ends and not then_ends:
             self.runtime_branch(node.test, node.body + rest, node.orelse, node)
+            self.frame.finished = True
             return RestTaken.YES
         self.runtime_branch(node.test, node.body, node.orelse, node)
         return RestTaken.NO
@@ -530,12 +579,15 @@ class Builder:
         test = self.atom(self.host(HostOp.TO_BOOL, [test], span, display(test_node), kind=t.BOOL)
                          if not isinstance(test.type, t.BoolT) else test)
         saved = (self.body, self.env, self.returned, self.returned_value, self.raising)
+        # Each way holds all that runs after it on that way: nothing there reaches past it.
+        rests, finished = self.frame.rests, self.frame.finished
         ways = []
         self.branching += 1
         try:
             for statements in (then, otherwise):
                 self.body, self.env = [], dict(saved[1])
                 self.returned, self.returned_value, self.raising = False, None, False
+                self.frame.rests, self.frame.finished = [None], False
                 try:
                     self.statements(statements)
                 except _Jump as jump:
@@ -547,6 +599,7 @@ class Builder:
         finally:
             self.branching -= 1
             self.body, self.env, self.returned, self.returned_value, self.raising = saved
+            self.frame.rests, self.frame.finished = rests, finished
         (then_body, then_env, then_returned, then_value, then_raises), \
             (else_body, else_env, else_returned, else_value, else_raises) = ways
         shown = f"torch's Python code decides on `{display(test_node)}` at run time, and"
@@ -589,11 +642,16 @@ class Builder:
               merged: list[tuple[Var, Expr | None, Expr | None]], swapped: bool = False) -> Read:
         """One variable for a value two ways give (of one type), set on each way; ``other`` None: that way raises
         (``swapped``: the raising way is the one where the test holds)."""
+        if isinstance(one.type, t.FunctionT):
+            self.unsupported(span, self.frame.called_as, f"{shown} {what} is a different function each way")
+            raise _Abandon
         if other is not None and one.type != other.type:
             self.unsupported(span, self.frame.called_as, f"{shown} {what} is a {one.type} one way and a "
                              f"{other.type} the other")
             raise _Abandon
         var = self.new_var("", one.type)
+        if self.strided(one) and (other is None or self.strided(other)):
+            self.strided_vars.add(var)
         merged.append((var, other, one) if swapped else (var, one, other))
         return Read(var, one.type, span, one.aliases | (other.aliases if other is not None else frozenset()))
 
@@ -641,6 +699,8 @@ class Builder:
             self.ret(node)
         elif isinstance(node, ast.Pass):
             return
+        elif self.frame.library and isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.decorator_list:
+            self.env[node.name] = self.local_definition(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.structural(node)
             self.env[node.name] = POISON
@@ -651,6 +711,21 @@ class Builder:
         else:
             self.structural(node)
             self.shadow(node)
+
+    def local_definition(self, node: ast.FunctionDef | ast.ClassDef) -> Value:
+        """A function or class torch's Python code defines inside a function: nothing runs until it is used. A
+        function is followed where it is called; a class (an autograd Function for MaskedTensor inputs, say) is
+        refused only if the way taken uses it."""
+        dotted = f"{torch_python.module_of(self.frame.path)}.{node.name}"
+        if isinstance(node, ast.ClassDef):
+            return FunctionRef(f"<class defined in a function>.{node.name}", node.name)
+        from ppy_check.region import function_locals
+
+        read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        closure = frozenset(read & self.frame.locals - function_locals(node))
+        helper = Helper(node, self.frame.scope, self.frame.path, library=True, enclosing=self.frame.node,
+                        closure=closure)
+        return Const(FunctionRef(dotted, node.name, helper), t.FunctionT(node.name), Span.of(node))
 
     def library_import(self, node: ast.Import | ast.ImportFrom) -> None:
         """``import torch`` inside a function of torch's Python code binds what the module-level import would."""
@@ -676,11 +751,16 @@ class Builder:
         items = self.static_items(self.expr(node.iter), node.iter)
         for item in items:
             self.assign(node.target, item, node)
+            self.frame.rests.append(None)
             try:
                 self.statements(node.body)
             except _Jump as jump:
                 if isinstance(jump.node, ast.Break):
                     return
+            finally:
+                # A branch inside the body took the rest of this round only: the next round follows it.
+                self.frame.rests.pop()
+                self.frame.finished = False
             if self.returned:
                 return
         self.statements(node.orelse)
@@ -691,6 +771,11 @@ class Builder:
             raise _Abandon
         if isinstance(value, Expr) and isinstance(value.type, t.TupleT):
             return [_item(value, i) for i in range(len(value.type.items))]
+        while isinstance(value, Read) and value.var in self.values:
+            value = self.values[value.var]
+        if isinstance(value, Host) and value.op is HostOp.RANGE:
+            self.unsupported(Span.of(node), self.frame.called_as, "torch's Python code counts with `range` to a "
+                             "value known only at run time (a tensor's rank, say), so its loop has no fixed length")
         self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code loops over `{display(node)}`, "
                          "whose length is known only at run time")
         raise _Abandon
@@ -794,7 +879,7 @@ class Builder:
             self.unsupported(Span.of(node), shown, f"torch's Python code raises here (`{display(node)}`)")
             raise _Abandon
         assert isinstance(node, (ast.If, ast.Assert))
-        test = self.try_constant(node.test)
+        test = self.try_truth(node.test)
         if isinstance(node, ast.Assert):
             if test is None:
                 self.require(node.test, node, PythonException.ASSERTION_ERROR, self.message(node.msg) if node.msg else ("",),
@@ -910,6 +995,23 @@ class Builder:
             self.rollback(saved)
             return None
         return value
+
+    def try_truth(self, node: ast.expr) -> Const | None:
+        """Whether a test holds, when that is known here: a value known here, or one whose truth its type decides
+        (a tuple of known length, None, a function), as Python's `if args:` asks."""
+        known = self.try_constant(node)
+        if known is not None:
+            return known
+        saved = self.snapshot()
+        try:
+            value = self.expr(node)
+        except (_Abandon, _LibraryRefused):
+            value = None
+        if isinstance(value, Expr) and isinstance(value.type, (t.TupleT, t.NoneT, t.FunctionT)):
+            return Const(not isinstance(value.type, t.NoneT) and (not isinstance(value.type, t.TupleT)
+                                                                   or bool(value.type.items)), t.BOOL, Span.of(node))
+        self.rollback(saved)
+        return None
 
     def shadow(self, node: ast.AST) -> None:
         """Look inside a construct the structural rules refuse, so one run reports every problem in it."""
@@ -1548,6 +1650,9 @@ class Builder:
 
     def attribute(self, node: ast.Attribute) -> Value:
         span = Span.of(node)
+        if node.attr in ("min", "max") and isinstance(node.value, ast.Call) and \
+                _strip_dotted(self.frame.scope.resolve(node.value.func) or "") == "torch.iinfo":
+            return self.iinfo(node.value, node.attr)
         base = self.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON
@@ -1575,13 +1680,35 @@ class Builder:
             if isinstance(value.type, t.OptionalT):
                 value = self.unwrap(value, display(node.value), span)
             return self.tensor_property(value, node.attr, span, display(node))
+        if isinstance(kind, t.FunctionT) and node.attr == "__name__":
+            return Const(kind.name, t.STR, span)
         if isinstance(kind, t.DeviceT) and node.attr == "type":
             return Host(HostOp.DEVICE_TYPE, (value,), t.STR, span)
-        if isinstance(kind, t.DtypeT) and node.attr in ("is_floating_point", "is_complex", "is_signed", "itemsize"):
+        if isinstance(kind, t.DtypeT) and node.attr in DTYPE_TESTS:
+            if isinstance(value, Const):
+                return Const(value.value.scalar_type in DTYPE_TESTS[node.attr], t.BOOL, span)
+            return Host(HostOp.DTYPE_IS, (value,), t.BOOL, span, function=node.attr)
+        if isinstance(kind, t.DtypeT) and node.attr == "itemsize":
             return self.unsupported(span, display(node), "dtype properties are not compiled yet", attribute=True)
         return self.unsupported(span, display(node), f"an attribute of a {value.type}", attribute=True)
 
+    def iinfo(self, node: ast.Call, bound: str) -> Value:
+        """``torch.iinfo(dtype).min`` (or ``.max``): the bound of an integer dtype, which may be known only at run
+        time (TypeError for another dtype, as Python raises)."""
+        span = Span.of(node)
+        args, keywords = self.arguments(node)
+        if args is None:
+            return POISON
+        if len(args) != 1 or args[0].spread or keywords or not isinstance(args[0].value.type, t.DtypeT):
+            return self.unsupported(span, display(node), "`torch.iinfo` of anything but one dtype")
+        dtype = args[0].value
+        if isinstance(dtype, Const) and dtype.value.scalar_type in INTEGER_BOUNDS:
+            return Const(INTEGER_BOUNDS[dtype.value.scalar_type][bound == "max"], t.INT, span)
+        return Host(HostOp.IINFO, (dtype,), t.INT, span, function=bound)
+
     def tensor_property(self, base: Expr, attr: str, span: Span, shown: str) -> Value:
+        if attr in LAYOUT_PROPERTIES and self.strided(base):
+            return Const(LAYOUT_PROPERTIES[attr], t.LAYOUT if attr == "layout" else t.BOOL, span)
         if attr in TENSOR_PROPERTIES:
             query, kind = TENSOR_PROPERTIES[attr]
             return TensorQuery(base, query, (), kind, span)
@@ -1596,6 +1723,36 @@ class Builder:
         if self.data.has_method(attr) or attr in QUERY_METHODS:
             return self.unsupported(span, shown, f"`Tensor.{attr}` is a method: call it", attribute=True)
         return self.unsupported(span, shown, "not a tensor attribute ppy can compile", attribute=True)
+
+    def strided(self, value: Expr) -> bool:
+        """Whether a tensor is certainly strided (dense), so that torch's decisions on its layout fold: a tensor
+        parameter is (the compiled entry runs the Python body for a sparse or other one), and so is what an
+        operator computes from strided tensors, unless the operator makes another layout (its name says so, or it
+        takes a `layout`)."""
+        if isinstance(value, Param):
+            return _carries_tensors(value.type)
+        if isinstance(value, Read):
+            if value.var in self.strided_vars:
+                return True
+            known = self.values.get(value.var)
+            return known is not None and self.strided(known)
+        if isinstance(value, (Unwrap, Item, TensorIndex, SeqIndex)):
+            return self.strided(value.base)
+        if isinstance(value, MakeTuple):
+            return all(self.strided(item) for item in value.items if _carries_tensors(item.type))
+        if isinstance(value, Call):
+            if any(word in value.native.name for word in _OTHER_LAYOUTS):
+                return False
+            for key, argument in value.args:
+                if argument is None or not _carries_tensors(argument.type) and key != "layout":
+                    continue
+                if key == "layout":
+                    if not (isinstance(argument, Const) and argument.value in (None, STRIDED)):
+                        return False
+                elif not self.strided(argument):
+                    return False
+            return True
+        return False
 
     def unwrap(self, value: Expr, what: str, span: Span) -> Expr:
         """An optional used where a value is needed: the run time raises TypeError for None, as Python would."""
@@ -1876,7 +2033,8 @@ class Builder:
 
     def compare(self, node: ast.Compare) -> Value:
         span = Span.of(node)
-        operands = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+        operands = [self.expr(node.left)] + [self.membership(c) if isinstance(op, (ast.In, ast.NotIn)) else
+                                             self.expr(c) for op, c in zip(node.ops, node.comparators)]
         if any(isinstance(o, Poisoned) for o in operands):
             return POISON
         values = [self.atom(o, n) for o, n in zip(operands, [node.left, *node.comparators])]
@@ -1892,7 +2050,29 @@ class Builder:
             return results[0]
         return self.host(HostOp.ALL, results, span, display(node), kind=t.BOOL)
 
+    def membership(self, node: ast.expr) -> Value:
+        """What `in` tests in torch's Python code: a list it is building, read without letting it escape (it may
+        still grow), or a set display as the tuple of its items (of numbers, strings and dtypes, whose hashes agree
+        with their equality)."""
+        if not self.frame.library:
+            return self.expr(node)
+        if isinstance(node, ast.Name) and node.id in self.frame.lists:
+            return self.env[node.id]
+        if not isinstance(node, ast.Set):
+            return self.expr(node)
+        items = [self.atom(self.expr(item), item) for item in node.elts]
+        if not all(t.is_number(i.type) or isinstance(i.type, (t.StrT, t.DtypeT, t.LayoutT)) for i in items):
+            return self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code tests membership in "
+                                    f"`{display(node)}`, a set ppy cannot build")
+        return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), Span.of(node))
+
     def compare_pair(self, op: ast.cmpop, left: Expr, right: Expr, span: Span, text: str) -> Expr:
+        if isinstance(op, (ast.Eq, ast.NotEq)) and (_never_equal(left.type, right.type) or isinstance(left.type, t.TupleT)
+                                                    and isinstance(right.type, t.TupleT)
+                                                    and len(left.type.items) != len(right.type.items)):
+            # Python's `==` across these types is False whatever the values (`dim == ()` for an int dim, or for
+            # a tuple of another length).
+            return Const(isinstance(op, ast.NotEq), t.BOOL, span)
         if isinstance(op, (ast.Is, ast.IsNot)) and type(left.type) is type(right.type) and \
                 isinstance(left.type, (t.DtypeT, t.LayoutT, t.MemoryFormatT)):
             # torch's dtypes, layouts and memory formats are singletons: identity is equality.
@@ -1965,6 +2145,10 @@ class Builder:
                 display(func.value) == "super()" and self.frame.node.args.args:  # type: ignore[attr-defined]
             return self.super_method(node)
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
+        if isinstance(callee, Const) and isinstance(callee.type, t.FunctionT) and not isinstance(func, ast.Attribute):
+            callee = callee.value  # a function passed as a value, called
+        if isinstance(callee, KeywordDict) and isinstance(func, ast.Attribute):
+            return self.keyword_dict_method(callee, func.attr, node)
         if self.frame.library and isinstance(callee, FunctionRef) and \
                 callee.dotted.removeprefix("builtins.") in LIBRARY_BUILTINS | {"list", "tuple"}:
             self.consumed.update((id(a), callee.dotted.removeprefix("builtins.")) for a in node.args
@@ -2007,6 +2191,21 @@ class Builder:
             return self.unsupported(span, shown, "a module cannot be called")
         return self.unsupported(span, shown, f"`{shown}` is a {callee.type}, not a function")  # type: ignore[union-attr]
 
+    def keyword_dict_method(self, kwargs: KeywordDict, method: str, node: ast.Call) -> Value:
+        """``kwargs.get("mask")`` on the ``**kwargs`` of torch's Python code: its keys are known here."""
+        args, keywords = self.arguments(node)
+        if args is None:
+            return POISON
+        key = args[0].value if args and not args[0].spread else None
+        if method != "get" or keywords or not 1 <= len(args) <= 2 or not isinstance(key, Const) or \
+                not isinstance(key.value, str):
+            return self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code calls "
+                                    f"`{display(node.func)}`, which ppy cannot follow")
+        found = dict(kwargs.items).get(key.value)
+        if found is not None:
+            return found
+        return args[1].value if len(args) == 2 else Const(None, t.NONE, Span.of(node))
+
     def super_method(self, node: ast.Call) -> Value:
         """``super().unflatten(dim, sizes)`` in a method of torch's ``Tensor``: the builtin method it overrides."""
         func = node.func
@@ -2032,7 +2231,7 @@ class Builder:
             if isinstance(value, (Poisoned, UntypedParam)):
                 failed = True
                 continue
-            value = _python_type_value(value, Span.of(arg))
+            value = _function_value(_python_type_value(value, Span.of(arg)), Span.of(arg))
             atom = self.atom(value, arg)
             if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
                 self.type_problem(Span.of(arg), display(arg), f"`*` of a {atom.type}")
@@ -2055,7 +2254,8 @@ class Builder:
             if isinstance(value, (Poisoned, UntypedParam)):
                 failed = True
                 continue
-            keywords[keyword.arg] = self.atom(_python_type_value(value, Span.of(keyword.value)), keyword.value)
+            keywords[keyword.arg] = self.atom(_function_value(_python_type_value(value, Span.of(keyword.value)),
+                                                              Span.of(keyword.value)), keyword.value)
         return (None if failed else args), keywords
 
     def keyword_spread(self, keyword: ast.keyword) -> dict[str, Expr] | None:
@@ -2195,6 +2395,10 @@ class Builder:
         if isinstance(kind, (t.TupleT, t.SeqT)) and name in LIST_METHODS:
             return self.unsupported(span, shown, "a region's sequences do not change in place; build a new tuple "
                                     "(`items = (*items, x)`)")
+        if isinstance(receiver, Const) and isinstance(kind, t.StrT) and name in STR_METHODS:
+            folded = _fold_str_method(receiver.value, name, args, keywords, span)
+            if folded is not None:
+                return self.mark(folded, "list" if isinstance(folded.type, t.TupleT) else None)
         if not isinstance(kind, t.TensorT):
             return self.unsupported(span, shown, f"a method of a {kind}")
         if name in self.data.properties:
@@ -2254,6 +2458,9 @@ class Builder:
         return TensorQuery(receiver, whole, (), kind, span)
 
     def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        if name == "callable" and len(args) == 1 and not args[0].spread and not keywords:
+            # Only a function passed as a value is callable: a region's other values are numbers, tensors, tuples.
+            return Const(isinstance(args[0].value.type, t.FunctionT), t.BOOL, span)
         if self.frame.library and name in LIBRARY_BUILTINS:
             found = self.library_builtin(name, args, keywords, span, shown)
             if found is not None:
@@ -2346,6 +2553,11 @@ class Builder:
         def items(value: Expr) -> list[Expr] | None:
             return [_item(value, i) for i in range(len(value.type.items))] if isinstance(value.type, t.TupleT) else None
 
+        if name == "range" and len(values) == 1 and isinstance(values[0].type, t.IntT) and \
+                not isinstance(values[0], Const):
+            # Taken whole (`tuple(range(x.ndim))`), a sequence built at run time; a loop over it is refused
+            # (static_items).
+            return Host(HostOp.RANGE, (values[0],), t.SeqT(t.INT), span)
         if name == "range" and not all(isinstance(v, Const) for v in values):
             self.unsupported(span, shown, "torch's Python code counts with `range` to a value known only at run "
                              "time (a tensor's rank, say), so its loop has no fixed length")
@@ -2355,6 +2567,9 @@ class Builder:
             if len(numbers) > MAX_UNROLLED:
                 self.unsupported(span, shown, f"`{shown}` has {len(numbers)} items, more than ppy unrolls")
             return tuple_of([Const(n, t.INT, span) for n in numbers])
+        if name in ("zip", "enumerate", "reversed", "sorted") and any(isinstance(v.type, t.SeqT) for v in values):
+            self.unsupported(span, shown, f"torch's Python code takes `{name}` of a sequence whose length is known "
+                             "only at run time (a tensor's rank, say)")
         sequences = [items(v) for v in values]
         if not values or any(s is None for s in sequences):
             return None
@@ -2371,9 +2586,12 @@ class Builder:
         if name == "reversed":
             return tuple_of(first[::-1])
         if name == "sorted":
-            if len(first) <= 1 or all(isinstance(i, Const) and t.is_number(i.type) for i in first):
+            if len(first) <= 1:
+                return tuple_of(first)
+            if all(isinstance(i, Const) and t.is_number(i.type) for i in first):
                 return tuple_of(sorted(first, key=lambda i: i.value))  # type: ignore[attr-defined]
-            return None
+            self.unsupported(span, shown, "torch's Python code sorts values known only at run time (dims counted "
+                             "from a tensor's rank, say), so their order is not known where the region is built")
         if name in ("all", "any"):
             if not all(t.is_number(i.type) for i in first):
                 return None
@@ -2508,8 +2726,9 @@ class Builder:
     # --- Python-level torch functions ----------------------------------------------------------
 
     def bind_signature(self, spec: ast.arguments, args: list[Argument], keywords: dict[str, Expr], span: Span,
-                       shown: str, scope: ModuleScope | None = None) -> dict[str, Expr]:
-        """Python's binding of arguments to a ``def``'s parameters (defaults are literals)."""
+                       shown: str, scope: ModuleScope | None = None) -> dict[str, Value]:
+        """Python's binding of arguments to a ``def``'s parameters (defaults are literals); the keywords no
+        parameter takes go to ``**kwargs`` as a dict of literal keys."""
         positional_names = [a.arg for a in spec.posonlyargs + spec.args]
         defaults = dict(zip(positional_names[len(positional_names) - len(spec.defaults):], spec.defaults))
         for argument, default in zip(spec.kwonlyargs, spec.kw_defaults):
@@ -2524,7 +2743,7 @@ class Builder:
             else:
                 self.type_problem(span, shown, "`*` of a sequence whose length is known only at run time")
                 raise _Abandon
-        bound: dict[str, Expr] = dict(zip(positional_names, values))
+        bound: dict[str, Value] = dict(zip(positional_names, values))
         extra = values[len(positional_names):]
         if spec.vararg is not None:
             bound[spec.vararg.arg] = MakeTuple(tuple(extra), t.TupleT(tuple(e.type for e in extra)), span,
@@ -2534,7 +2753,11 @@ class Builder:
                               f"({len(values)} given)")
             raise _Abandon
         allowed = set(positional_names) | {a.arg for a in spec.kwonlyargs}
+        extra_keywords: dict[str, Expr] = {}
         for key, value in keywords.items():
+            if key not in allowed and spec.kwarg is not None:
+                extra_keywords[key] = value
+                continue
             if key not in allowed:
                 self.type_problem(span, shown, f"got an unexpected keyword argument `{key}`")
                 raise _Abandon
@@ -2553,6 +2776,8 @@ class Builder:
                                      "value ppy computes")
                     raise _Abandon
                 bound[name] = default
+        if spec.kwarg is not None:
+            bound[spec.kwarg.arg] = KeywordDict(tuple(extra_keywords.items()))
         return bound
 
     def fold_bool(self, node: ast.BoolOp) -> Value:
@@ -2587,12 +2812,33 @@ class Builder:
             else pending[0]
 
     def fold_condition(self, node: ast.IfExp) -> Value:
+        """`a if test else b` in torch's Python code: folded where the test is known here, else a run-time choice
+        that computes only the way taken, as Python does."""
+        known = self.try_truth(node.test)
+        if known is not None:
+            return self._expr(node.body if known.value else node.orelse)
+        span = Span.of(node)
         test = self.expr(node.test)
-        if isinstance(test, Const):
-            return self._expr(node.body if test.value else node.orelse)
-        self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code chooses on `{display(node.test)}`, "
-                         "which is known only at run time")
-        raise _Abandon
+        if not isinstance(test, Expr) or not t.is_number(test.type):
+            self.unsupported(span, self.frame.called_as, f"torch's Python code chooses on `{display(node.test)}`, "
+                             "which ppy cannot compute")
+            raise _Abandon
+        test = self.atom(self.host(HostOp.TO_BOOL, [test], span, display(node.test), kind=t.BOOL)
+                         if not isinstance(test.type, t.BoolT) else test)
+        saved = self.body
+        ways = []
+        try:
+            for way in (node.body, node.orelse):
+                self.body = []
+                ways.append((self.atom(self.expr(way), way), self.body))
+        finally:
+            self.body = saved
+        (one, then_body), (other, else_body) = ways
+        merged: list[tuple[Var, Expr | None, Expr | None]] = []
+        value = self.merge("the value", one, other, span, f"torch's Python code chooses on `{display(node.test)}` "
+                           "at run time, and", merged)
+        self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
+        return value
 
     def inline(self, helper: Helper, args: list[Argument], keywords: dict[str, Expr], span: Span,
                shown: str) -> Value:
@@ -2612,8 +2858,11 @@ class Builder:
             if helper.scope.resolve(func) not in ("ppy.opt", "ppy.pure"):
                 return self.unsupported(span, shown, f"`{node.name}` is decorated with `{display(decorator)}`, "
                                         "which ppy cannot see through")
-        if node.args.kwarg is not None:
+        if node.args.kwarg is not None and not helper.library:
             return self.unsupported(span, shown, f"`{node.name}` takes `**{node.args.kwarg.arg}`")
+        if helper.enclosing is not None and helper.enclosing is not self.frame.node:
+            return self.unsupported(span, self.frame.called_as or shown, f"torch's Python code calls `{node.name}`, "
+                                    "a function defined in another function, from outside it")
         for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             from ppy_check.scope import is_literal
 
@@ -2633,7 +2882,8 @@ class Builder:
             self.callees.append((describe_function(node, helper.scope, helper.path), chain, self.anchor or span
                                  if helper.path != self.region.site.path else None))
         saved: tuple[Any, Frame, Any, Any, Any] = (self.env, self.frame, self.returned, self.returned_value, self.anchor)
-        self.env = dict(bound)
+        # A nested function reads its enclosing function's names as they are now, at the call (Python's cells).
+        self.env = {**{name: self.env[name] for name in sorted(helper.closure) if name in self.env}, **bound}
         called_as = (self.frame.called_as or shown) if helper.library else ""
         self.frame = Frame(function_locals(node), [], chain, node, helper.scope, helper.path, helper.library, called_as)
         if helper.path != self.region.site.path and self.anchor is None:
@@ -2806,7 +3056,7 @@ def _isinstance_answer(kind: t.Type, classes: frozenset[str], sequence: str | No
 # Tensor methods that read a property of the tensor, never raise and write nothing.
 _HARMLESS_NATIVES = frozenset({"is_complex", "is_floating_point", "is_signed", "is_conj", "is_neg", "is_inference"})
 _HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL,
-                            HostOp.DEVICE_TYPE, HostOp.DEFAULT_DTYPE})
+                            HostOp.DEVICE_TYPE, HostOp.DEFAULT_DTYPE, HostOp.DTYPE_IS, HostOp.RANGE})
 
 
 def _ends_in_return(statements: list[ast.stmt]) -> bool:
@@ -2931,6 +3181,47 @@ def _python_type_value(value: Value, span: Span) -> Value:
     return value
 
 
+def _function_value(value: Value, span: Span) -> Value:
+    """A function passed as an argument (``_combine_input_and_mask(sum, input, mask)``): a value known here, which
+    the callee may call, name or test with ``callable``."""
+    if isinstance(value, FunctionRef):
+        return Const(value, t.FunctionT(value.dotted.rpartition(".")[2]), span)
+    return value
+
+
+def _never_equal(left: t.Type, right: t.Type) -> bool:
+    """Whether Python's ``==`` is False for any values of these two types: a number and a tuple, None and a value
+    that is never None, a string and a number (a device is left out: torch compares it with a string)."""
+    kinds = []
+    for kind in (left, right):
+        if isinstance(kind, (t.TupleT, t.SeqT)):
+            kinds.append("sequence")
+        elif t.is_number(kind):
+            kinds.append("number")
+        elif isinstance(kind, (t.NoneT, t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT)):
+            kinds.append(str(kind))
+        else:
+            return False  # a tensor compares elementwise; an optional may hold either
+    return kinds[0] != kinds[1]
+
+
+def _fold_str_method(text: str, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span) -> Expr | None:
+    """A method of a string known here, on arguments known here (``op_name.rsplit(".", 1)``): its value, as Python
+    computes it; None when an argument is not known here."""
+    values = [a.value for a in args if not a.spread and isinstance(a.value, Const)]
+    named = {k: v for k, v in keywords.items() if isinstance(v, Const)}
+    if len(values) != len(args) or len(named) != len(keywords):
+        return None
+    try:
+        result = getattr(text, name)(*(v.value for v in values), **{k: v.value for k, v in named.items()})
+    except (TypeError, ValueError):
+        return None
+    if isinstance(result, list):
+        items = tuple(Const(item, t.STR, span) for item in result)
+        return MakeTuple(items, t.TupleT(tuple(t.STR for _ in items)), span)
+    return Const(result, hostmath.type_of_value(result), span)
+
+
 def _is_docstring(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
 
@@ -2957,7 +3248,8 @@ def _item(base: Expr, index: int) -> Expr:
 
 # Host operations that can raise: integer overflow, division by zero, math domain errors, int() of inf.
 _OVERFLOWING = {HostOp.ADD, HostOp.SUB, HostOp.MUL, HostOp.POW, HostOp.LSHIFT, HostOp.NEG, HostOp.ABS}
-_ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, HostOp.ROUND, HostOp.MATH, HostOp.PROD}
+_ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, HostOp.ROUND, HostOp.MATH, HostOp.PROD,
+                   HostOp.IINFO}
 
 
 def _may_raise(value: Value) -> bool:

@@ -24,6 +24,12 @@ PYTHON_TYPE_DTYPES = {"float": "Double", "int": "Long", "bool": "Bool", "complex
 TORCH_ENUMS: dict[str, tuple[t.Type, str]] = {
     "strided": (t.LAYOUT, "at::kStrided"),
     "sparse_coo": (t.LAYOUT, "at::kSparse"),
+    "sparse_csr": (t.LAYOUT, "at::kSparseCsr"),
+    "sparse_csc": (t.LAYOUT, "at::kSparseCsc"),
+    "sparse_bsr": (t.LAYOUT, "at::kSparseBsr"),
+    "sparse_bsc": (t.LAYOUT, "at::kSparseBsc"),
+    "_mkldnn": (t.LAYOUT, "at::kMkldnn"),
+    "jagged": (t.LAYOUT, "at::kJagged"),
     "contiguous_format": (t.MEMORY_FORMAT, "at::MemoryFormat::Contiguous"),
     "legacy_contiguous_format": (t.MEMORY_FORMAT, "at::MemoryFormat::Contiguous"),  # the same object in Python
     "preserve_format": (t.MEMORY_FORMAT, "at::MemoryFormat::Preserve"),

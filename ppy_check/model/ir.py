@@ -146,6 +146,9 @@ class HostOp(enum.Enum):
     TO_BOOL = "bool"
     ALL = "all"  # `and` of comparisons in a chain: operands already evaluated
     PROD = "prod"  # the product of a run-time sequence of ints
+    RANGE = "range"  # `range(n)` of a run-time int, taken whole (`tuple(range(x.ndim))`): a run-time sequence
+    DTYPE_IS = "dtype.is"  # `dtype.is_floating_point`, `.is_complex`, `.is_signed`: `function` names which
+    IINFO = "torch.iinfo"  # `torch.iinfo(dtype).min` or `.max`: `function` names which; TypeError for no int dtype
     MATH = "math"  # math.<function>: `function` names it
 
 

@@ -138,8 +138,20 @@ class PyTypeT:
         return f"type[{self.name}]"
 
 
+@dataclass(frozen=True)
+class FunctionT:
+    """A function passed as a value in torch's Python code (``_combine_input_and_mask(sum, ...)``): known where the
+    region is built, so it is called, named (``op.__name__``) and tested (``callable(op)``) there; it has no C++
+    form, and no region value ever holds one at run time."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return "function"
+
+
 Type = Union[TensorT, IntT, FloatT, NumberT, BoolT, StrT, DtypeT, DeviceT, LayoutT, MemoryFormatT, NoneT, TupleT,
-             SeqT, OptionalT, SliceT, EllipsisT, PyTypeT]
+             SeqT, OptionalT, SliceT, EllipsisT, PyTypeT, FunctionT]
 
 TENSOR = TensorT()
 INT = IntT()
