@@ -201,6 +201,8 @@ ALTERNATIVES: dict[str, str] = {
     "torch.nn.functional.scaled_mm": "`torch._scaled_mm`",
     "torch.nn.functional.scaled_grouped_mm": "`torch._scaled_grouped_mm`",
     "torch.broadcast_shapes": "broadcast the tensors themselves, `torch.broadcast_tensors(a, b)`",
+    "torch.finfo": "read the attribute where the object is made, as in `torch.finfo(x.dtype).min`",
+    "torch.iinfo": "read the attribute where the object is made, as in `torch.iinfo(x.dtype).max`",
     "torch.norm": "`torch.linalg.vector_norm(input, p, dim, keepdim)` or `torch.linalg.matrix_norm`",
     "torch.unravel_index": "divide by each dimension's stride: `torch.div(indices, stride, rounding_mode='floor') "
                            "% size`",

@@ -366,6 +366,10 @@ class Printer:
         if value.op is HostOp.DTYPE_IS:
             test = {"is_floating_point": "isFloatingType", "is_complex": "isComplexType", "is_signed": "isSignedType"}
             return f"at::{test[value.function]}({self.expr(operands[0])})"
+        if value.op is HostOp.FINFO:
+            attribute = "Tiny" if value.function == "smallest_normal" else value.function.capitalize()
+            found = f"ppy::finfo({self.expr(operands[0])}, ppy::FInfo::{attribute})"
+            return f"static_cast<int64_t>({found})" if value.function == "bits" else found
         if value.op is HostOp.IINFO:
             return f"ppy::iinfo({self.expr(operands[0])}, /*maximum=*/{'true' if value.function == 'max' else 'false'})"
         if value.op is HostOp.TO_FLOAT:

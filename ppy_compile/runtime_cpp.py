@@ -652,6 +652,37 @@ inline int64_t iinfo(at::ScalarType dtype, bool maximum) {
                              "'torch.iinfo'");
     }
 }
+// `torch.finfo(dtype).<attribute>`, as torch's TypeInfo.cpp computes it: the limits of the dtype's real type
+// (complex64's are float's), and TypeError with Python's message for a dtype that is not floating.
+enum class FInfo { Min, Max, Eps, Tiny, Resolution, Bits };
+template <class T> inline double finfo_of(FInfo attribute) {
+    using Limits = std::numeric_limits<T>;
+    switch (attribute) {
+        case FInfo::Min: return static_cast<double>(Limits::lowest());
+        case FInfo::Max: return static_cast<double>(Limits::max());
+        case FInfo::Eps: return static_cast<double>(Limits::epsilon());
+        case FInfo::Tiny: return static_cast<double>(Limits::min());
+        case FInfo::Resolution: return std::pow(10, -Limits::digits10);
+        case FInfo::Bits: return static_cast<double>(sizeof(T) * 8);
+    }
+    return 0;
+}
+inline double finfo(at::ScalarType dtype, FInfo attribute) {
+    switch (dtype) {
+        case at::kHalf: case at::kComplexHalf: return finfo_of<at::Half>(attribute);
+        case at::kBFloat16: return finfo_of<at::BFloat16>(attribute);
+        case at::kFloat: case at::kComplexFloat: return finfo_of<float>(attribute);
+        case at::kDouble: case at::kComplexDouble: return finfo_of<double>(attribute);
+        case at::kFloat8_e5m2: return finfo_of<c10::Float8_e5m2>(attribute);
+        case at::kFloat8_e4m3fn: return finfo_of<c10::Float8_e4m3fn>(attribute);
+        case at::kFloat8_e5m2fnuz: return finfo_of<c10::Float8_e5m2fnuz>(attribute);
+        case at::kFloat8_e4m3fnuz: return finfo_of<c10::Float8_e4m3fnuz>(attribute);
+        case at::kFloat8_e8m0fnu: return finfo_of<c10::Float8_e8m0fnu>(attribute);
+        default:
+            TORCH_CHECK_TYPE(false, "torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                             "'torch.finfo'");
+    }
+}
 inline int64_t product(const std::vector<int64_t>& values) {
     int64_t out = 1;
     for (int64_t v : values) out = py_mul(out, v);

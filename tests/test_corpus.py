@@ -35,7 +35,6 @@ from ppy_check.messages import ALL_CODES  # noqa: E402
 
 # First-write functions that ppy-check refuses today, and why. Delete an entry when its feature lands.
 REFUSED_TODAY = {
-    "attention.causal_mask_min": "torch.finfo(dtype).min",
     "optim.lion": "p.data",
 }
 # Functions ppy-check passes that do not build or do not match today: ppy bugs, with what goes wrong.

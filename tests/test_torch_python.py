@@ -685,3 +685,62 @@ def test_a_parameters_layout_is_strided_in_compiled_code() -> None:
     assert dense.build(), "dense did not compile"
     assert dense(torch.randn(3)) == (True, False)
     assert dense(torch.randn(3).to_sparse()) == (False, True)
+
+
+LIMITS = """@ppy.opt(1)
+def limits(x: torch.Tensor) -> tuple[torch.Tensor, float, float, float, float, float, float, int, float]:
+    info = (torch.finfo(x.dtype).min, torch.finfo(x.dtype).max, torch.finfo(x.dtype).eps, torch.finfo(x.dtype).tiny,
+            torch.finfo(x.dtype).smallest_normal, torch.finfo(x.dtype).resolution, torch.finfo(x.dtype).bits,
+            torch.finfo().eps)
+    return (x.masked_fill(x > 0, torch.finfo(x.dtype).min), *info)
+
+
+@ppy.opt(1)
+def attributes(x: torch.Tensor) -> tuple[float, float, float, float, float, float, int, float]:
+    return (torch.finfo(x.dtype).min, torch.finfo(x.dtype).max, torch.finfo(x.dtype).eps, torch.finfo(x.dtype).tiny,
+            torch.finfo(x.dtype).smallest_normal, torch.finfo(x.dtype).resolution, torch.finfo(x.dtype).bits,
+            torch.finfo().eps)
+
+
+@ppy.opt(1)
+def bounds(x: torch.Tensor) -> tuple[int, int]:
+    return torch.iinfo(x.dtype).min, torch.iinfo(x.dtype).max
+"""
+FLOATING = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex32, torch.complex64, torch.complex128]
+EIGHT_BITS = [getattr(torch, name) for name in ("float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz",
+                                                "float8_e8m0fnu") if hasattr(torch, name)]
+
+
+@pytest.mark.parametrize("dtype", FLOATING + [torch.int32, torch.bool], ids=str)
+def test_finfo_is_read_for_the_dtype_the_region_runs_on(dtype: torch.dtype) -> None:
+    """`torch.finfo(x.dtype).<attribute>` is read when the region runs, for the tensor it is given (no argument: the
+    default dtype): each attribute as eager, and TypeError with Python's message for a dtype that is not floating."""
+    x = torch.randn(4).to(dtype) if dtype not in (torch.complex32,) else torch.randn(4, dtype=torch.complex64).to(dtype)
+    outcome = _compared_under_default("limits", LIMITS, ppy.Call(x), torch.float64)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        assert isinstance(outcome.raised, TypeError), outcome.raised
+
+
+@pytest.mark.parametrize("dtype", EIGHT_BITS, ids=str)
+def test_finfo_of_eight_bit_floats_is_torchs(dtype: torch.dtype) -> None:
+    """The float8 dtypes, which no kernel here fills: each attribute of the compiled `torch.finfo` is eager's."""
+    region = _limits_region("attributes")
+    expected = torch.finfo(dtype)
+    got = region(torch.zeros(4, dtype=dtype))
+    assert got == (expected.min, expected.max, expected.eps, expected.tiny, expected.smallest_normal,
+                   expected.resolution, expected.bits, torch.finfo().eps)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float32],
+                         ids=str)
+def test_iinfo_is_read_for_the_dtype_the_region_runs_on(dtype: torch.dtype) -> None:
+    outcome = _compared_under_default("bounds", LIMITS, ppy.Call(torch.zeros(2, dtype=dtype)), torch.float32)
+    if dtype.is_floating_point:
+        assert isinstance(outcome.raised, TypeError), outcome.raised
+
+
+def _limits_region(name: str) -> Any:
+    text = HEADER + LIMITS
+    region = getattr(load_module(write_source(f"torch_python_{name}", text), f"torch_python_{name}"), name)
+    assert region.build() and region.__ppy_region__, f"{name} did not compile"
+    return region

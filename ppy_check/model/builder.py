@@ -152,6 +152,8 @@ INTEGER_BOUNDS = {
     "Byte": (0, 255), "Char": (-128, 127), "Short": (-32768, 32767), "Int": (-2**31, 2**31 - 1),
     "Long": (-2**63, 2**63 - 1), "UInt16": (0, 65535), "UInt32": (0, 2**32 - 1),
 }
+# torch.finfo's attributes a region reads: each a float, but `bits`.
+FINFO_ATTRIBUTES = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution", "bits"})
 # A strided tensor's layout, as torch's Python code reads it (Builder.strided).
 STRIDED = EnumName("at::kStrided")
 LAYOUT_PROPERTIES: dict[str, object] = {"layout": STRIDED, "is_sparse": False, "is_sparse_csr": False,
@@ -1650,9 +1652,12 @@ class Builder:
 
     def attribute(self, node: ast.Attribute) -> Value:
         span = Span.of(node)
-        if node.attr in ("min", "max") and isinstance(node.value, ast.Call) and \
-                _strip_dotted(self.frame.scope.resolve(node.value.func) or "") == "torch.iinfo":
-            return self.iinfo(node.value, node.attr)
+        if isinstance(node.value, ast.Call) and node.attr in FINFO_ATTRIBUTES:
+            made = _strip_dotted(self.frame.scope.resolve(node.value.func) or "")
+            if made == "torch.iinfo" and node.attr in ("min", "max"):
+                return self.iinfo(node.value, node.attr)
+            if made == "torch.finfo":
+                return self.finfo(node.value, node.attr)
         base = self.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON
@@ -1705,6 +1710,18 @@ class Builder:
         if isinstance(dtype, Const) and dtype.value.scalar_type in INTEGER_BOUNDS:
             return Const(INTEGER_BOUNDS[dtype.value.scalar_type][bound == "max"], t.INT, span)
         return Host(HostOp.IINFO, (dtype,), t.INT, span, function=bound)
+
+    def finfo(self, node: ast.Call, attribute: str) -> Value:
+        """``torch.finfo(dtype).min`` (``.eps``, ``.tiny``...): a number of a floating dtype, read when the region
+        runs (the dtype is often a tensor's); no dtype is torch's default. TypeError for another dtype, as Python."""
+        span = Span.of(node)
+        args, keywords = self.arguments(node)
+        if args is None:
+            return POISON
+        if keywords or len(args) > 1 or any(a.spread or not isinstance(a.value.type, t.DtypeT) for a in args):
+            return self.unsupported(span, display(node), "`torch.finfo` of anything but one dtype")
+        dtype = args[0].value if args else self.let(Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span))
+        return Host(HostOp.FINFO, (dtype,), t.INT if attribute == "bits" else t.FLOAT, span, function=attribute)
 
     def tensor_property(self, base: Expr, attr: str, span: Span, shown: str) -> Value:
         if attr in LAYOUT_PROPERTIES and self.strided(base):
@@ -3249,7 +3266,7 @@ def _item(base: Expr, index: int) -> Expr:
 # Host operations that can raise: integer overflow, division by zero, math domain errors, int() of inf.
 _OVERFLOWING = {HostOp.ADD, HostOp.SUB, HostOp.MUL, HostOp.POW, HostOp.LSHIFT, HostOp.NEG, HostOp.ABS}
 _ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, HostOp.ROUND, HostOp.MATH, HostOp.PROD,
-                   HostOp.IINFO}
+                   HostOp.IINFO, HostOp.FINFO}
 
 
 def _may_raise(value: Value) -> bool:

@@ -149,6 +149,7 @@ class HostOp(enum.Enum):
     RANGE = "range"  # `range(n)` of a run-time int, taken whole (`tuple(range(x.ndim))`): a run-time sequence
     DTYPE_IS = "dtype.is"  # `dtype.is_floating_point`, `.is_complex`, `.is_signed`: `function` names which
     IINFO = "torch.iinfo"  # `torch.iinfo(dtype).min` or `.max`: `function` names which; TypeError for no int dtype
+    FINFO = "torch.finfo"  # `torch.finfo(dtype).<attribute>`: `function` names it; TypeError for no float dtype
     MATH = "math"  # math.<function>: `function` names it
 
 
