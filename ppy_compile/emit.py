@@ -16,7 +16,7 @@ from ppy_check.model import types as t
 from ppy_check.model.ir import (
     Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
     Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, SliceIndex, Span,
-    Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var,
+    Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData,
 )
 from ppy_check.model.constants import PYTHON_TYPE_DTYPES
 from ppy_check.schema import Base, BaseType, ListType, Native, OptionalType, SchemaArg, SchemaType
@@ -258,6 +258,8 @@ class Printer:
             return f"{self.expr(value.base)}.index({self.index_list(value.parts)})"
         if isinstance(value, TensorQuery):
             return self.query(value)
+        if isinstance(value, VariableData):
+            return f"at::Tensor({self.expr(value.base)}.variable_data())"
         if isinstance(value, Unwrap):
             return f"ppy::value({self.expr(value.base)}, {string_literal(value.what)})"
         if isinstance(value, IsNone):

@@ -34,9 +34,7 @@ from judge import check_file  # noqa: E402
 from ppy_check.messages import ALL_CODES  # noqa: E402
 
 # First-write functions that ppy-check refuses today, and why. Delete an entry when its feature lands.
-REFUSED_TODAY = {
-    "optim.lion": "p.data",
-}
+REFUSED_TODAY: dict[str, str] = {}
 # Functions ppy-check passes that do not build or do not match today: ppy bugs, with what goes wrong.
 KNOWN_BUGS: dict[str, str] = {}
 

@@ -25,7 +25,7 @@ from ppy.decorators import Region  # noqa: E402
 from torch.autograd import forward_ad  # noqa: E402
 
 REGIONS = (fast_regions.mlp, fast_regions.write_slot, fast_regions.scale_in_place, fast_regions.windows,
-           fast_regions.written_temporary, fast_regions.makes_leaf)
+           fast_regions.written_temporary, fast_regions.makes_leaf, fast_regions.step_through_data)
 
 
 @pytest.fixture(autouse=True)
@@ -61,6 +61,7 @@ def test_each_region_gets_the_lowest_guard_nothing_observable_is_lost_under() ->
     assert guard(fast_regions.windows) == below_autograd  # its results are views, with their metadata
     assert guard(fast_regions.written_temporary) == below_autograd  # its result's version counter is visible
     assert guard(fast_regions.makes_leaf) is None  # it makes a leaf that requires grad: autograd always
+    assert guard(fast_regions.step_through_data) == below_autograd  # it writes, and returns an alias
 
 
 def clone(value: Any, requires_grad: bool = False) -> Any:
@@ -136,6 +137,26 @@ def test_a_write_to_a_parameter_a_graph_saved_fails_its_backward_as_in_eager() -
             loss.backward()
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_write_through_data_is_unseen_by_autograd_as_in_eager(mode: str) -> None:
+    """`p.data` shares `p`'s storage but not its version counter or graph: the step writes `p`, a graph that saved
+    `p` still runs backward, and the tensor handed back is a new leaf that does not require grad, as in eager."""
+    outcomes, start = [], torch.randn(4)
+    for run in (fast_regions.step_through_data, fast_regions.step_through_data.python):
+        p = start.clone().requires_grad_(mode != "inference_mode")
+        before = p.detach().clone()
+        loss = (p * p).sum()  # saves `p`
+        with MODES[mode]():
+            data = run(p, torch.ones(4), 0.5)
+        if p.requires_grad:
+            loss.backward()  # no "modified by an inplace operation": `.data` writes are not seen
+        outcomes.append((p.detach().clone(), p._version, data.requires_grad, data.is_leaf, data._is_view(),
+                         data.data_ptr() == p.data_ptr(), None if p.grad is None else p.grad.clone()))
+        assert torch.equal(p.detach(), before - 0.5)
+    for mine, theirs in zip(*outcomes):
+        assert torch.equal(mine, theirs) if isinstance(mine, torch.Tensor) else mine == theirs
 
 
 def test_a_view_made_in_no_grad_mode_refuses_an_in_place_write_under_grad_as_in_eager() -> None:

@@ -33,7 +33,7 @@ from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
     Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
-    SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, Write, WriteKind,
+    SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
 from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
 from ppy_check.region import Region
@@ -164,7 +164,6 @@ _OTHER_LAYOUTS = ("sparse", "mkldnn", "nested", "csr", "csc", "bsr", "bsc", "coo
 VIEW_PROPERTIES = {"T": "numpy_T", "mT": "mT", "H": "matrix_H", "mH": "mH"}
 VIEW_FUNCTIONS = {"real": "real", "imag": "imag"}
 PROPERTY_REFUSALS = {
-    "data": "it detaches without autograd seeing it; use `.detach()`",
     "grad": "gradients are read outside the region",
     "grad_fn": "autograd's graph is read outside the region",
     "is_leaf": "autograd's graph is read outside the region",
@@ -1733,6 +1732,8 @@ class Builder:
             return self.invoke_method(VIEW_PROPERTIES[attr], base, [], {}, span, shown)
         if attr in VIEW_FUNCTIONS:
             return self.invoke_function(VIEW_FUNCTIONS[attr], [Argument(base)], {}, span, shown)
+        if attr == "data":
+            return VariableData(base, t.TENSOR, span, base.aliases)
         if attr in PROPERTY_REFUSALS:
             return self.unsupported(span, shown, PROPERTY_REFUSALS[attr], attribute=True)
         if attr in self.data.properties:

@@ -286,6 +286,17 @@ class TensorQuery:
 
 
 @dataclass(frozen=True, eq=False)
+class VariableData:
+    """``x.data``: ``x``'s storage as a tensor autograd does not see, with a version counter of its own, so a
+    write through it writes ``x`` unnoticed by a graph that saved ``x`` (as in eager)."""
+
+    base: Expr
+    type: Type
+    span: Span
+    aliases: frozenset[str] = NO_ALIASES
+
+
+@dataclass(frozen=True, eq=False)
 class Unwrap:
     """The value inside an optional; TypeError if it is None, as the Python body would fail."""
 
@@ -306,7 +317,7 @@ class IsNone:
 
 
 Expr = Union[Const, Param, Read, Call, Host, MakeTuple, MakeSeq, Item, SeqIndex, SeqSlice, Length, TensorIndex,
-             TensorQuery, Unwrap, IsNone]
+             TensorQuery, VariableData, Unwrap, IsNone]
 
 
 # --- statements --------------------------------------------------------------------

@@ -3,14 +3,18 @@
 **What.** A call with no `at::` lowering: Python builtins other than the
 number ones (`print`, `range`, `tuple`), `.item()`, `.tolist()`, `.numpy()`,
 numpy and other non-torch libraries, helpers ppy cannot see through (a
-decorated function, a class), and the torch functions that exist only in
-Python and are not in ppy's table yet. Also attribute reads that have no C++
-form (`x.grad`), complex literals, dicts and sets. What does lower: every
-torch operator (from torch's own schemas, shipped as `opdata.json`), the
-Python-level functions of ppy's table (`F.softmax`, `F.silu`, `torch.split`),
-`math.*` and `abs`/`min`/`max`/`round`/`int`/`float`/`bool`/`len` on numbers,
-and any function of the project a region calls (it is inlined, and checked
-by the same rules).
+decorated function, a class), and torch's Python-level functions whose own
+code does what a region cannot (reads a tensor's value back into Python,
+loops to a length known only at run time, seeds the global generator).
+Also attribute reads that have no C++ form (`x.grad`), complex literals,
+dicts and sets. What does lower: every torch operator (from torch's own
+schemas, shipped as `opdata.json`), the rest of torch's Python-level
+functions, inlined from torch's own source (`F.cross_entropy`, `F.pad`,
+`torch.split`, `torch.masked.sum`), `math.*` and
+`abs`/`min`/`max`/`round`/`int`/`float`/`bool`/`len` on numbers, a dtype's
+`torch.finfo(...).min` and `torch.iinfo(...).max`, `x.data`, and any
+function of the project a region calls (it is inlined, and checked by the
+same rules).
 
 **Why.** The region becomes C++ that calls the dispatcher directly; there is
 no interpreter left to run Python, and a value read back to the host

@@ -49,6 +49,13 @@ def makes_leaf(x: torch.Tensor, flag: bool) -> torch.Tensor:
     return x * w
 
 
+@ppy.opt(2)
+def step_through_data(p: torch.Tensor, g: torch.Tensor, lr: float) -> torch.Tensor:
+    """An optimizer's step as older code writes it: through `.data`, which autograd does not see."""
+    p.data.add_(g, alpha=-lr)
+    return p.data
+
+
 # Samples, so that `pytest --ppy-verify` checks each against its Python body on its own.
 @mlp.samples
 def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
@@ -78,3 +85,8 @@ def _(device: str) -> Iterator[torch.Tensor]:
 @makes_leaf.samples
 def _(device: str) -> Iterator[tuple[torch.Tensor, bool]]:
     yield torch.randn(3, device=device), True
+
+
+@step_through_data.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, float]]:
+    yield torch.randn(4, device=device), torch.randn(4, device=device), 0.1
