@@ -20,9 +20,10 @@ from ppy_check.module import ModuleRegions
 
 SOURCES = Path(__file__).with_name("torch_python")
 OVERRIDES = Path(__file__).with_name("torch_python_overrides.py")
-# torch's private helpers that loop, followed in ppy's straight-line versions (torch_python_overrides.py).
+# torch's private helpers that loop or look a dtype up in a dict, followed in ppy's straight-line versions
+# (torch_python_overrides.py).
 OVERRIDDEN = frozenset({"torch.nn.functional._verify_batch_size", "torch.nn.functional._verify_spatial_size",
-                        "torch.nn.modules.utils._list_with_default"})
+                        "torch.nn.modules.utils._list_with_default", "torch._prims_common.corresponding_real_dtype"})
 
 # Namespaces whose Python functions are defined in another module, the one whose source ships.
 REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.windows.windows",

@@ -1,17 +1,21 @@
 # mypy: ignore-errors
 
-"""Straight-line versions of the few private helpers of torch's Python code that loop.
+"""Straight-line versions of the few private helpers of torch's Python code that loop or look a value up.
 
 torch checks a batch norm's input by multiplying its sizes in a loop over the
-rank, and fills an adaptive pool's ``None`` output sizes in a comprehension;
-a region has no loops, so ppy follows these instead of torch's own
-(``torch_python.py``). Each computes what torch's does, raises what torch's
-raises, and is checked against eager through the functions that call it
-(``tests/regions/torch_python_regions.py``). This module is read, never
-imported, by the checker: it is region syntax, not a runtime dependency.
+rank, fills an adaptive pool's ``None`` output sizes in a comprehension, and
+finds a complex dtype's real one in a dict; a region has no loops and no
+dicts, so ppy follows these instead of torch's own (``torch_python.py``).
+Each computes what torch's does, raises what torch's raises, and is checked
+against eager through the functions that call it
+(``tests/regions/torch_python_regions.py``, ``tests/test_torch_python.py``).
+This module is read, never imported, by the checker: it is region syntax,
+not a runtime dependency.
 """
 
 import math
+
+import torch
 
 
 def _verify_batch_size(size):
@@ -42,3 +46,14 @@ def _list_with_default(out_size, defaults):
 
 def _or_default(value, default):
     return value if value is not None else default
+
+
+def corresponding_real_dtype(dtype):
+    # torch's looks the dtype up in a dict; a dtype known only at run time is compared with each complex one.
+    if dtype == torch.complex32:
+        return torch.float16
+    if dtype == torch.complex64:
+        return torch.float32
+    if dtype == torch.complex128:
+        return torch.float64
+    raise KeyError(f"{dtype}")  # torch's KeyError holds the dtype itself; this one its text

@@ -219,6 +219,10 @@ LOWERED: dict[str, list[Sample]] = {
     "torch.masked.logaddexp": [s(t(3), t(3)), s(t(3), t(3), input_mask=m(3), other_mask=m(3)),
                                s(t(3), t(3), dtype=torch.float64, other_mask=m(3))],
     "torch.masked.logsumexp": [s(t(3, 4)), s(t(3, 4), 1, keepdim=True)],
+    # var and std take the real dtype of a complex input at run time (ppy's corresponding_real_dtype)
+    **{f"torch.masked.{name}": [s(t(3, 4), 1, mask=m(3, 4)), s(t(3, 4), 0, keepdim=True), s(t(3, 4), 1, unbiased=False),
+                                s(torch.randn(3, 4, dtype=torch.complex64), 1, mask=m(3, 4)), s(ints(5, 3, 4), 0)]
+       for name in ("std", "var")},
     # torch.signal.windows: a sample without `dtype` reads torch's default dtype when the region runs
     "torch.signal.windows.bartlett": [s(7), s(6, sym=False, dtype=torch.float64), s(1, dtype=torch.float32)],
     "torch.signal.windows.blackman": [s(8), s(5, sym=False, dtype=torch.float64)],
@@ -296,9 +300,6 @@ REFUSED: dict[str, tuple[Sample, str]] = {
     "torch.svd_lowrank": (s(t(5, 4)), "it draws a random projection and iterates a loop; instead, `torch.linalg.svd`"),
     "torch.symeig": (s(square), "torch removed it (calling it raises RuntimeError); instead, `torch.linalg.eigh`"),
     "torch.unravel_index": (s(torch.tensor([4, 1, 5]), (2, 3)), "instead, divide by each dimension's stride"),
-    **{f"torch.masked.{name}": (s(t(3, 4), 1, mask=m(3, 4)), "`torch._prims_common.corresponding_real_dtype` is "
-                                                              "not a torch operator with a C++ API; " + _MASKED)
-       for name in ("std", "var")},
     "torch.masked.median": (s(t(3, 4), 1, mask=m(3, 4)), "`not` reads the tensor's value back into Python"),
 }
 # Calls of LOWERED functions in forms ppy refuses: (name, sample, what the finding says).

@@ -365,6 +365,7 @@ class PythonException(enum.Enum):
     TYPE_ERROR = "TypeError"
     RUNTIME_ERROR = "RuntimeError"
     INDEX_ERROR = "IndexError"
+    KEY_ERROR = "KeyError"
     ASSERTION_ERROR = "AssertionError"
     NOT_IMPLEMENTED_ERROR = "NotImplementedError"
 
