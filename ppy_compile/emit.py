@@ -354,6 +354,10 @@ class Printer:
         if value.op in _COMPARISONS:
             left, right = operands
             common = _common(left.type, right.type)
+            if isinstance(common, t.FloatT) and not all(isinstance(o.type, t.FloatT) for o in operands):
+                # An int against a float compares exactly, as Python does: the int is not rounded to a double.
+                return (f"ppy::py_compare<{_CMP[value.op]}>({self.number(left, _exact(left.type))}, "
+                        f"{self.number(right, _exact(right.type))})")
             return f"ppy::py_compare<{_CMP[value.op]}>({self.number(left, common)}, {self.number(right, common)})"
         if value.op is HostOp.NOT:
             return f"(!ppy::py_bool({self.expr(operands[0])}))"
@@ -387,8 +391,13 @@ class Printer:
             return f"ppy::py_int({self.expr(operands[0])})"
         common = value.type if value.op not in (HostOp.TRUEDIV, HostOp.ROUND, HostOp.ROUND_DIGITS, HostOp.POW) else None
         if value.op is HostOp.POW:
-            common = _common(*(o.type for o in operands))
+            # An int to an int power the checker could not prove non-negative is a number known at run time
+            # (`2 ** -1` is 0.5): it runs as at::Scalar arithmetic, not int64's, which raises on a negative exponent.
+            common = _common(*(o.type for o in operands), value.type)
         if value.op in (HostOp.TRUEDIV,):
+            if all(isinstance(o.type, (t.IntT, t.BoolT)) for o in operands):
+                # int / int: Python's ZeroDivisionError says "division by zero", not "float division by zero".
+                return f"ppy::py_int_truediv({', '.join(self.expr(o) for o in operands)})"
             common = t.FLOAT if not any(isinstance(o.type, t.NumberT) for o in operands) else t.NUMBER
         if value.op in (HostOp.ROUND, HostOp.ROUND_DIGITS):
             first = self.expr(operands[0])
@@ -515,6 +524,11 @@ def _swapped(native: Native, name: str) -> Native:
 
 def _is_list(kind: object) -> bool:
     return isinstance(kind, ListType) or (isinstance(kind, OptionalType) and isinstance(kind.elem, ListType))
+
+
+def _exact(kind: t.Type) -> t.Type:
+    """The C++ type a number of ``kind`` compares in without rounding: int64 for an int or a bool."""
+    return t.INT if isinstance(kind, (t.IntT, t.BoolT)) else kind
 
 
 def _common(*kinds: t.Type) -> t.Type:

@@ -211,3 +211,46 @@ def random_in_python_order(x: torch.Tensor, p: float) -> torch.Tensor:
 @random_in_python_order.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield r(5, device=device), 0.5
+
+
+@ppy.opt(2)
+def int_power_of_run_time_sign(a: int, b: int) -> float:
+    # An int to an int power whose sign is known only at run time: `2 ** -1` is 0.5, `0 ** -1` ZeroDivisionError.
+    return a ** b
+
+
+@int_power_of_run_time_sign.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield 2, 10
+    yield 2, -1
+    yield -3, -3
+    yield 0, -1
+
+
+@ppy.opt(2)
+def ints_against_floats(a: int, b: float) -> tuple[bool, bool, bool, bool, float, float]:
+    # Python compares an int with a float exactly: 2**53 + 1 is not 2.0**53.
+    return a == b, a < b, b <= a, a != b, min(a, b), max(b, a)
+
+
+@ints_against_floats.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield 2**53 + 1, 2.0**53
+    yield 2**63 - 1, 2.0**63
+    yield -2**63, -2.0**63
+    yield 3, math.nan
+    yield -5, -5.5
+
+
+@ppy.opt(2)
+def int_true_division(a: int, b: int) -> float:
+    # The exact quotient rounded once, as Python divides two ints; "division by zero" for b == 0.
+    return a / b
+
+
+@int_true_division.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield -5998386531187854997, 752350910014
+    yield 2**63 - 1, -(2**62) - 3
+    yield 0, -5
+    yield 7, 0
