@@ -167,7 +167,7 @@ class Printer:
             self.emit(f"return {value};", span)
 
     def message(self, pieces: tuple[str | Expr, ...]) -> str:
-        """A raise's message: literal text joined, run-time ints, bools and dtypes formatted as Python's str() does."""
+        """A raise's message: literal text joined, run-time ints, bools, strs and dtypes formatted as Python's str() does."""
         if all(isinstance(piece, str) for piece in pieces):
             return string_literal("".join(piece for piece in pieces if isinstance(piece, str)))
         parts = []
@@ -178,6 +178,8 @@ class Printer:
                 parts.append(f"::std::string(({self.expr(piece)}) ? \"True\" : \"False\")")
             elif isinstance(piece.type, t.DtypeT):
                 parts.append(f"ppy::dtype_str({self.expr(piece)})")
+            elif isinstance(piece.type, t.StrT):
+                parts.append(f"::std::string({self.expr(piece)})")
             else:
                 parts.append(f"::std::to_string(static_cast<int64_t>({self.expr(piece)}))")
         return " + ".join(parts)

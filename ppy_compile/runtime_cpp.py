@@ -631,7 +631,8 @@ template <class T> inline T value(const std::optional<T>& maybe, const char* wha
     return *maybe;
 }
 template <class T> inline void expect_length(const std::vector<T>& values, size_t count, bool at_least) {
-    if (values.size() < count) raise(PyExc_ValueError, "not enough values to unpack (expected " + std::to_string(count) + ", got " + std::to_string(values.size()) + ")");
+    // Python's message: "expected at least N" where a starred target takes the rest.
+    if (values.size() < count) raise(PyExc_ValueError, std::string("not enough values to unpack (expected ") + (at_least ? "at least " : "") + std::to_string(count) + ", got " + std::to_string(values.size()) + ")");
     if (!at_least && values.size() > count) raise(PyExc_ValueError, "too many values to unpack (expected " + std::to_string(count) + ")");
 }
 template <class T> inline T at(const std::vector<T>& values, int64_t index) {

@@ -47,3 +47,13 @@ def test_int_true_division_is_correctly_rounded() -> None:
              for _ in range(2000)]
     cases += [(2**63 - 1, 1), (-2**63, 1), (-2**63, -1), (-2**63, 3), (2**53 + 1, 2), (0, -7), (1, 2**63 - 1), (7, 0)]
     same_as_python(constructs.int_true_division, cases)
+
+
+def test_messages_are_pythons() -> None:
+    rows = torch.randn(1, 2)
+    same_as_python(constructs.starred_unpack_of_run_time_length, [(torch.randn(4, 2),), (rows,)])
+    region = constructs.loss_of_run_time_reduction
+    assert region.build()
+    x, y = torch.randn(3), torch.randn(3)
+    assert outcome(region, x, y, "bad") == outcome(region.python, x, y, "bad") == (
+        "ValueError", "bad is not a valid value for reduction")

@@ -952,7 +952,7 @@ class Builder:
 
     def formatted(self, part: ast.FormattedValue) -> str | Expr:
         """One `{...}` of a raise's f-string: its text where it is known here, the value where it is a run-time int,
-        bool or dtype that nothing can fail computing (the message is built before the check fails), else its source."""
+        bool, str or dtype that nothing can fail computing (the message is built before the check fails), else its source."""
         shown = "{" + display(part.value) + "}"
         if part.format_spec is not None or part.conversion not in (-1, ord("s")):
             return shown
@@ -966,7 +966,7 @@ class Builder:
         except (_Abandon, _LibraryRefused):
             value = POISON
         added = self.body[saved[0]:]
-        if isinstance(value, Expr) and value.type in (t.INT, t.BOOL, t.DTYPE) and _cannot_raise(value) \
+        if isinstance(value, Expr) and value.type in (t.INT, t.BOOL, t.DTYPE, t.STR) and _cannot_raise(value) \
                 and len(self.problems.unsupported) == saved[1] and len(self.problems.types) == saved[2] \
                 and all(isinstance(s, Let) and _cannot_raise(s.value) for s in added):
             return value

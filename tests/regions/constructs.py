@@ -254,3 +254,28 @@ def _(device: str):  # type: ignore[no-untyped-def]
     yield 2**63 - 1, -(2**62) - 3
     yield 0, -5
     yield 7, 0
+
+
+@ppy.opt(2)
+def starred_unpack_of_run_time_length(x: torch.Tensor) -> tuple[torch.Tensor, int]:
+    # Too few rows: "not enough values to unpack (expected at least 2, got 1)", as Python says it.
+    first, *middle, last = x.unbind(0)
+    return first + last, len(middle)
+
+
+@starred_unpack_of_run_time_length.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield (r(4, 2, device=device),)
+    yield (r(1, 2, device=device),)
+
+
+@ppy.opt(2)
+def loss_of_run_time_reduction(x: torch.Tensor, y: torch.Tensor, reduction: str) -> torch.Tensor:
+    # torch's own f-string message names the str: "bad is not a valid value for reduction".
+    return F.mse_loss(x, y, reduction=reduction)
+
+
+@loss_of_run_time_reduction.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield r(3, device=device), r(3, device=device), "sum"
+    yield r(3, device=device), r(3, device=device), "bad"
