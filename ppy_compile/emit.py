@@ -314,8 +314,12 @@ class Printer:
             if isinstance(part, SliceIndex):
                 bounds = []
                 for bound in (part.lower, part.upper, part.step):
-                    bounds.append("::std::nullopt" if bound is None or isinstance(bound.type, t.NoneT)
-                                  else f"c10::SymInt({self.expr(bound)})")
+                    if bound is None or isinstance(bound.type, t.NoneT):
+                        bounds.append("::std::nullopt")
+                    elif isinstance(bound.type, t.OptionalT):
+                        bounds.append(f"ppy::slice_bound({self.expr(bound)})")
+                    else:
+                        bounds.append(f"c10::SymInt({self.expr(bound)})")
                 rendered.append(f"at::indexing::Slice({', '.join(bounds)})")
             elif isinstance(part, IndexList):
                 items = ", ".join(self.expr(i) for i in part.items)

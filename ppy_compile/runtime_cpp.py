@@ -630,6 +630,11 @@ template <class T> inline T value(const std::optional<T>& maybe, const char* wha
     if (!maybe.has_value()) raise(PyExc_TypeError, std::string(what) + " is None where a value is required");
     return *maybe;
 }
+// An `int | None` slice bound of a tensor index: None is the bound's default, as in Python.
+inline ::std::optional<c10::SymInt> slice_bound(const ::std::optional<int64_t>& bound) {
+    if (!bound.has_value()) return ::std::nullopt;
+    return c10::SymInt(*bound);
+}
 template <class T> inline void expect_length(const std::vector<T>& values, size_t count, bool at_least) {
     // Python's message: "expected at least N" where a starred target takes the rest.
     if (values.size() < count) raise(PyExc_ValueError, std::string("not enough values to unpack (expected ") + (at_least ? "at least " : "") + std::to_string(count) + ", got " + std::to_string(values.size()) + ")");

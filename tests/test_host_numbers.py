@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 import constructs  # noqa: E402
 import ppy  # noqa: E402
+from ppy.verify import compare_call  # noqa: E402
 
 
 def outcome(function: Any, *args: Any) -> tuple[str, Any]:
@@ -57,3 +58,11 @@ def test_messages_are_pythons() -> None:
     x, y = torch.randn(3), torch.randn(3)
     assert outcome(region, x, y, "bad") == outcome(region.python, x, y, "bad") == (
         "ValueError", "bad is not a valid value for reduction")
+
+
+def test_an_optional_slice_bound_may_be_none() -> None:
+    region = constructs.optional_slice_bounds
+    assert region.build()
+    for call in region.sample_calls("cpu"):
+        outcome_ = compare_call(region, call)
+        assert not outcome_.mismatches, outcome_.mismatches

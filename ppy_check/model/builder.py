@@ -1852,9 +1852,11 @@ class Builder:
                         bounds.append(None)
                         continue
                     value = self.atom(self.expr(bound), bound)
-                    if isinstance(value.type, t.OptionalT):
+                    # An `int | None` bound stays optional: None is the bound's default (`x[a:b]`, `a = None`).
+                    if isinstance(value.type, t.OptionalT) and not isinstance(value.type.inner, t.IntT):
                         value = self.unwrap(value, display(bound), Span.of(bound))
-                    if not isinstance(value.type, (t.IntT, t.NoneT)):
+                    if not isinstance(value.type, (t.IntT, t.NoneT)) and not (
+                            isinstance(value.type, t.OptionalT) and isinstance(value.type.inner, t.IntT)):
                         self.type_problem(Span.of(bound), display(bound), f"slice bounds must be ints, not {value.type}")
                         raise _Abandon
                     bounds.append(value)

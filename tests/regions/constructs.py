@@ -279,3 +279,17 @@ def loss_of_run_time_reduction(x: torch.Tensor, y: torch.Tensor, reduction: str)
 def _(device: str):  # type: ignore[no-untyped-def]
     yield r(3, device=device), r(3, device=device), "sum"
     yield r(3, device=device), r(3, device=device), "bad"
+
+
+@ppy.opt(2)
+def optional_slice_bounds(x: torch.Tensor, a: Optional[int], b: Optional[int], s: Optional[int], v: float) -> torch.Tensor:
+    # A None bound is the bound's default, as in Python (it raised TypeError compiled): read and written.
+    x[a:b:s, a:] = v
+    return x[:b, ::s]
+
+
+@optional_slice_bounds.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield r(6, 6, device=device), None, 4, 2, 1.0
+    yield r(6, 6, device=device), 1, None, None, 1.0
+    yield r(6, 6, device=device), None, None, 0, 1.0
