@@ -60,8 +60,9 @@ def test_messages_are_pythons() -> None:
         "ValueError", "bad is not a valid value for reduction")
 
 
-def test_an_optional_slice_bound_may_be_none() -> None:
-    region = constructs.optional_slice_bounds
+@pytest.mark.parametrize("name", ["optional_slice_bounds", "optional_sequence_slice_bounds"])
+def test_an_optional_slice_bound_may_be_none(name: str) -> None:
+    region = getattr(constructs, name)
     assert region.build()
     for call in region.sample_calls("cpu"):
         outcome_ = compare_call(region, call)

@@ -1804,7 +1804,9 @@ class Builder:
             bounds = [None if p is None else self.atom(self.expr(p), p) for p in
                       (index_node.lower, index_node.upper, index_node.step)]
             for bound in bounds:
-                if bound is not None and not isinstance(bound.type, (t.IntT, t.NoneT)):
+                # An `int | None` bound is taken as it is: None is the bound's default, as in Python.
+                if bound is not None and not isinstance(bound.type, (t.IntT, t.NoneT)) and not (
+                        isinstance(bound.type, t.OptionalT) and isinstance(bound.type.inner, t.IntT)):
                     return self.type_problem(span, display(index_node), f"slice bounds must be ints, not {bound.type}")
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]

@@ -293,3 +293,17 @@ def _(device: str):  # type: ignore[no-untyped-def]
     yield r(6, 6, device=device), None, 4, 2, 1.0
     yield r(6, 6, device=device), 1, None, None, 1.0
     yield r(6, 6, device=device), None, None, 0, 1.0
+
+
+@ppy.opt(2)
+def optional_sequence_slice_bounds(t: tuple[int, ...], x: torch.Tensor, a: Optional[int], b: Optional[int],
+                                   s: Optional[int]) -> tuple[tuple[int, ...], tuple[int, ...], torch.Tensor]:
+    # Slices of tuples and shapes by `int | None` bounds (once refused: "slice bounds must be ints").
+    return t[a:b:s], tuple(x.shape[a:b]), x.reshape(x.shape[a:b:s] + (-1,))
+
+
+@optional_sequence_slice_bounds.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield (1, 2, 3, 4), r(2, 3, 4, device=device), None, None, None
+    yield (1, 2, 3, 4), r(2, 3, 4, device=device), 1, None, -1
+    yield (1, 2, 3, 4), r(2, 3, 4, device=device), None, 2, 0
