@@ -300,9 +300,33 @@ def _wrapped_builtins(recorder: _Recorder) -> Iterator[dict[int, Any]]:
                 setattr(holder, attribute, original)
 
 
+# Calls OpInfo's samples leave out that show an effect: an einsum equation that only permutes or takes a
+# diagonal returns a view of its operand (`torch.einsum("ii->i", x).zero_()` writes `x`).
+_EXTRA_SAMPLES: dict[str, tuple[tuple[str, tuple[int, ...]], ...]] = {
+    "einsum": (("ii->i", (3, 3)), ("ij->ji", (3, 4)), ("ij", (3, 4)), ("...->...", (3, 4))),
+}
+
+
+def _run_extra_samples(by_identity: dict[int, Any], only: frozenset[str] | None) -> None:
+    import torch
+
+    for name, calls in _EXTRA_SAMPLES.items():
+        if only is not None and name not in only:
+            continue
+        function = getattr(torch, name)
+        call = by_identity.get(id(function), function)
+        for equation, shape in calls:
+            try:
+                call(equation, torch.randn(*shape))
+            except Exception:  # noqa: BLE001 - as for OpInfo's samples
+                continue
+
+
 def _run_samples(by_identity: dict[int, Any], only: frozenset[str] | None) -> None:
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
+
+    _run_extra_samples(by_identity, only)
 
     for op in op_db:
         if only is not None and op.name not in only:

@@ -167,7 +167,7 @@ class Printer:
             self.emit(f"return {value};", span)
 
     def message(self, pieces: tuple[str | Expr, ...]) -> str:
-        """A raise's message: literal text joined, run-time ints, bools and dtypes formatted as Python's str() does."""
+        """A raise's message: literal text joined, run-time ints, bools, strs and dtypes formatted as Python's str() does."""
         if all(isinstance(piece, str) for piece in pieces):
             return string_literal("".join(piece for piece in pieces if isinstance(piece, str)))
         parts = []
@@ -178,6 +178,8 @@ class Printer:
                 parts.append(f"::std::string(({self.expr(piece)}) ? \"True\" : \"False\")")
             elif isinstance(piece.type, t.DtypeT):
                 parts.append(f"ppy::dtype_str({self.expr(piece)})")
+            elif isinstance(piece.type, t.StrT):
+                parts.append(f"::std::string({self.expr(piece)})")
             else:
                 parts.append(f"::std::to_string(static_cast<int64_t>({self.expr(piece)}))")
         return " + ".join(parts)
@@ -314,8 +316,12 @@ class Printer:
             if isinstance(part, SliceIndex):
                 bounds = []
                 for bound in (part.lower, part.upper, part.step):
-                    bounds.append("::std::nullopt" if bound is None or isinstance(bound.type, t.NoneT)
-                                  else f"c10::SymInt({self.expr(bound)})")
+                    if bound is None or isinstance(bound.type, t.NoneT):
+                        bounds.append("::std::nullopt")
+                    elif isinstance(bound.type, t.OptionalT):
+                        bounds.append(f"ppy::slice_bound({self.expr(bound)})")
+                    else:
+                        bounds.append(f"c10::SymInt({self.expr(bound)})")
                 rendered.append(f"at::indexing::Slice({', '.join(bounds)})")
             elif isinstance(part, IndexList):
                 items = ", ".join(self.expr(i) for i in part.items)
@@ -356,6 +362,10 @@ class Printer:
         if value.op in _COMPARISONS:
             left, right = operands
             common = _common(left.type, right.type)
+            if isinstance(common, t.FloatT) and not all(isinstance(o.type, t.FloatT) for o in operands):
+                # An int against a float compares exactly, as Python does: the int is not rounded to a double.
+                return (f"ppy::py_compare<{_CMP[value.op]}>({self.number(left, _exact(left.type))}, "
+                        f"{self.number(right, _exact(right.type))})")
             return f"ppy::py_compare<{_CMP[value.op]}>({self.number(left, common)}, {self.number(right, common)})"
         if value.op is HostOp.NOT:
             return f"(!ppy::py_bool({self.expr(operands[0])}))"
@@ -389,8 +399,13 @@ class Printer:
             return f"ppy::py_int({self.expr(operands[0])})"
         common = value.type if value.op not in (HostOp.TRUEDIV, HostOp.ROUND, HostOp.ROUND_DIGITS, HostOp.POW) else None
         if value.op is HostOp.POW:
-            common = _common(*(o.type for o in operands))
+            # An int to an int power the checker could not prove non-negative is a number known at run time
+            # (`2 ** -1` is 0.5): it runs as at::Scalar arithmetic, not int64's, which raises on a negative exponent.
+            common = _common(*(o.type for o in operands), value.type)
         if value.op in (HostOp.TRUEDIV,):
+            if all(isinstance(o.type, (t.IntT, t.BoolT)) for o in operands):
+                # int / int: Python's ZeroDivisionError says "division by zero", not "float division by zero".
+                return f"ppy::py_int_truediv({', '.join(self.expr(o) for o in operands)})"
             common = t.FLOAT if not any(isinstance(o.type, t.NumberT) for o in operands) else t.NUMBER
         if value.op in (HostOp.ROUND, HostOp.ROUND_DIGITS):
             first = self.expr(operands[0])
@@ -517,6 +532,11 @@ def _swapped(native: Native, name: str) -> Native:
 
 def _is_list(kind: object) -> bool:
     return isinstance(kind, ListType) or (isinstance(kind, OptionalType) and isinstance(kind.elem, ListType))
+
+
+def _exact(kind: t.Type) -> t.Type:
+    """The C++ type a number of ``kind`` compares in without rounding: int64 for an int or a bool."""
+    return t.INT if isinstance(kind, (t.IntT, t.BoolT)) else kind
 
 
 def _common(*kinds: t.Type) -> t.Type:

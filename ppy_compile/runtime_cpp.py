@@ -437,7 +437,32 @@ PPY_NUMBER_OP(py_mod)
 inline at::Scalar py_neg(const at::Scalar& a) { return is_int(a) ? number(py_neg(a.toLong())) : number(-a.toDouble()); }
 inline at::Scalar py_pos(const at::Scalar& a) { return a; }
 inline at::Scalar py_abs(const at::Scalar& a) { return is_int(a) ? number(py_abs(a.toLong())) : number(std::fabs(a.toDouble())); }
-inline at::Scalar py_truediv(const at::Scalar& a, const at::Scalar& b) { return number(py_truediv(a.toDouble(), b.toDouble())); }
+// int / int as Python computes it: the exact quotient rounded once (half to even), not the quotient of the two
+// ints each rounded to a double first, which differs in the last bit for ints beyond 2**53.
+inline double py_int_truediv(int64_t a, int64_t b) {
+    if (b == 0) raise(PyExc_ZeroDivisionError, "division by zero");  // Python's message for two ints
+    constexpr uint64_t exact = uint64_t{1} << 53;
+    bool negative = (a < 0) != (b < 0);
+    uint64_t na = a < 0 ? uint64_t{0} - static_cast<uint64_t>(a) : static_cast<uint64_t>(a);
+    uint64_t nb = b < 0 ? uint64_t{0} - static_cast<uint64_t>(b) : static_cast<uint64_t>(b);
+    if (na <= exact && nb <= exact) return static_cast<double>(a) / static_cast<double>(b);
+    if (na == 0) return negative ? -0.0 : 0.0;
+    int shift = 55 - ((64 - __builtin_clzll(na)) - (64 - __builtin_clzll(nb)));  // a quotient of 55 or 56 bits
+    unsigned __int128 num = na, den = nb;
+    if (shift >= 0) num <<= shift; else den <<= -shift;
+    unsigned __int128 q = num / den;
+    bool sticky = num % den != 0;
+    int extra = (128 - (q >> 64 ? __builtin_clzll(static_cast<uint64_t>(q >> 64)) : 64 + __builtin_clzll(static_cast<uint64_t>(q)))) - 53;
+    uint64_t mantissa = static_cast<uint64_t>(q >> extra);
+    uint64_t rest = static_cast<uint64_t>(q) & ((uint64_t{1} << extra) - 1), half = uint64_t{1} << (extra - 1);
+    if (rest > half || (rest == half && (sticky || (mantissa & 1)))) ++mantissa;
+    double result = std::ldexp(static_cast<double>(mantissa), extra - shift);
+    return negative ? -result : result;
+}
+inline at::Scalar py_truediv(const at::Scalar& a, const at::Scalar& b) {
+    if (is_int(a) && is_int(b)) return number(py_int_truediv(a.toLong(), b.toLong()));
+    return number(py_truediv(a.toDouble(), b.toDouble()));
+}
 inline int64_t py_pow(int64_t a, int64_t b);
 inline at::Scalar py_pow(const at::Scalar& a, const at::Scalar& b) {
     if (is_int(a) && is_int(b) && b.toLong() >= 0) return number(py_pow(a.toLong(), b.toLong()));
@@ -449,9 +474,9 @@ inline int64_t py_pow(int64_t a, int64_t b) {
     while (b > 0) { if (b & 1) result = py_mul(result, a); b >>= 1; if (b) a = py_mul(a, a); }
     return result;
 }
-inline bool scalar_less(const at::Scalar& a, const at::Scalar& b) {
-    return (is_int(a) && is_int(b)) ? a.toLong() < b.toLong() : a.toDouble() < b.toDouble();
-}
+enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };
+template <Cmp C> inline bool py_compare(const at::Scalar& a, const at::Scalar& b);
+inline bool scalar_less(const at::Scalar& a, const at::Scalar& b) { return py_compare<Cmp::Lt>(a, b); }
 inline at::Scalar py_min(std::initializer_list<at::Scalar> v) {
     at::Scalar best = *v.begin(); for (const auto& x : v) if (scalar_less(x, best)) best = x; return best;
 }
@@ -460,7 +485,6 @@ inline at::Scalar py_max(std::initializer_list<at::Scalar> v) {
 }
 
 // --- comparisons, truth, conversions ---
-enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };
 template <Cmp C, class T> inline bool py_compare(const T& a, const T& b) {
     switch (C) {
         case Cmp::Eq: return a == b;
@@ -471,8 +495,38 @@ template <Cmp C, class T> inline bool py_compare(const T& a, const T& b) {
         default: return a >= b;
     }
 }
+// An int against a float, compared exactly as Python does (2**53 + 1 != 2.0**53), not after rounding the int
+// to a double: -1, 0 or 1; 2 when the float is NaN (every comparison but != is false).
+inline int compare_int_float(int64_t a, double b) {
+    if (std::isnan(b)) return 2;
+    if (b >= 9223372036854775808.0) return -1;
+    if (b < -9223372036854775808.0) return 1;
+    double whole = std::floor(b);
+    int64_t floor_b = static_cast<int64_t>(whole);
+    if (a < floor_b) return -1;
+    if (a > floor_b) return 1;
+    return b > whole ? -1 : 0;
+}
+template <Cmp C> inline bool py_order(int order) {
+    if (order == 2) return C == Cmp::Ne;
+    switch (C) {
+        case Cmp::Eq: return order == 0;
+        case Cmp::Ne: return order != 0;
+        case Cmp::Lt: return order < 0;
+        case Cmp::Le: return order <= 0;
+        case Cmp::Gt: return order > 0;
+        default: return order >= 0;
+    }
+}
+template <Cmp C> inline bool py_compare(int64_t a, double b) { return py_order<C>(compare_int_float(a, b)); }
+template <Cmp C> inline bool py_compare(double a, int64_t b) {
+    int order = compare_int_float(b, a);
+    return py_order<C>(order == 2 ? 2 : -order);
+}
 template <Cmp C> inline bool py_compare(const at::Scalar& a, const at::Scalar& b) {
     if (is_int(a) && is_int(b)) return py_compare<C>(a.toLong(), b.toLong());
+    if (is_int(a)) return py_compare<C>(a.toLong(), b.toDouble());
+    if (is_int(b)) return py_compare<C>(a.toDouble(), b.toLong());
     return py_compare<C>(a.toDouble(), b.toDouble());
 }
 inline bool py_bool(bool v) { return v; }
@@ -576,8 +630,14 @@ template <class T> inline T value(const std::optional<T>& maybe, const char* wha
     if (!maybe.has_value()) raise(PyExc_TypeError, std::string(what) + " is None where a value is required");
     return *maybe;
 }
+// An `int | None` slice bound of a tensor index: None is the bound's default, as in Python.
+inline ::std::optional<c10::SymInt> slice_bound(const ::std::optional<int64_t>& bound) {
+    if (!bound.has_value()) return ::std::nullopt;
+    return c10::SymInt(*bound);
+}
 template <class T> inline void expect_length(const std::vector<T>& values, size_t count, bool at_least) {
-    if (values.size() < count) raise(PyExc_ValueError, "not enough values to unpack (expected " + std::to_string(count) + ", got " + std::to_string(values.size()) + ")");
+    // Python's message: "expected at least N" where a starred target takes the rest.
+    if (values.size() < count) raise(PyExc_ValueError, std::string("not enough values to unpack (expected ") + (at_least ? "at least " : "") + std::to_string(count) + ", got " + std::to_string(values.size()) + ")");
     if (!at_least && values.size() > count) raise(PyExc_ValueError, "too many values to unpack (expected " + std::to_string(count) + ")");
 }
 template <class T> inline T at(const std::vector<T>& values, int64_t index) {

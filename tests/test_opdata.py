@@ -64,16 +64,19 @@ def test_probed_effects_ship() -> None:
                                                             ("running_var", ("training", True))}
     assert (0, "self") in data.method("type_as")[0].native.effects.aliases
     assert (0, "self") in data.method("unsafe_chunk")[0].native.effects.aliases
+    assert (0, "tensors") in data.function("einsum")[0].native.effects.aliases
 
 
 def test_the_probe_observes_what_schemas_leave_out() -> None:
     """The probe itself, on a few ops: writes by value (batch_norm does not bump version counters)."""
     from ppy_check.probe import probe_effects
 
-    effects = probe_effects(opdata().raw, only=frozenset({"nn.functional.batch_norm", "batch_norm", "type_as", "atleast_1d"}))
+    effects = probe_effects(opdata().raw, only=frozenset({"nn.functional.batch_norm", "batch_norm", "type_as", "atleast_1d", "einsum"}))
     assert effects["batch_norm"]["writes"] == [["running_mean", ["training", True]], ["running_var", ["training", True]]]
     assert effects["type_as"] == {"aliases": [[0, "self"]]}
     assert effects["atleast_1d"] == {"aliases": [[0, "self"]]}
+    # From the probe's own samples: OpInfo's einsum equations all compute something new.
+    assert effects["einsum"] == {"aliases": [[0, "tensors"]]}
 
 
 def test_model_types_of_results() -> None:

@@ -951,7 +951,7 @@ class Builder:
 
     def formatted(self, part: ast.FormattedValue) -> str | Expr:
         """One `{...}` of a raise's f-string: its text where it is known here, the value where it is a run-time int,
-        bool or dtype that nothing can fail computing (the message is built before the check fails), else its source."""
+        bool, str or dtype that nothing can fail computing (the message is built before the check fails), else its source."""
         shown = "{" + display(part.value) + "}"
         if part.format_spec is not None or part.conversion not in (-1, ord("s")):
             return shown
@@ -965,7 +965,7 @@ class Builder:
         except (_Abandon, _LibraryRefused):
             value = POISON
         added = self.body[saved[0]:]
-        if isinstance(value, Expr) and value.type in (t.INT, t.BOOL, t.DTYPE) and _cannot_raise(value) \
+        if isinstance(value, Expr) and value.type in (t.INT, t.BOOL, t.DTYPE, t.STR) and _cannot_raise(value) \
                 and len(self.problems.unsupported) == saved[1] and len(self.problems.types) == saved[2] \
                 and all(isinstance(s, Let) and _cannot_raise(s.value) for s in added):
             return value
@@ -1805,7 +1805,9 @@ class Builder:
             bounds = [None if p is None else self.atom(self.expr(p), p) for p in
                       (index_node.lower, index_node.upper, index_node.step)]
             for bound in bounds:
-                if bound is not None and not isinstance(bound.type, (t.IntT, t.NoneT)):
+                # An `int | None` bound is taken as it is: None is the bound's default, as in Python.
+                if bound is not None and not isinstance(bound.type, (t.IntT, t.NoneT)) and not (
+                        isinstance(bound.type, t.OptionalT) and isinstance(bound.type.inner, t.IntT)):
                     return self.type_problem(span, display(index_node), f"slice bounds must be ints, not {bound.type}")
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]
@@ -1853,9 +1855,11 @@ class Builder:
                         bounds.append(None)
                         continue
                     value = self.atom(self.expr(bound), bound)
-                    if isinstance(value.type, t.OptionalT):
+                    # An `int | None` bound stays optional: None is the bound's default (`x[a:b]`, `a = None`).
+                    if isinstance(value.type, t.OptionalT) and not isinstance(value.type.inner, t.IntT):
                         value = self.unwrap(value, display(bound), Span.of(bound))
-                    if not isinstance(value.type, (t.IntT, t.NoneT)):
+                    if not isinstance(value.type, (t.IntT, t.NoneT)) and not (
+                            isinstance(value.type, t.OptionalT) and isinstance(value.type.inner, t.IntT)):
                         self.type_problem(Span.of(bound), display(bound), f"slice bounds must be ints, not {value.type}")
                         raise _Abandon
                     bounds.append(value)

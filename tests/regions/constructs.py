@@ -211,3 +211,99 @@ def random_in_python_order(x: torch.Tensor, p: float) -> torch.Tensor:
 @random_in_python_order.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield r(5, device=device), 0.5
+
+
+@ppy.opt(2)
+def int_power_of_run_time_sign(a: int, b: int) -> float:
+    # An int to an int power whose sign is known only at run time: `2 ** -1` is 0.5, `0 ** -1` ZeroDivisionError.
+    return a ** b
+
+
+@int_power_of_run_time_sign.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield 2, 10
+    yield 2, -1
+    yield -3, -3
+    yield 0, -1
+
+
+@ppy.opt(2)
+def ints_against_floats(a: int, b: float) -> tuple[bool, bool, bool, bool, float, float]:
+    # Python compares an int with a float exactly: 2**53 + 1 is not 2.0**53.
+    return a == b, a < b, b <= a, a != b, min(a, b), max(b, a)
+
+
+@ints_against_floats.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield 2**53 + 1, 2.0**53
+    yield 2**63 - 1, 2.0**63
+    yield -2**63, -2.0**63
+    yield 3, math.nan
+    yield -5, -5.5
+
+
+@ppy.opt(2)
+def int_true_division(a: int, b: int) -> float:
+    # The exact quotient rounded once, as Python divides two ints; "division by zero" for b == 0.
+    return a / b
+
+
+@int_true_division.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield -5998386531187854997, 752350910014
+    yield 2**63 - 1, -(2**62) - 3
+    yield 0, -5
+    yield 7, 0
+
+
+@ppy.opt(2)
+def starred_unpack_of_run_time_length(x: torch.Tensor) -> tuple[torch.Tensor, int]:
+    # Too few rows: "not enough values to unpack (expected at least 2, got 1)", as Python says it.
+    first, *middle, last = x.unbind(0)
+    return first + last, len(middle)
+
+
+@starred_unpack_of_run_time_length.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield (r(4, 2, device=device),)
+    yield (r(1, 2, device=device),)
+
+
+@ppy.opt(2)
+def loss_of_run_time_reduction(x: torch.Tensor, y: torch.Tensor, reduction: str) -> torch.Tensor:
+    # torch's own f-string message names the str: "bad is not a valid value for reduction".
+    return F.mse_loss(x, y, reduction=reduction)
+
+
+@loss_of_run_time_reduction.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield r(3, device=device), r(3, device=device), "sum"
+    yield r(3, device=device), r(3, device=device), "bad"
+
+
+@ppy.opt(2)
+def optional_slice_bounds(x: torch.Tensor, a: Optional[int], b: Optional[int], s: Optional[int], v: float) -> torch.Tensor:
+    # A None bound is the bound's default, as in Python (it raised TypeError compiled): read and written.
+    x[a:b:s, a:] = v
+    return x[:b, ::s]
+
+
+@optional_slice_bounds.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield r(6, 6, device=device), None, 4, 2, 1.0
+    yield r(6, 6, device=device), 1, None, None, 1.0
+    yield r(6, 6, device=device), None, None, 0, 1.0
+
+
+@ppy.opt(2)
+def optional_sequence_slice_bounds(t: tuple[int, ...], x: torch.Tensor, a: Optional[int], b: Optional[int],
+                                   s: Optional[int]) -> tuple[tuple[int, ...], tuple[int, ...], torch.Tensor]:
+    # Slices of tuples and shapes by `int | None` bounds (once refused: "slice bounds must be ints").
+    return t[a:b:s], tuple(x.shape[a:b]), x.reshape(x.shape[a:b:s] + (-1,))
+
+
+@optional_sequence_slice_bounds.samples
+def _(device: str):  # type: ignore[no-untyped-def]
+    yield (1, 2, 3, 4), r(2, 3, 4, device=device), None, None, None
+    yield (1, 2, 3, 4), r(2, 3, 4, device=device), 1, None, -1
+    yield (1, 2, 3, 4), r(2, 3, 4, device=device), None, 2, 0
