@@ -118,12 +118,12 @@ def markdown(report: dict) -> str:
         f"{s['by_design_refused_as_such']} refused as `ppy-loop`/`ppy-branch`); of the other {s['first_write']}, "
         f"**{s['matched']} ({s['rate']:.0%}) pass ppy-check, compile and match as first written** (target: 70%). "
         f"The rest: {statuses.get('refused', 0)} refused by ppy-check, {statuses.get('not compiled', 0)} not compiled, "
-        f"{statuses.get('wrong', 0)} wrong, {statuses.get('raised', 0)} raised. What stopped them (a function can "
-        "hit several rows; *alone*: the only thing in its way):",
-        "",
-        "| blocker | pattern | functions | alone | for example |",
-        "| --- | --- | ---: | ---: | --- |",
+        f"{statuses.get('wrong', 0)} wrong, {statuses.get('raised', 0)} raised.",
     ]
+    if not s["blockers"]:
+        return "\n".join(lines) + "\n"
+    lines[-1] += " What stopped them (a function can hit several rows; *alone*: the only thing in its way):"
+    lines += ["", "| blocker | pattern | functions | alone | for example |", "| --- | --- | ---: | ---: | --- |"]
     for row in s["blockers"]:
         text = row["pattern"].replace("|", "\\|")
         examples = ", ".join(f"`{e}`" for e in row["examples"][:4])
