@@ -38,7 +38,7 @@ def _current(path: str) -> dict[str, types.CodeType] | None:
             with open(path, "rb") as source:
                 module = compile(source.read(), path, "exec", dont_inherit=True)
             known = _compiled[path] = (stamp, {code.co_qualname: code for code in _codes(module)})
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # an edit Python could not load either
         return None
     return known[1]
 
