@@ -528,8 +528,8 @@ def markdown(report: dict[str, Any]) -> str:
              "are estimates and need not add up exactly):")
     text += "\n" + table(intro, ["part", "µs per call"], parts, numeric_from=1)
     parts = [[row["part"], f"{row['us']:.1f}"] for row in report["gpt2_parts"]]
-    intro = (f"What a no-grad call of {GPT2_STEP} is made of (medians, timed apart, the paths taking turns; the "
-             "weights stay in the caches between calls as they do in the table above):")
+    intro = (f"What a no-grad call of {GPT2_STEP} is made of (medians, each part timed apart, the paths taking "
+             "turns as in the table above):")
     text += "\n" + table(intro, ["part", "µs per call"], parts, numeric_from=1)
     if report["startup"]:
         startup = [[label, f"{wall:.2f}", "" if cpu is None else f"{cpu:.1f}"] for label, wall, cpu in report["startup"]]
