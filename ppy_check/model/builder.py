@@ -1333,12 +1333,12 @@ class Builder:
         return value
 
     def _expr(self, node: ast.expr) -> Value:
-        span = Span.of(node)
+        # Each branch takes the node's span only where it needs it: most names are read from `env` without one.
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (bytes, complex)):
                 kind = "complex numbers" if isinstance(node.value, complex) else "bytes"
-                return self.unsupported(span, repr(node.value), f"{kind} have no region type")
-            return Const(node.value, hostmath.type_of_value(node.value), span)
+                return self.unsupported(Span.of(node), repr(node.value), f"{kind} have no region type")
+            return Const(node.value, hostmath.type_of_value(node.value), Span.of(node))
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.Attribute):
@@ -1352,7 +1352,8 @@ class Builder:
             right = self.expr(node.right)
             if isinstance(left, (Poisoned, UntypedParam)) or isinstance(right, (Poisoned, UntypedParam)):
                 return POISON
-            return self.operator(node.op, self.atom(left, node.left), self.atom(right, node.right), span, text=display(node))
+            return self.operator(node.op, self.atom(left, node.left), self.atom(right, node.right), Span.of(node),
+                                 text=display(node))
         if isinstance(node, ast.UnaryOp):
             return self.unary(node)
         if isinstance(node, ast.Compare):
@@ -1381,7 +1382,7 @@ class Builder:
             return POISON if spread is None else KeywordDict(tuple(spread.items()))
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
-            return self.unsupported(span, display(node), f"{kind} has no region type; regions pass tuples")
+            return self.unsupported(Span.of(node), display(node), f"{kind} has no region type; regions pass tuples")
         if isinstance(node, ast.ListComp) and self.frame.library:
             repeated = self.repeated(node)
             return repeated if repeated is not None else self.comprehension(node)
@@ -1390,9 +1391,9 @@ class Builder:
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
             return self.shadow_scope(node)
         if isinstance(node, ast.Starred):
-            return self.unsupported(span, display(node), "`*` unpacking belongs in a call or a tuple")
+            return self.unsupported(Span.of(node), display(node), "`*` unpacking belongs in a call or a tuple")
         if isinstance(node, ast.Slice):
-            return self.unsupported(span, display(node), "a slice belongs inside `[]`")
+            return self.unsupported(Span.of(node), display(node), "a slice belongs inside `[]`")
         # lambda, walrus, await, yield: the syntax rule reports them.
         self.structural(node)
         return POISON
@@ -1417,12 +1418,11 @@ class Builder:
 
     def name(self, node: ast.Name) -> Value:
         name = node.id
-        span = Span.of(node)
         if name in self.env:
             self.frame.lists.discard(name)  # now referred to from elsewhere: it must not change any more
             return self.env[name]
         if name in self.frame.locals:
-            return self.type_problem(span, name, f"`{name}` is used before it is assigned "
+            return self.type_problem(Span.of(node), name, f"`{name}` is used before it is assigned "
                                      "(Python raises UnboundLocalError)")
         return self.free_name(node)
 
@@ -2253,8 +2253,7 @@ class Builder:
             if isinstance(value, (Poisoned, UntypedParam)):
                 failed = True
                 continue
-            value = _function_value(_python_type_value(value, Span.of(arg)), Span.of(arg))
-            atom = self.atom(value, arg)
+            atom = self.atom(_passed_value(value, arg), arg)
             if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
                 self.type_problem(Span.of(arg), display(arg), f"`*` of a {atom.type}")
                 failed = True
@@ -2276,8 +2275,7 @@ class Builder:
             if isinstance(value, (Poisoned, UntypedParam)):
                 failed = True
                 continue
-            keywords[keyword.arg] = self.atom(_function_value(_python_type_value(value, Span.of(keyword.value)),
-                                                              Span.of(keyword.value)), keyword.value)
+            keywords[keyword.arg] = self.atom(_passed_value(value, keyword.value), keyword.value)
         return (None if failed else args), keywords
 
     def keyword_spread(self, keyword: ast.keyword) -> dict[str, Expr] | None:
@@ -3193,6 +3191,15 @@ def _is_warning(node: ast.stmt, scope: ModuleScope) -> bool:
     if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
         return False
     return scope.resolve(node.value.func) in ("warnings.warn", "torch.warnings.warn")
+
+
+def _passed_value(value: Value, node: ast.expr) -> Value:
+    """An argument's value: a type or function passed is a constant at the argument's place (its span is taken
+    only then: most arguments are neither)."""
+    if not isinstance(value, FunctionRef):
+        return value
+    span = Span.of(node)
+    return _function_value(_python_type_value(value, span), span)
 
 
 def _python_type_value(value: Value, span: Span) -> Value:
