@@ -3307,12 +3307,16 @@ def _fixed_constant(native: Native, key: str, raw: Any, span: Span) -> Const:
     return Const(raw, hostmath.type_of_value(raw), span)
 
 
+# The region type of each schema return type a region can hold (one table, not one per call: it is hot).
+_SCHEMA_RESULTS = {
+    Base.Tensor: t.TENSOR, Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL,
+    Base.ScalarType: t.DTYPE, Base.Scalar: t.NUMBER,
+}
+
+
 def _schema_result(kind: SchemaType) -> t.Type | None:
     if isinstance(kind, BaseType):
-        return {
-            Base.Tensor: t.TENSOR, Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL,
-            Base.ScalarType: t.DTYPE, Base.Scalar: t.NUMBER,
-        }.get(kind.base)
+        return _SCHEMA_RESULTS.get(kind.base)
     if isinstance(kind, ListType) and kind.elem == BaseType(Base.Tensor):
         return t.SeqT(t.TENSOR)
     if isinstance(kind, ListType) and isinstance(kind.elem, BaseType) and kind.elem.base in (Base.int, Base.SymInt):
