@@ -1157,6 +1157,8 @@ class Builder:
 
     def atom(self, value: Value, node: ast.AST | None = None) -> Expr:
         """The value as something cheap to read more than once: a constant, a parameter, a variable or a tuple of them."""
+        if isinstance(value, (Param, Read)):
+            return value  # the commonest, tested first
         if isinstance(value, (Poisoned, UntypedParam)):
             raise _Abandon
         if isinstance(value, (ModuleRef, FunctionRef)):
@@ -2320,7 +2322,7 @@ class Builder:
 
     def call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
                       node: ast.Call) -> Value:
-        if self.frame.library:
+        if self.frame.library or dotted not in torch_python.ALTERNATIVES:  # nothing to offer: no context manager
             return self._call_function(dotted, args, keywords, span, shown, node)
         with self.offering_alternative(dotted):
             return self._call_function(dotted, args, keywords, span, shown, node)
