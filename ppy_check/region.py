@@ -233,25 +233,28 @@ def describe_function(node: FunctionNode, scope: ModuleScope, path: str) -> Regi
 def find_regions(module: ast.Module, scope: ModuleScope, lines: list[str] | None = None,
                  path: str = "<string>") -> list[Region]:
     regions: list[Region] = []
-
-    def visit(statements: list[ast.stmt], enclosing: list[FunctionNode], prefix: str) -> None:
-        for statement in statements:
-            for child in _direct_definitions(statement):
-                qualname = prefix + child.name
-                if isinstance(child, ast.ClassDef):
-                    visit(child.body, enclosing, qualname + ".")
-                    continue
-                decorators = [(d, t) for d in child.decorator_list if (t := decorator_target(d, scope))]
-                if decorators:
-                    site = RegionSite(path, qualname, first_line(child))
-                    region = _describe(child, scope, decorators, enclosing, site)
-                    if lines is not None and child.body:
-                        region.text = "\n".join(lines[child.body[0].lineno - 1: child.end_lineno])
-                    regions.append(region)
-                visit(child.body, enclosing + [child], qualname + ".<locals>.")
-
-    visit(module.body, [], "")
+    _visit(module.body, [], "", scope, lines, path, regions)
     return regions
+
+
+def _visit(statements: list[ast.stmt], enclosing: list[FunctionNode], prefix: str, scope: ModuleScope,
+           lines: list[str] | None, path: str, regions: list[Region]) -> None:
+    # A module-level function, not a closure: a closure that calls itself is a reference cycle, which would keep
+    # the module's tree and every region's model alive until the cyclic collector finds them.
+    for statement in statements:
+        for child in _direct_definitions(statement):
+            qualname = prefix + child.name
+            if isinstance(child, ast.ClassDef):
+                _visit(child.body, enclosing, qualname + ".", scope, lines, path, regions)
+                continue
+            decorators = [(d, t) for d in child.decorator_list if (t := decorator_target(d, scope))]
+            if decorators:
+                site = RegionSite(path, qualname, first_line(child))
+                region = _describe(child, scope, decorators, enclosing, site)
+                if lines is not None and child.body:
+                    region.text = "\n".join(lines[child.body[0].lineno - 1: child.end_lineno])
+                regions.append(region)
+            _visit(child.body, enclosing + [child], qualname + ".<locals>.", scope, lines, path, regions)
 
 
 def _direct_definitions(statement: ast.stmt) -> Iterator[FunctionNode | ast.ClassDef]:

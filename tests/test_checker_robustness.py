@@ -168,3 +168,23 @@ def test_unreadable_file_and_folder_are_named_and_the_rest_checked(shared_folder
     assert paths_with_findings(walked) == {"good.py"}
     assert "locked: cannot read folder: Permission denied" in walked.stderr
     assert "secret.py: cannot read: Permission denied" in walked.stderr
+
+
+def test_checking_regions_leaves_no_cyclic_garbage() -> None:
+    """The runner calls the cyclic collector rarely (runner.GC_THRESHOLD): a file's trees and models must die by
+    reference counting, or each file's would pile up until a collection."""
+    import gc
+
+    from ppy_check.engine import check_source
+
+    text = HEADER + "    y = torch.nn.functional.linear(x, x).reshape((2, 3)).transpose(0, 1)\n    return torch.add(x, y)\n"
+    check_source(text, "warm.py")  # the op data, loaded once, is not garbage
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        check_source(text, "plain.py")
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()

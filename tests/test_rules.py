@@ -48,3 +48,27 @@ def test_readme_rules_match_the_docstrings() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     section = readme.split(docs.START, 1)[1].split(docs.END, 1)[0]
     assert section.strip() == docs.render().strip(), "run: python -m ppy_check.docs --write"
+
+
+PLAIN_EXPRESSIONS = ["x", "F.linear(h, w).reshape", "f(a, (b, c), k=(d,), n=-1)", "g()()", "(a, b).count", "f(())",
+                     "(1).real", "1.5.real", "'s'.join(p)", "f(*a)", "f(**k)", "f(x)[0]", "(-1, 2)", "f(True, None)"]
+
+
+def test_display_spells_plain_expressions_as_unparse_does() -> None:
+    """Messages display the plainest expressions without ``ast.unparse`` (too slow for every call); the text
+    must be unparse's, for these and for every expression of the checker's own source."""
+    import ast
+
+    from ppy_check.model import builder
+
+    trees = [ast.parse(text, mode="eval") for text in PLAIN_EXPRESSIONS]
+    sources = sorted(Path(builder.__file__).parents[1].rglob("*.py"))
+    trees += [ast.parse(path.read_text(encoding="utf-8")) for path in sources]
+    covered = 0
+    for tree in trees:
+        for node in ast.walk(tree):
+            text = builder._plain_text(node) if isinstance(node, ast.expr) else None
+            if text is not None:
+                covered += 1
+                assert text == ast.unparse(node)
+    assert covered > 10_000

@@ -345,23 +345,45 @@ class Frame:
 
 def display(node: ast.AST) -> str:
     """Source text for a message: one line, at most 60 characters."""
-    text = _dotted_text(node) or ast.unparse(node)
+    text = _plain_text(node)
+    if text is None:
+        text = ast.unparse(node)
     first, *rest = text.splitlines() or [""]
     if rest:
         first += " ..."
     return first if len(first) <= 60 else first[:57] + "..."
 
 
-def _dotted_text(node: ast.AST) -> str | None:
-    """``a.b.c`` as written, without unparsing: what most calls' functions are, and display shows for each."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+def _plain_text(node: ast.AST) -> str | None:
+    """``ast.unparse(node)`` for the plainest expressions: names, attributes, calls and tuples of them, ints; None
+    for anything else. Every call is displayed, and most calls are chains like ``F.linear(h, w).reshape``, where
+    unparse's visitor would be a tenth of the model's cost. The spelling follows unparse exactly (a test compares)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Constant):
+            return None  # `(1).real` and `"".join`: unparse's own care
+        base = _plain_text(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    if isinstance(node, ast.Call):
+        func = _plain_text(node.func)
+        args = [_plain_text(arg) for arg in node.args]
+        args += [None if k.arg is None else _keyword_text(k.arg, _plain_text(k.value)) for k in node.keywords]
+        if func is None or None in args:
+            return None
+        return f"{func}({', '.join(args)})"  # type: ignore[arg-type]
+    if isinstance(node, ast.Tuple):
+        items = [_plain_text(item) for item in node.elts]
+        if None in items:
+            return None
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"  # type: ignore[arg-type]
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return repr(node.value)
+    return None
+
+
+def _keyword_text(name: str, value: str | None) -> str | None:
+    return None if value is None else f"{name}={value}"
 
 
 def _strip_dotted(dotted: str) -> str:
@@ -1135,6 +1157,8 @@ class Builder:
 
     def atom(self, value: Value, node: ast.AST | None = None) -> Expr:
         """The value as something cheap to read more than once: a constant, a parameter, a variable or a tuple of them."""
+        if isinstance(value, (Param, Read)):
+            return value  # the commonest, tested first
         if isinstance(value, (Poisoned, UntypedParam)):
             raise _Abandon
         if isinstance(value, (ModuleRef, FunctionRef)):
@@ -1333,12 +1357,12 @@ class Builder:
         return value
 
     def _expr(self, node: ast.expr) -> Value:
-        span = Span.of(node)
+        # Each branch takes the node's span only where it needs it: most names are read from `env` without one.
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (bytes, complex)):
                 kind = "complex numbers" if isinstance(node.value, complex) else "bytes"
-                return self.unsupported(span, repr(node.value), f"{kind} have no region type")
-            return Const(node.value, hostmath.type_of_value(node.value), span)
+                return self.unsupported(Span.of(node), repr(node.value), f"{kind} have no region type")
+            return Const(node.value, hostmath.type_of_value(node.value), Span.of(node))
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.Attribute):
@@ -1352,7 +1376,8 @@ class Builder:
             right = self.expr(node.right)
             if isinstance(left, (Poisoned, UntypedParam)) or isinstance(right, (Poisoned, UntypedParam)):
                 return POISON
-            return self.operator(node.op, self.atom(left, node.left), self.atom(right, node.right), span, text=display(node))
+            return self.operator(node.op, self.atom(left, node.left), self.atom(right, node.right), Span.of(node),
+                                 text=display(node))
         if isinstance(node, ast.UnaryOp):
             return self.unary(node)
         if isinstance(node, ast.Compare):
@@ -1381,7 +1406,7 @@ class Builder:
             return POISON if spread is None else KeywordDict(tuple(spread.items()))
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
-            return self.unsupported(span, display(node), f"{kind} has no region type; regions pass tuples")
+            return self.unsupported(Span.of(node), display(node), f"{kind} has no region type; regions pass tuples")
         if isinstance(node, ast.ListComp) and self.frame.library:
             repeated = self.repeated(node)
             return repeated if repeated is not None else self.comprehension(node)
@@ -1390,9 +1415,9 @@ class Builder:
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
             return self.shadow_scope(node)
         if isinstance(node, ast.Starred):
-            return self.unsupported(span, display(node), "`*` unpacking belongs in a call or a tuple")
+            return self.unsupported(Span.of(node), display(node), "`*` unpacking belongs in a call or a tuple")
         if isinstance(node, ast.Slice):
-            return self.unsupported(span, display(node), "a slice belongs inside `[]`")
+            return self.unsupported(Span.of(node), display(node), "a slice belongs inside `[]`")
         # lambda, walrus, await, yield: the syntax rule reports them.
         self.structural(node)
         return POISON
@@ -1417,12 +1442,11 @@ class Builder:
 
     def name(self, node: ast.Name) -> Value:
         name = node.id
-        span = Span.of(node)
         if name in self.env:
             self.frame.lists.discard(name)  # now referred to from elsewhere: it must not change any more
             return self.env[name]
         if name in self.frame.locals:
-            return self.type_problem(span, name, f"`{name}` is used before it is assigned "
+            return self.type_problem(Span.of(node), name, f"`{name}` is used before it is assigned "
                                      "(Python raises UnboundLocalError)")
         return self.free_name(node)
 
@@ -2253,8 +2277,7 @@ class Builder:
             if isinstance(value, (Poisoned, UntypedParam)):
                 failed = True
                 continue
-            value = _function_value(_python_type_value(value, Span.of(arg)), Span.of(arg))
-            atom = self.atom(value, arg)
+            atom = self.atom(_passed_value(value, arg), arg)
             if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
                 self.type_problem(Span.of(arg), display(arg), f"`*` of a {atom.type}")
                 failed = True
@@ -2276,8 +2299,7 @@ class Builder:
             if isinstance(value, (Poisoned, UntypedParam)):
                 failed = True
                 continue
-            keywords[keyword.arg] = self.atom(_function_value(_python_type_value(value, Span.of(keyword.value)),
-                                                              Span.of(keyword.value)), keyword.value)
+            keywords[keyword.arg] = self.atom(_passed_value(value, keyword.value), keyword.value)
         return (None if failed else args), keywords
 
     def keyword_spread(self, keyword: ast.keyword) -> dict[str, Expr] | None:
@@ -2300,7 +2322,7 @@ class Builder:
 
     def call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
                       node: ast.Call) -> Value:
-        if self.frame.library:
+        if self.frame.library or dotted not in torch_python.ALTERNATIVES:  # nothing to offer: no context manager
             return self._call_function(dotted, args, keywords, span, shown, node)
         with self.offering_alternative(dotted):
             return self._call_function(dotted, args, keywords, span, shown, node)
@@ -3195,6 +3217,15 @@ def _is_warning(node: ast.stmt, scope: ModuleScope) -> bool:
     return scope.resolve(node.value.func) in ("warnings.warn", "torch.warnings.warn")
 
 
+def _passed_value(value: Value, node: ast.expr) -> Value:
+    """An argument's value: a type or function passed is a constant at the argument's place (its span is taken
+    only then: most arguments are neither)."""
+    if not isinstance(value, FunctionRef):
+        return value
+    span = Span.of(node)
+    return _function_value(_python_type_value(value, span), span)
+
+
 def _python_type_value(value: Value, span: Span) -> Value:
     """``float`` passed as an argument: torch's parser takes Python's types as dtypes (``x.to(float)``)."""
     if isinstance(value, FunctionRef) and value.dotted.startswith("builtins.") and value.shown in PYTHON_TYPES:
@@ -3300,12 +3331,16 @@ def _fixed_constant(native: Native, key: str, raw: Any, span: Span) -> Const:
     return Const(raw, hostmath.type_of_value(raw), span)
 
 
+# The region type of each schema return type a region can hold (one table, not one per call: it is hot).
+_SCHEMA_RESULTS = {
+    Base.Tensor: t.TENSOR, Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL,
+    Base.ScalarType: t.DTYPE, Base.Scalar: t.NUMBER,
+}
+
+
 def _schema_result(kind: SchemaType) -> t.Type | None:
     if isinstance(kind, BaseType):
-        return {
-            Base.Tensor: t.TENSOR, Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL,
-            Base.ScalarType: t.DTYPE, Base.Scalar: t.NUMBER,
-        }.get(kind.base)
+        return _SCHEMA_RESULTS.get(kind.base)
     if isinstance(kind, ListType) and kind.elem == BaseType(Base.Tensor):
         return t.SeqT(t.TENSOR)
     if isinstance(kind, ListType) and isinstance(kind.elem, BaseType) and kind.elem.base in (Base.int, Base.SymInt):
