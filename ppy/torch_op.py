@@ -528,6 +528,8 @@ def _backward(entry: Registered) -> Callable[..., Any]:
             results = _flat_results(entry.layout, _run(entry.region, entry.layout, entry.values(*flat), True))
             outputs, cotangents = [], []
             for result, grad in zip(results, grads):
+                if grad is None:
+                    continue  # a result autograd hands nothing for: an int, a tuple of ints, an unused output
                 pairs = zip(result, grad) if isinstance(result, list) else [(result, grad)]
                 for tensor, cotangent in pairs:
                     if isinstance(tensor, torch.Tensor) and tensor.requires_grad and cotangent is not None:

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 import constructs  # noqa: E402
 import ppy  # noqa: E402
+from ppy.decorators import Call  # noqa: E402
 from ppy.verify import compare_call  # noqa: E402
 
 
@@ -64,6 +65,13 @@ def test_messages_are_pythons() -> None:
 def test_an_optional_slice_bound_may_be_none(name: str) -> None:
     region = getattr(constructs, name)
     assert region.build()
-    for call in region.sample_calls("cpu"):
+    calls = region.sample_calls("cpu")
+    # A zero step raises Python's ValueError on both sides (a registered sample must run, so it is made here).
+    args = list(calls[-1].args)
+    args[4 if name == "optional_sequence_slice_bounds" else 3] = 0
+    zero_step = Call(*args)
+    for call in [*calls, zero_step]:
         outcome_ = compare_call(region, call)
         assert not outcome_.mismatches, outcome_.mismatches
+    assert outcome(region, *zero_step.args) == outcome(region.python, *zero_step.args) == (
+        "ValueError", "slice step cannot be zero")

@@ -213,10 +213,13 @@ def _(device: str):  # type: ignore[no-untyped-def]
     yield r(5, device=device), 0.5
 
 
+# A sample registered with `.samples` must run, so the raising calls of the regions below (0 ** -1, 7 / 0, too
+# few rows, a bad reduction, a zero slice step) are made by tests/test_host_numbers.py, against Python's message.
 @ppy.opt(2)
 def int_power_of_run_time_sign(a: int, b: int) -> float:
     # An int to an int power whose sign is known only at run time: `2 ** -1` is 0.5, `0 ** -1` ZeroDivisionError.
-    return a ** b
+    power: float = a ** b  # typeshed's int.__pow__ of an int of unknown sign is Any
+    return power
 
 
 @int_power_of_run_time_sign.samples
@@ -224,7 +227,6 @@ def _(device: str):  # type: ignore[no-untyped-def]
     yield 2, 10
     yield 2, -1
     yield -3, -3
-    yield 0, -1
 
 
 @ppy.opt(2)
@@ -253,7 +255,6 @@ def _(device: str):  # type: ignore[no-untyped-def]
     yield -5998386531187854997, 752350910014
     yield 2**63 - 1, -(2**62) - 3
     yield 0, -5
-    yield 7, 0
 
 
 @ppy.opt(2)
@@ -266,7 +267,6 @@ def starred_unpack_of_run_time_length(x: torch.Tensor) -> tuple[torch.Tensor, in
 @starred_unpack_of_run_time_length.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield (r(4, 2, device=device),)
-    yield (r(1, 2, device=device),)
 
 
 @ppy.opt(2)
@@ -278,7 +278,6 @@ def loss_of_run_time_reduction(x: torch.Tensor, y: torch.Tensor, reduction: str)
 @loss_of_run_time_reduction.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield r(3, device=device), r(3, device=device), "sum"
-    yield r(3, device=device), r(3, device=device), "bad"
 
 
 @ppy.opt(2)
@@ -292,7 +291,6 @@ def optional_slice_bounds(x: torch.Tensor, a: Optional[int], b: Optional[int], s
 def _(device: str):  # type: ignore[no-untyped-def]
     yield r(6, 6, device=device), None, 4, 2, 1.0
     yield r(6, 6, device=device), 1, None, None, 1.0
-    yield r(6, 6, device=device), None, None, 0, 1.0
 
 
 @ppy.opt(2)
@@ -306,4 +304,3 @@ def optional_sequence_slice_bounds(t: tuple[int, ...], x: torch.Tensor, a: Optio
 def _(device: str):  # type: ignore[no-untyped-def]
     yield (1, 2, 3, 4), r(2, 3, 4, device=device), None, None, None
     yield (1, 2, 3, 4), r(2, 3, 4, device=device), 1, None, -1
-    yield (1, 2, 3, 4), r(2, 3, 4, device=device), None, 2, 0
