@@ -21,6 +21,8 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
+from ppy.file_reads import Stamp, derived
+
 if TYPE_CHECKING:
     from ppy_check.site import RegionSite
 
@@ -123,7 +125,7 @@ def source_digest(data: bytes) -> str:
 
 
 # path -> (its stat, the sha256 of its bytes): a file defining many regions is read once as it is imported.
-_digests: dict[str, tuple[tuple[int, ...], str]] = {}
+_digests: dict[str, tuple[Stamp, str]] = {}
 
 
 def defined_from(function: Callable[..., Any]) -> tuple[str, str] | None:
@@ -132,15 +134,9 @@ def defined_from(function: Callable[..., Any]) -> tuple[str, str] | None:
     if path is None:
         return None
     try:
-        info = os.stat(path)
-        stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        known = _digests.get(path)
-        if known is None or known[0] != stamp:
-            with open(path, "rb") as source:
-                known = _digests[path] = (stamp, source_digest(source.read()))
+        return path, derived(_digests, path, source_digest)
     except OSError:
         return None
-    return path, known[1]
 
 
 class Region(Generic[P, R]):

@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from ppy.decorators import Region
+from ppy.file_reads import Stamp, derived
 
 # path -> (its stat when compiled, {qualified name: code object}): one compile per file and edit.
-_compiled: dict[str, tuple[tuple[int, ...], dict[str, types.CodeType]]] = {}
+_compiled: dict[str, tuple[Stamp, dict[str, types.CodeType]]] = {}
 
 
 def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
@@ -30,17 +31,13 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
 
 def _current(path: str) -> dict[str, types.CodeType] | None:
     """Every function's code object in the file's text as it is now, by qualified name; None when unreadable."""
+    def functions(text: bytes) -> dict[str, types.CodeType]:
+        return {code.co_qualname: code for code in _codes(compile(text, path, "exec", dont_inherit=True))}
+
     try:
-        info = os.stat(path)
-        stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        known = _compiled.get(path)
-        if known is None or known[0] != stamp:
-            with open(path, "rb") as source:
-                module = compile(source.read(), path, "exec", dont_inherit=True)
-            known = _compiled[path] = (stamp, {code.co_qualname: code for code in _codes(module)})
+        return derived(_compiled, path, functions)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # an edit Python could not load either
         return None
-    return known[1]
 
 
 def _functions(value: Any, files: set[str]) -> Iterator[types.FunctionType]:
@@ -49,7 +46,7 @@ def _functions(value: Any, files: set[str]) -> Iterator[types.FunctionType]:
     if isinstance(value, Region):
         value = value.python
     if isinstance(value, types.FunctionType):
-        yield inspect.unwrap(value)  # type: ignore[misc]
+        yield inspect.unwrap(value)
     elif isinstance(value, types.ModuleType) and _real(getattr(value, "__file__", None) or "") in files:
         for member in list(vars(value).values()):
             if isinstance(member, (types.FunctionType, Region)):
@@ -60,7 +57,7 @@ def _real(path: str) -> str:
     return os.path.realpath(path) if path else ""
 
 
-def stale_helper(region: Region, dependencies: dict[str, str]) -> str | None:
+def stale_helper(region: Region[..., Any], dependencies: dict[str, str]) -> str | None:
     """A file the build compiled helpers from whose functions, as the region's module sees them, are not what
     its text compiles to now; None when every one is current (or none is in sight)."""
     if not dependencies:
