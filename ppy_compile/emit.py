@@ -392,6 +392,8 @@ class Printer:
             args = ", ".join(self.number(o, t.FLOAT if value.function not in ("gcd", "lcm") else t.INT) for o in operands)
             if value.function in ("ceil", "floor", "trunc") and isinstance(operands[0].type, (t.IntT, t.BoolT)):
                 return f"static_cast<int64_t>({self.expr(operands[0])})"
+            if value.function in ("ceil", "floor", "trunc") and isinstance(operands[0].type, t.NumberT):
+                return f"ppy::math_{value.function}({self.expr(operands[0])})"  # an int stays exact, not a double
             return f"ppy::math_{value.function}({args})"
         if value.op is HostOp.MUL and isinstance(value.type, t.SeqT):
             return f"ppy::repeat({self.expr(operands[0])}, {self.expr(operands[1])})"

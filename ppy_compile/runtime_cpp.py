@@ -363,7 +363,7 @@ inline int64_t py_floordiv(int64_t a, int64_t b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 inline int64_t py_mod(int64_t a, int64_t b) {
-    if (b == 0) raise(PyExc_ZeroDivisionError, "integer division or modulo by zero");
+    if (b == 0) raise(PyExc_ZeroDivisionError, "integer modulo by zero");  // `//` says "integer division or modulo"
     if (b == -1) return 0;
     int64_t r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
@@ -412,10 +412,26 @@ inline double py_floordiv(double a, double b) {
     return (d - f > 0.5) ? f + 1.0 : f;
 }
 inline double py_pow(double a, double b) {
-    if (a == 0.0 && b < 0.0) raise(PyExc_ZeroDivisionError, "0.0 cannot be raised to a negative power");
-    if (a < 0.0 && b != std::floor(b) && std::isfinite(b)) raise(PyExc_ValueError, "a negative number to a fractional power is complex");
+    // float.__pow__ settles zeros, infinities and NaNs before libm, in this order: 0.0 ** -inf is inf (no
+    // ZeroDivisionError) and (-inf) ** 0.5 is inf (not complex).
+    if (b == 0.0) return 1.0;
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return a == 1.0 ? 1.0 : b;
+    if (std::isinf(b)) {
+        double size = std::fabs(a);
+        if (size == 1.0) return 1.0;
+        return (b > 0.0) == (size > 1.0) ? std::numeric_limits<double>::infinity() : 0.0;
+    }
+    bool odd = std::fmod(std::fabs(b), 2.0) == 1.0;
+    if (std::isinf(a)) return b > 0.0 ? (odd ? a : std::fabs(a)) : (odd ? std::copysign(0.0, a) : 0.0);
+    if (a == 0.0) {
+        if (b < 0.0) raise(PyExc_ZeroDivisionError, "0.0 cannot be raised to a negative power");
+        return odd ? a : 0.0;
+    }
+    // Python's answer is a complex number, which a region has no type for.
+    if (a < 0.0 && b != std::floor(b)) raise(PyExc_ValueError, "a negative number to a fractional power is complex");
     double r = std::pow(a, b);
-    if (std::isinf(r) && std::isfinite(a) && std::isfinite(b)) raise(PyExc_OverflowError, "(34, 'Numerical result out of range')");
+    if (std::isinf(r)) raise(PyExc_OverflowError, "(34, 'Numerical result out of range')");
     return r;
 }
 inline double py_min(std::initializer_list<double> v) { return std::min(v); }
@@ -547,25 +563,65 @@ inline int64_t py_round(double v) { return py_int(std::nearbyint(v)); }  // the 
 inline int64_t py_round(int64_t v) { return v; }
 inline int64_t py_round(bool v) { return v; }
 inline int64_t py_round(const at::Scalar& v) { return is_int(v) ? v.toLong() : py_round(v.toDouble()); }
+template <class Call> inline double python_float(Call call);
 inline double py_round_digits(double v, int64_t digits) {
-    if (!std::isfinite(v) || digits > 308) return v;
-    double scale = std::pow(10.0, static_cast<double>(digits));
-    double scaled = std::nearbyint(v * scale) / scale;
-    return std::isfinite(scaled) ? scaled : v;
+    // float.__round__ rounds the exact decimal value (round(2.675, 2) is 2.67, round(x, -400) is 0.0 with x's
+    // sign, OverflowError past the largest float): v * 10**digits in doubles rounds twice and differs.
+    return python_float([&]() {
+        PyObject* number = PyFloat_FromDouble(v);
+        PyObject* result = number == nullptr ? nullptr : PyObject_CallMethod(number, "__round__", "L", static_cast<long long>(digits));
+        Py_XDECREF(number);
+        return result;
+    });
 }
 inline int64_t py_round_digits(int64_t v, int64_t digits) {
     if (digits >= 0) return v;
+    // A multiple of 10**19 or more: every int64 rounds to 0, or at -19 digits to +-10**19 (beyond 64 bits)
+    // when it is past the half, 5 * 10**18 itself rounding to the even 0.
+    if (digits < -19) return 0;
+    if (digits == -19) { if (v > INT64_C(5000000000000000000) || v < -INT64_C(5000000000000000000)) overflow(); return 0; }
     int64_t scale = 1;
-    for (int64_t i = 0; i < -digits && scale <= std::numeric_limits<int64_t>::max() / 10; ++i) scale *= 10;
+    for (int64_t i = 0; i < -digits; ++i) scale *= 10;
     int64_t q = py_floordiv(v, scale), r = v - q * scale;
     if (2 * r > scale || (2 * r == scale && (q & 1))) q += 1;
-    return q * scale;
+    return py_mul(q, scale);  // round(2**63 - 1, -1) is 2**63 + 3: too big
 }
 inline at::Scalar py_round_digits(const at::Scalar& v, int64_t digits) {
     return is_int(v) ? number(py_round_digits(v.toLong(), digits)) : number(py_round_digits(v.toDouble(), digits));
 }
 
 // --- math: Python's domain and range errors ---
+// A float CPython computes with its own code rather than libm's (math.gamma and math.lgamma are its own Lanczos
+// sums, math.hypot its own extended-precision norm, float.__round__ its own decimal rounding, none what glibc
+// gives to the last bit): `call` runs with the
+// GIL taken back, and its exception is raised as Python raised it.
+template <class Call> inline double python_float(Call call) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    PyObject* result = call();
+    double value = result == nullptr ? 0.0 : PyFloat_AsDouble(result);
+    Py_XDECREF(result);
+    if (PyErr_Occurred()) {
+        PyObject *type, *error, *traceback;
+        PyErr_Fetch(&type, &error, &traceback);
+        PyObject* text = error == nullptr ? nullptr : PyObject_Str(error);
+        const char* message = text == nullptr ? nullptr : PyUnicode_AsUTF8(text);
+        PythonError raised{type, message == nullptr ? "" : message};  // a builtin exception type: it outlives this
+        PyErr_Clear();
+        Py_XDECREF(text); Py_XDECREF(error); Py_XDECREF(traceback); Py_XDECREF(type);
+        PyGILState_Release(state);
+        throw raised;
+    }
+    PyGILState_Release(state);
+    return value;
+}
+template <class... Args> inline double python_math(const char* name, const char* format, Args... args) {
+    return python_float([&]() {
+        PyObject* math = PyImport_ImportModule("math");
+        PyObject* result = math == nullptr ? nullptr : PyObject_CallMethod(math, name, format, args...);
+        Py_XDECREF(math);
+        return result;
+    });
+}
 inline double math_check(double r, double x) {
     if (std::isnan(r) && !std::isnan(x)) raise(PyExc_ValueError, "math domain error");
     if (std::isinf(r) && std::isfinite(x)) raise(PyExc_OverflowError, "math range error");
@@ -575,7 +631,11 @@ inline double math_sqrt(double x) { return math_check(std::sqrt(x), x); }
 inline double math_exp(double x) { return math_check(std::exp(x), x); }
 inline double math_expm1(double x) { return math_check(std::expm1(x), x); }
 inline double math_log(double x) { if (x <= 0) raise(PyExc_ValueError, "math domain error"); return std::log(x); }
-inline double math_log(double x, double base) { return math_log(x) / math_log(base); }
+inline double math_log(double x, double base) {
+    double num = math_log(x), den = math_log(base);
+    if (den == 0.0) raise(PyExc_ZeroDivisionError, "float division by zero");  // math.log(x, 1)
+    return num / den;
+}
 inline double math_log2(double x) { if (x <= 0) raise(PyExc_ValueError, "math domain error"); return std::log2(x); }
 inline double math_log10(double x) { if (x <= 0) raise(PyExc_ValueError, "math domain error"); return std::log10(x); }
 inline double math_log1p(double x) { if (x <= -1) raise(PyExc_ValueError, "math domain error"); return std::log1p(x); }
@@ -593,23 +653,34 @@ inline double math_acosh(double x) { return math_check(std::acosh(x), x); }
 inline double math_atanh(double x) { if (std::fabs(x) >= 1) raise(PyExc_ValueError, "math domain error"); return std::atanh(x); }
 inline double math_erf(double x) { return std::erf(x); }
 inline double math_erfc(double x) { return std::erfc(x); }
-inline double math_gamma(double x) {
-    if (x <= 0 && x == std::floor(x)) raise(PyExc_ValueError, "math domain error");
-    return math_check(std::tgamma(x), x);
-}
-inline double math_lgamma(double x) {
-    if (x <= 0 && x == std::floor(x)) raise(PyExc_ValueError, "math domain error");
-    return math_check(std::lgamma(x), x);
-}
+inline double math_gamma(double x) { return python_math("gamma", "d", x); }
+inline double math_lgamma(double x) { return python_math("lgamma", "d", x); }
 inline double math_fabs(double x) { return std::fabs(x); }
 inline double math_degrees(double x) { return x * (180.0 / M_PI); }
 inline double math_radians(double x) { return x * (M_PI / 180.0); }
 inline double math_atan2(double y, double x) { return std::atan2(y, x); }
-inline double math_hypot(double x, double y) { return math_check(std::hypot(x, y), x + y); }
+inline double math_hypot(double x, double y) { return python_math("hypot", "dd", x, y); }
 inline double math_pow(double x, double y) {
-    if (x == 0.0 && y < 0.0) raise(PyExc_ValueError, "math domain error");
-    if (x < 0.0 && y != std::floor(y) && std::isfinite(y)) raise(PyExc_ValueError, "math domain error");
-    return math_check(std::pow(x, y), x + y);
+    // Infinities and NaNs are settled before libm, as math.pow settles them: (-inf) ** 0.5 is inf and
+    // 0.0 ** -inf is inf (no domain error), and only a finite x ** y that overflows is a range error.
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+        if (std::isnan(x)) return y == 0.0 ? 1.0 : x;
+        if (std::isnan(y)) return x == 1.0 ? 1.0 : y;
+        if (std::isinf(x)) {
+            bool odd = std::isfinite(y) && std::fmod(std::fabs(y), 2.0) == 1.0;
+            if (y > 0.0) return odd ? x : std::fabs(x);
+            if (y == 0.0) return 1.0;
+            return odd ? std::copysign(0.0, x) : 0.0;
+        }
+        if (std::fabs(x) == 1.0) return 1.0;
+        if (y > 0.0 && std::fabs(x) > 1.0) return y;
+        if (y < 0.0 && std::fabs(x) < 1.0) return -y;
+        return 0.0;
+    }
+    double r = std::pow(x, y);
+    if (std::isnan(r) || (std::isinf(r) && x == 0.0)) raise(PyExc_ValueError, "math domain error");
+    if (std::isinf(r)) raise(PyExc_OverflowError, "math range error");
+    return r;
 }
 inline double math_fmod(double x, double y) {
     if (y == 0.0 || std::isinf(x)) raise(PyExc_ValueError, "math domain error");
@@ -619,10 +690,21 @@ inline double math_copysign(double x, double y) { return std::copysign(x, y); }
 inline int64_t math_ceil(double x) { return py_int(std::ceil(x)); }
 inline int64_t math_floor(double x) { return py_int(std::floor(x)); }
 inline int64_t math_trunc(double x) { return py_int(std::trunc(x)); }
+// Of a `float` parameter given an int: the int itself, as Python gives it, not the int rounded to a double.
+inline int64_t math_ceil(const at::Scalar& x) { return is_int(x) ? x.toLong() : math_ceil(x.toDouble()); }
+inline int64_t math_floor(const at::Scalar& x) { return is_int(x) ? x.toLong() : math_floor(x.toDouble()); }
+inline int64_t math_trunc(const at::Scalar& x) { return is_int(x) ? x.toLong() : math_trunc(x.toDouble()); }
 inline bool math_isfinite(double x) { return std::isfinite(x); }
 inline bool math_isinf(double x) { return std::isinf(x); }
 inline bool math_isnan(double x) { return std::isnan(x); }
-inline int64_t math_gcd(int64_t a, int64_t b) { a = py_abs(a); b = py_abs(b); while (b) { int64_t r = a % b; a = b; b = r; } return a; }
+inline int64_t math_gcd(int64_t a, int64_t b) {
+    // On magnitudes: gcd(-2**63, 6) is 2 although abs(-2**63) does not fit; only a gcd of 2**63 itself does not.
+    uint64_t x = a < 0 ? uint64_t{0} - static_cast<uint64_t>(a) : static_cast<uint64_t>(a);
+    uint64_t y = b < 0 ? uint64_t{0} - static_cast<uint64_t>(b) : static_cast<uint64_t>(b);
+    while (y) { uint64_t r = x % y; x = y; y = r; }
+    if (x > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) overflow();
+    return static_cast<int64_t>(x);
+}
 inline int64_t math_lcm(int64_t a, int64_t b) { if (a == 0 || b == 0) return 0; return py_abs(py_mul(a / math_gcd(a, b), b)); }
 
 // --- optionals, sequences ---
