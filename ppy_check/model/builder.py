@@ -2538,8 +2538,7 @@ class Builder:
                 self.unsupported(span, shown, f"`{name}()` of tensors compares their values in Python; "
                                  f"use `torch.{'minimum' if name == 'min' else 'maximum'}`")
                 raise _Abandon
-            return self.host(HostOp.MIN if name == "min" else HostOp.MAX, values, span, shown,
-                             kind=t.join_numbers(*(v.type for v in values)))
+            return self.extreme(name, values, span, shown)
         if name == "round" and len(values) in (1, 2) and t.is_number(values[0].type):
             if len(values) == 1:
                 return self.host(HostOp.ROUND, values, span, shown, kind=t.INT)
@@ -2652,9 +2651,19 @@ class Builder:
         if name in ("min", "max") and first and all(t.is_number(i.type) for i in first):
             if len(first) == 1:
                 return first[0]
-            return self.host(HostOp.MIN if name == "min" else HostOp.MAX, first, span, shown,
-                             kind=t.join_numbers(*(i.type for i in first)))
+            return self.extreme(name, first, span, shown)
         return None
+
+    def extreme(self, name: str, values: list[Expr], span: Span, shown: str) -> Expr:
+        """`min()` or `max()` of numbers: the winning operand itself, of its own type."""
+        bools = [isinstance(v.type, t.BoolT) for v in values]
+        if any(bools) and not all(bools) and not all(isinstance(v, Const) for v in values):
+            # `min(True, 2)` is True, a bool, and `min(True, 0)` is 0, an int: the type is known only at run time.
+            self.unsupported(span, shown, f"`{name}()` of a bool and a number is a bool or not by their values; "
+                             "convert the bool with `int()`")
+            raise _Abandon
+        return self.host(HostOp.MIN if name == "min" else HostOp.MAX, values, span, shown,
+                         kind=t.join_numbers(*(v.type for v in values)))
 
     def _refuse_conversion(self, name: str, value: Expr, span: Span, shown: str) -> Expr:
         self.type_problem(span, shown, f"`{name}()` of a {value.type}")
