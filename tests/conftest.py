@@ -85,7 +85,7 @@ NEEDS = {
     "test_typing.py": "integration", "test_pytest_plugin.py": "integration", "test_verify_collect.py": "integration",
     "test_verify_compare.py": "compiler", "test_verify_config.py": "integration", "test_verify_regions.py": "integration",
     "test_corpus.py": "compiler", "test_opinfo.py": "compiler", "test_torch_stack.py": "integration",
-    "test_fast_path.py": "compiler", "test_host_numbers.py": "compiler", "test_tracebacks.py": "compiler", "test_rebuild.py": "compiler",
+    "test_fast_path.py": "compiler", "test_host_numbers.py": "compiler", "test_host_math_properties.py": "compiler", "test_tracebacks.py": "compiler", "test_rebuild.py": "compiler",
 }
 
 
