@@ -92,8 +92,15 @@ def _paths(config: pytest.Config) -> tuple[Path, ...]:
     return paths
 
 
+# A test whose calls of regions --ppy-verify does not judge: it holds them to expectations of its own (a
+# documented difference such as an int result beyond 64 bits, an error raised on purpose on one side).
+UNOBSERVED = "ppy_unobserved"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "ppy_region: a region verified against its Python body (pytest --ppy-verify)")
+    config.addinivalue_line("markers", f"{UNOBSERVED}: the calls this test makes of regions are not judged by "
+                                       "--ppy-verify (the test checks them itself)")
     if not config.getoption("--ppy-verify"):
         return
     settings = Settings.from_config(config)

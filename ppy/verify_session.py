@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from ppy.decorators import Call, Region
-from ppy.pytest_plugin import Settings
+from ppy.pytest_plugin import UNOBSERVED, Settings
 from ppy.verify_collect import RegionFile, extra_roots, ppy_exclusion, region_file
 from ppy.verify_item import RegionItem
 from ppy_check.site import RegionSite
@@ -57,6 +57,7 @@ class Verifier:
         self.records: dict[tuple[SiteKey, str], Record] = {}
         self.watched: dict[SiteKey, set[str]] = {}  # the selected items' sites and devices
         self.current: str | None = None  # the test whose calls are being observed
+        self.observing = True  # False while a test marked UNOBSERVED runs
         self.rows: list[dict[str, Any]] = []
         runtime.set_observer(self.observe)
 
@@ -93,10 +94,12 @@ class Verifier:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         self.current = item.nodeid
+        self.observing = item.get_closest_marker(UNOBSERVED) is None
         try:
             return (yield)
         finally:
             self.current = None
+            self.observing = True
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
@@ -113,6 +116,8 @@ class Verifier:
         """A call a test made: compared now, on clones, before the real call runs."""
         import inspect
 
+        if not self.observing:
+            return  # the test holds its calls to expectations of its own (UNOBSERVED)
         key = site_key(region.site)
         devices = self.watched.get(key)
         if not devices:
@@ -137,12 +142,22 @@ class Verifier:
         """
         from ppy.verify import compare_call, describe
 
-        record.calls += 1
         try:
             outcome = compare_call(region, call, device=move_to, scale=self.settings.scale)
         except Exception as error:  # a broken comparison is a finding, not a crash of the user's test
+            record.calls += 1
             record.failures.append(f"region `{region.site.qualname}` on {device}, {source}: comparing raised {error!r}")
             return
+        if outcome.declined:
+            # A call the Python body answers (the compiled code does not take its arguments) checks nothing.
+            record.failures.extend(describe(region, device, mismatch, source) for mismatch in outcome.mismatches)
+            if must_run:
+                record.failures.append(f"region `{region.site.qualname}` on {device}, {source}: the compiled code "
+                                       "does not take its arguments (one is not exactly the type its annotation "
+                                       "names, or an int is beyond the 64 bits torch takes), so the Python body "
+                                       "answers it and nothing was compared")
+            return
+        record.calls += 1
         if not math.isnan(outcome.max_abs):
             record.max_error = max(record.max_error, outcome.max_abs)
         record.tolerance = outcome.tolerance or record.tolerance

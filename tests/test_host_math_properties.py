@@ -126,6 +126,8 @@ def built() -> None:
     assert getattr(regions, REGIONS[0]).build(), "tests/regions/host_math_properties.py did not compile"
 
 
+# --ppy-verify would judge the licensed differences as failures: this test holds each call to Python's answer itself.
+@pytest.mark.ppy_unobserved
 @pytest.mark.parametrize("name", REGIONS)
 def test_region_gives_pythons_answer(name: str, built: None) -> None:
     region = getattr(regions, name)

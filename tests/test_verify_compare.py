@@ -94,3 +94,19 @@ def test_complex32_results_are_compared() -> None:
 
     assert compare_call(region(python, python), ppy.Call(torch.randn(3))).mismatches == ()
     assert [m.what for m in compare_call(region(python, compiled), ppy.Call(torch.randn(3))).mismatches] == ["output"]
+
+
+def test_arguments_the_compiled_code_does_not_take_are_declined_not_compared() -> None:
+    """The compiled code answers NotImplemented to an argument it does not take (an int beyond 64 bits, an int
+    for a bool): a call of the region gives it to the Python body, so there is nothing to compare, and the
+    outcome says so rather than reporting NotImplemented as the compiled answer."""
+    def python(x: torch.Tensor, n: int) -> torch.Tensor:
+        return x * n
+
+    def compiled(x: torch.Tensor, n: int) -> Any:
+        return NotImplemented if not -2**63 <= n < 2**63 else x * n
+
+    declined = compare_call(region(python, compiled), ppy.Call(torch.ones(2), 2**70))
+    assert declined.declined and declined.mismatches == ()
+    taken = compare_call(region(python, compiled), ppy.Call(torch.ones(2), 3))
+    assert not taken.declined and taken.mismatches == ()

@@ -78,11 +78,32 @@ STATUSES = SITES + textwrap.dedent(
         for _ in range(2):
             x = x + 1
         return x
+
+
+    @ppy.opt(1)
+    def bump(n: int) -> int:
+        return n + 1
+
+
+    @bump.samples
+    def _(device):
+        yield (2 ** 70,)
+
+
+    @ppy.opt(1)
+    def grow(n: int) -> int:
+        return n + 1
+
+
+    @grow.samples
+    def _(device):
+        yield (1,)
     '''
 )
 
 TESTS = textwrap.dedent(
     '''
+    import pytest
     import torch
 
     import statuses
@@ -93,6 +114,16 @@ TESTS = textwrap.dedent(
         assert statuses.A.twice(torch.ones(2)).tolist() == [3.0, 3.0]
         assert statuses.A.twice(torch.zeros(1)).tolist() == [0.0]
         assert statuses.outer(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+    def test_big_ints():
+        assert statuses.grow(2 ** 70) == 2 ** 70 + 1  # the Python body answers: not a call the verifier compares
+
+
+    @pytest.mark.ppy_unobserved
+    def test_documented_overflow():
+        with pytest.raises(OverflowError):
+            statuses.grow(2 ** 63 - 1)  # Python's answer is 2 ** 63: judged, this call would fail `grow`
     '''
 )
 
@@ -119,9 +150,9 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def test_each_region_gets_its_own_item_and_status(project: pytest.Pytester) -> None:
     result = run(project, "--ppy-verify", "--ignore=scripts")
-    # test_calls, twice, A.twice, inner pass; two, noisy, looped fail; ghost never came to exist.
-    result.assert_outcomes(passed=4, failed=3, skipped=1)
-    result.stdout.fnmatch_lines(["collected 8 items"])
+    # The three tests, twice, A.twice, inner, grow pass; two, noisy, looped, bump fail; ghost never came to exist.
+    result.assert_outcomes(passed=7, failed=4, skipped=1)
+    result.stdout.fnmatch_lines(["collected 12 items"])
     out = result.stdout.str()
     rows = table_rows(result)
     # twice: its sample and the test's call; A.twice: the test's two calls, on records of its own.
@@ -140,6 +171,12 @@ def test_each_region_gets_its_own_item_and_status(project: pytest.Pytester) -> N
     assert 'raise ValueError("no sample today")' in noisy and "region `noisy` on cpu: producing its samples raised this" in noisy
     assert "pluggy" not in noisy and "_pytest" not in noisy and len(noisy.splitlines()) < 20
     assert "region `looped` is not a valid region" in out and "ppy-loop" in out
+    # An argument the compiled code does not take is the Python body's to answer: a sample of one checks nothing
+    # and fails; a test's call of one is not counted; a test marked ppy_unobserved is not judged.
+    assert ("region `bump` on cpu, sample 0: the compiled code does not take its arguments (one is not exactly the "
+            "type its annotation names, or an int is beyond the 64 bits torch takes)") in out
+    assert "got NotImplemented" not in out
+    assert rows["tests/statuses.py::grow", "cpu"][::3] == ["1", "passed"]
     # Only modules holding a region were imported, and none that pytest was told to skip.
     assert not (project.path / "scripts/danger.ran").exists() and not (project.path / "tests/helper.ran").exists()
 
