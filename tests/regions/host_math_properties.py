@@ -11,6 +11,7 @@ import math
 
 import ppy
 
+
 @ppy.opt(2)
 def add_int_int(a: int, b: int) -> int:
     return a + b
@@ -19,6 +20,7 @@ def add_int_int(a: int, b: int) -> int:
 @add_int_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
+
 
 @ppy.opt(2)
 def add_int_float(a: int, b: float) -> float:
@@ -29,6 +31,7 @@ def add_int_float(a: int, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
 
+
 @ppy.opt(2)
 def add_float_int(a: float, b: int) -> float:
     return a + b
@@ -37,6 +40,7 @@ def add_float_int(a: float, b: int) -> float:
 @add_float_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
+
 
 @ppy.opt(2)
 def add_float_float(a: float, b: float) -> float:
@@ -47,6 +51,7 @@ def add_float_float(a: float, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
 
+
 @ppy.opt(2)
 def sub_int_int(a: int, b: int) -> int:
     return a - b
@@ -55,6 +60,7 @@ def sub_int_int(a: int, b: int) -> int:
 @sub_int_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
+
 
 @ppy.opt(2)
 def sub_int_float(a: int, b: float) -> float:
@@ -65,6 +71,7 @@ def sub_int_float(a: int, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
 
+
 @ppy.opt(2)
 def sub_float_int(a: float, b: int) -> float:
     return a - b
@@ -73,6 +80,7 @@ def sub_float_int(a: float, b: int) -> float:
 @sub_float_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
+
 
 @ppy.opt(2)
 def sub_float_float(a: float, b: float) -> float:
@@ -83,6 +91,7 @@ def sub_float_float(a: float, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
 
+
 @ppy.opt(2)
 def mul_int_int(a: int, b: int) -> int:
     return a * b
@@ -91,6 +100,7 @@ def mul_int_int(a: int, b: int) -> int:
 @mul_int_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
+
 
 @ppy.opt(2)
 def mul_int_float(a: int, b: float) -> float:
@@ -101,6 +111,7 @@ def mul_int_float(a: int, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
 
+
 @ppy.opt(2)
 def mul_float_int(a: float, b: int) -> float:
     return a * b
@@ -109,6 +120,7 @@ def mul_float_int(a: float, b: int) -> float:
 @mul_float_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
+
 
 @ppy.opt(2)
 def mul_float_float(a: float, b: float) -> float:
@@ -119,6 +131,7 @@ def mul_float_float(a: float, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
 
+
 @ppy.opt(2)
 def truediv_int_int(a: int, b: int) -> float:
     return a / b
@@ -127,6 +140,7 @@ def truediv_int_int(a: int, b: int) -> float:
 @truediv_int_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
+
 
 @ppy.opt(2)
 def truediv_int_float(a: int, b: float) -> float:
@@ -137,6 +151,7 @@ def truediv_int_float(a: int, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
 
+
 @ppy.opt(2)
 def truediv_float_int(a: float, b: int) -> float:
     return a / b
@@ -145,6 +160,7 @@ def truediv_float_int(a: float, b: int) -> float:
 @truediv_float_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
+
 
 @ppy.opt(2)
 def truediv_float_float(a: float, b: float) -> float:
@@ -155,6 +171,7 @@ def truediv_float_float(a: float, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
 
+
 @ppy.opt(2)
 def floordiv_int_int(a: int, b: int) -> int:
     return a // b
@@ -163,6 +180,7 @@ def floordiv_int_int(a: int, b: int) -> int:
 @floordiv_int_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
+
 
 @ppy.opt(2)
 def floordiv_int_float(a: int, b: float) -> float:
@@ -173,6 +191,7 @@ def floordiv_int_float(a: int, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
 
+
 @ppy.opt(2)
 def floordiv_float_int(a: float, b: int) -> float:
     return a // b
@@ -181,6 +200,7 @@ def floordiv_float_int(a: float, b: int) -> float:
 @floordiv_float_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
+
 
 @ppy.opt(2)
 def floordiv_float_float(a: float, b: float) -> float:
@@ -191,6 +211,7 @@ def floordiv_float_float(a: float, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
 
+
 @ppy.opt(2)
 def mod_int_int(a: int, b: int) -> int:
     return a % b
@@ -199,6 +220,7 @@ def mod_int_int(a: int, b: int) -> int:
 @mod_int_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
+
 
 @ppy.opt(2)
 def mod_int_float(a: int, b: float) -> float:
@@ -209,6 +231,7 @@ def mod_int_float(a: int, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
 
+
 @ppy.opt(2)
 def mod_float_int(a: float, b: int) -> float:
     return a % b
@@ -218,6 +241,7 @@ def mod_float_int(a: float, b: int) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
 
+
 @ppy.opt(2)
 def mod_float_float(a: float, b: float) -> float:
     return a % b
@@ -226,6 +250,7 @@ def mod_float_float(a: float, b: float) -> float:
 @mod_float_float.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
+
 
 @ppy.opt(2)
 def pow_int_int(a: int, b: int) -> float:
@@ -237,6 +262,7 @@ def pow_int_int(a: int, b: int) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
 
+
 @ppy.opt(2)
 def pow_int_float(a: int, b: float) -> float:
     power: float = a ** b  # typeshed's `**` of these is Any
@@ -246,6 +272,7 @@ def pow_int_float(a: int, b: float) -> float:
 @pow_int_float.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
+
 
 @ppy.opt(2)
 def pow_float_int(a: float, b: int) -> float:
@@ -257,6 +284,7 @@ def pow_float_int(a: float, b: int) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
 
+
 @ppy.opt(2)
 def pow_float_float(a: float, b: float) -> float:
     power: float = a ** b  # typeshed's `**` of these is Any
@@ -267,6 +295,7 @@ def pow_float_float(a: float, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
 
+
 @ppy.opt(2)
 def compare_int_int(a: int, b: int) -> tuple[bool, bool, bool, bool, bool, bool]:
     return a == b, a != b, a < b, a <= b, a > b, a >= b
@@ -275,6 +304,7 @@ def compare_int_int(a: int, b: int) -> tuple[bool, bool, bool, bool, bool, bool]
 @compare_int_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
+
 
 @ppy.opt(2)
 def compare_int_float(a: int, b: float) -> tuple[bool, bool, bool, bool, bool, bool]:
@@ -285,6 +315,7 @@ def compare_int_float(a: int, b: float) -> tuple[bool, bool, bool, bool, bool, b
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
 
+
 @ppy.opt(2)
 def compare_float_int(a: float, b: int) -> tuple[bool, bool, bool, bool, bool, bool]:
     return a == b, a != b, a < b, a <= b, a > b, a >= b
@@ -293,6 +324,7 @@ def compare_float_int(a: float, b: int) -> tuple[bool, bool, bool, bool, bool, b
 @compare_float_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
+
 
 @ppy.opt(2)
 def compare_float_float(a: float, b: float) -> tuple[bool, bool, bool, bool, bool, bool]:
@@ -303,6 +335,7 @@ def compare_float_float(a: float, b: float) -> tuple[bool, bool, bool, bool, boo
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
 
+
 @ppy.opt(2)
 def chained_compare(a: int, b: float, c: int) -> tuple[bool, bool]:
     return a < b <= c, a == b == c
@@ -311,6 +344,7 @@ def chained_compare(a: int, b: float, c: int) -> tuple[bool, bool]:
 @chained_compare.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 1, 2.5, 3
+
 
 @ppy.opt(2)
 def neg_int(a: int) -> int:
@@ -321,6 +355,7 @@ def neg_int(a: int) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
 
+
 @ppy.opt(2)
 def pos_int(a: int) -> int:
     return +a
@@ -329,6 +364,7 @@ def pos_int(a: int) -> int:
 @pos_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
+
 
 @ppy.opt(2)
 def abs_int(a: int) -> int:
@@ -339,6 +375,7 @@ def abs_int(a: int) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
 
+
 @ppy.opt(2)
 def not_int(a: int) -> bool:
     return not a
@@ -347,6 +384,7 @@ def not_int(a: int) -> bool:
 @not_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
+
 
 @ppy.opt(2)
 def int_of_int(a: int) -> int:
@@ -357,6 +395,7 @@ def int_of_int(a: int) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
 
+
 @ppy.opt(2)
 def float_of_int(a: int) -> float:
     return float(a)
@@ -365,6 +404,7 @@ def float_of_int(a: int) -> float:
 @float_of_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
+
 
 @ppy.opt(2)
 def bool_of_int(a: int) -> bool:
@@ -375,6 +415,7 @@ def bool_of_int(a: int) -> bool:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
 
+
 @ppy.opt(2)
 def round_int(a: int) -> int:
     return round(a)
@@ -383,6 +424,7 @@ def round_int(a: int) -> int:
 @round_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
+
 
 @ppy.opt(2)
 def round_digits_int(a: int, digits: int) -> int:
@@ -393,6 +435,7 @@ def round_digits_int(a: int, digits: int) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1
 
+
 @ppy.opt(2)
 def neg_float(a: float) -> float:
     return -a
@@ -401,6 +444,7 @@ def neg_float(a: float) -> float:
 @neg_float.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
+
 
 @ppy.opt(2)
 def pos_float(a: float) -> float:
@@ -411,6 +455,7 @@ def pos_float(a: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
 
+
 @ppy.opt(2)
 def abs_float(a: float) -> float:
     return abs(a)
@@ -419,6 +464,7 @@ def abs_float(a: float) -> float:
 @abs_float.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
+
 
 @ppy.opt(2)
 def not_float(a: float) -> bool:
@@ -429,6 +475,7 @@ def not_float(a: float) -> bool:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
 
+
 @ppy.opt(2)
 def int_of_float(a: float) -> int:
     return int(a)
@@ -437,6 +484,7 @@ def int_of_float(a: float) -> int:
 @int_of_float.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
+
 
 @ppy.opt(2)
 def float_of_float(a: float) -> float:
@@ -447,6 +495,7 @@ def float_of_float(a: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
 
+
 @ppy.opt(2)
 def bool_of_float(a: float) -> bool:
     return bool(a)
@@ -455,6 +504,7 @@ def bool_of_float(a: float) -> bool:
 @bool_of_float.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
+
 
 @ppy.opt(2)
 def round_float(a: float) -> int:
@@ -465,6 +515,7 @@ def round_float(a: float) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
 
+
 @ppy.opt(2)
 def round_digits_float(a: float, digits: int) -> float:
     return round(a, digits)
@@ -473,6 +524,7 @@ def round_digits_float(a: float, digits: int) -> float:
 @round_digits_float.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1
+
 
 @ppy.opt(2)
 def min_int_int(a: int, b: int) -> int:
@@ -483,6 +535,7 @@ def min_int_int(a: int, b: int) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
 
+
 @ppy.opt(2)
 def max_int_int(a: int, b: int) -> int:
     return max(a, b)
@@ -491,6 +544,7 @@ def max_int_int(a: int, b: int) -> int:
 @max_int_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 3
+
 
 @ppy.opt(2)
 def min_int_float(a: int, b: float) -> float:
@@ -501,6 +555,7 @@ def min_int_float(a: int, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
 
+
 @ppy.opt(2)
 def max_int_float(a: int, b: float) -> float:
     return max(a, b)
@@ -509,6 +564,7 @@ def max_int_float(a: int, b: float) -> float:
 @max_int_float.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7, 1.5
+
 
 @ppy.opt(2)
 def min_float_int(a: float, b: int) -> float:
@@ -519,6 +575,7 @@ def min_float_int(a: float, b: int) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
 
+
 @ppy.opt(2)
 def max_float_int(a: float, b: int) -> float:
     return max(a, b)
@@ -527,6 +584,7 @@ def max_float_int(a: float, b: int) -> float:
 @max_float_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 3
+
 
 @ppy.opt(2)
 def min_float_float(a: float, b: float) -> float:
@@ -537,6 +595,7 @@ def min_float_float(a: float, b: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
 
+
 @ppy.opt(2)
 def max_float_float(a: float, b: float) -> float:
     return max(a, b)
@@ -545,6 +604,7 @@ def max_float_float(a: float, b: float) -> float:
 @max_float_float.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5, 1.5
+
 
 @ppy.opt(2)
 def min_of_three(a: int, b: float, c: int) -> float:
@@ -555,6 +615,7 @@ def min_of_three(a: int, b: float, c: int) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 1, 2.5, 3
 
+
 @ppy.opt(2)
 def max_of_three(a: float, b: int, c: float) -> float:
     return max(a, b, c)
@@ -563,6 +624,7 @@ def max_of_three(a: float, b: int, c: float) -> float:
 @max_of_three.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 1.5, 2, 0.5
+
 
 @ppy.opt(2)
 def math_sqrt(x: float) -> float:
@@ -573,6 +635,7 @@ def math_sqrt(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_exp(x: float) -> float:
     return math.exp(x)
@@ -581,6 +644,7 @@ def math_exp(x: float) -> float:
 @math_exp.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_expm1(x: float) -> float:
@@ -591,6 +655,7 @@ def math_expm1(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_log(x: float) -> float:
     return math.log(x)
@@ -599,6 +664,7 @@ def math_log(x: float) -> float:
 @math_log.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_log2(x: float) -> float:
@@ -609,6 +675,7 @@ def math_log2(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_log10(x: float) -> float:
     return math.log10(x)
@@ -617,6 +684,7 @@ def math_log10(x: float) -> float:
 @math_log10.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_log1p(x: float) -> float:
@@ -627,6 +695,7 @@ def math_log1p(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_sin(x: float) -> float:
     return math.sin(x)
@@ -635,6 +704,7 @@ def math_sin(x: float) -> float:
 @math_sin.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_cos(x: float) -> float:
@@ -645,6 +715,7 @@ def math_cos(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_tan(x: float) -> float:
     return math.tan(x)
@@ -653,6 +724,7 @@ def math_tan(x: float) -> float:
 @math_tan.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_asin(x: float) -> float:
@@ -663,6 +735,7 @@ def math_asin(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_acos(x: float) -> float:
     return math.acos(x)
@@ -671,6 +744,7 @@ def math_acos(x: float) -> float:
 @math_acos.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_atan(x: float) -> float:
@@ -681,6 +755,7 @@ def math_atan(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_sinh(x: float) -> float:
     return math.sinh(x)
@@ -689,6 +764,7 @@ def math_sinh(x: float) -> float:
 @math_sinh.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_cosh(x: float) -> float:
@@ -699,6 +775,7 @@ def math_cosh(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_tanh(x: float) -> float:
     return math.tanh(x)
@@ -707,6 +784,7 @@ def math_tanh(x: float) -> float:
 @math_tanh.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_asinh(x: float) -> float:
@@ -717,6 +795,7 @@ def math_asinh(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_acosh(x: float) -> float:
     return math.acosh(x)
@@ -725,6 +804,7 @@ def math_acosh(x: float) -> float:
 @math_acosh.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.0
+
 
 @ppy.opt(2)
 def math_atanh(x: float) -> float:
@@ -735,6 +815,7 @@ def math_atanh(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_erf(x: float) -> float:
     return math.erf(x)
@@ -743,6 +824,7 @@ def math_erf(x: float) -> float:
 @math_erf.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_erfc(x: float) -> float:
@@ -753,6 +835,7 @@ def math_erfc(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_gamma(x: float) -> float:
     return math.gamma(x)
@@ -761,6 +844,7 @@ def math_gamma(x: float) -> float:
 @math_gamma.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_lgamma(x: float) -> float:
@@ -771,6 +855,7 @@ def math_lgamma(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_fabs(x: float) -> float:
     return math.fabs(x)
@@ -779,6 +864,7 @@ def math_fabs(x: float) -> float:
 @math_fabs.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_degrees(x: float) -> float:
@@ -789,6 +875,7 @@ def math_degrees(x: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
 
+
 @ppy.opt(2)
 def math_radians(x: float) -> float:
     return math.radians(x)
@@ -797,6 +884,7 @@ def math_radians(x: float) -> float:
 @math_radians.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def math_ceil(x: float) -> int:
@@ -807,6 +895,7 @@ def math_ceil(x: float) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
 
+
 @ppy.opt(2)
 def math_ceil_int(n: int) -> int:
     return math.ceil(n)
@@ -815,6 +904,7 @@ def math_ceil_int(n: int) -> int:
 @math_ceil_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
+
 
 @ppy.opt(2)
 def math_floor(x: float) -> int:
@@ -825,6 +915,7 @@ def math_floor(x: float) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
 
+
 @ppy.opt(2)
 def math_floor_int(n: int) -> int:
     return math.floor(n)
@@ -833,6 +924,7 @@ def math_floor_int(n: int) -> int:
 @math_floor_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
+
 
 @ppy.opt(2)
 def math_trunc(x: float) -> int:
@@ -843,6 +935,7 @@ def math_trunc(x: float) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
 
+
 @ppy.opt(2)
 def math_trunc_int(n: int) -> int:
     return math.trunc(n)
@@ -851,6 +944,7 @@ def math_trunc_int(n: int) -> int:
 @math_trunc_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 7
+
 
 @ppy.opt(2)
 def math_isfinite(x: float) -> bool:
@@ -861,6 +955,7 @@ def math_isfinite(x: float) -> bool:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
 
+
 @ppy.opt(2)
 def math_isinf(x: float) -> bool:
     return math.isinf(x)
@@ -869,6 +964,7 @@ def math_isinf(x: float) -> bool:
 @math_isinf.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
+
 
 @ppy.opt(2)
 def math_isnan(x: float) -> bool:
@@ -879,6 +975,7 @@ def math_isnan(x: float) -> bool:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 2.5
 
+
 @ppy.opt(2)
 def math_sqrt_int(n: int) -> float:
     return math.sqrt(n)
@@ -887,6 +984,7 @@ def math_sqrt_int(n: int) -> float:
 @math_sqrt_int.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 16
+
 
 @ppy.opt(2)
 def math_log_int(n: int) -> float:
@@ -897,6 +995,7 @@ def math_log_int(n: int) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 16
 
+
 @ppy.opt(2)
 def math_atan2(x: float, y: float) -> float:
     return math.atan2(x, y)
@@ -905,6 +1004,7 @@ def math_atan2(x: float, y: float) -> float:
 @math_atan2.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5, 1.5
+
 
 @ppy.opt(2)
 def math_hypot(x: float, y: float) -> float:
@@ -915,6 +1015,7 @@ def math_hypot(x: float, y: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5, 1.5
 
+
 @ppy.opt(2)
 def math_pow(x: float, y: float) -> float:
     return math.pow(x, y)
@@ -923,6 +1024,7 @@ def math_pow(x: float, y: float) -> float:
 @math_pow.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5, 1.5
+
 
 @ppy.opt(2)
 def math_fmod(x: float, y: float) -> float:
@@ -933,6 +1035,7 @@ def math_fmod(x: float, y: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5, 1.5
 
+
 @ppy.opt(2)
 def math_copysign(x: float, y: float) -> float:
     return math.copysign(x, y)
@@ -941,6 +1044,7 @@ def math_copysign(x: float, y: float) -> float:
 @math_copysign.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5, 1.5
+
 
 @ppy.opt(2)
 def math_log_base(x: float, base: float) -> float:
@@ -951,6 +1055,7 @@ def math_log_base(x: float, base: float) -> float:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 8.0, 2.0
 
+
 @ppy.opt(2)
 def math_gcd(a: int, b: int) -> int:
     return math.gcd(a, b)
@@ -959,6 +1064,7 @@ def math_gcd(a: int, b: int) -> int:
 @math_gcd.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 12, 18
+
 
 @ppy.opt(2)
 def math_lcm(a: int, b: int) -> int:
@@ -969,6 +1075,7 @@ def math_lcm(a: int, b: int) -> int:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 12, 18
 
+
 @ppy.opt(2)
 def math_constants(x: float) -> tuple[float, float, float, float, float]:
     return x * math.pi, x + math.e, x - math.tau, x * math.inf, x + math.nan
@@ -977,6 +1084,7 @@ def math_constants(x: float) -> tuple[float, float, float, float, float]:
 @math_constants.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield 0.5
+
 
 @ppy.opt(2)
 def bool_int_arithmetic(p: bool, n: int) -> tuple[int, int, int, int, int]:
@@ -987,6 +1095,7 @@ def bool_int_arithmetic(p: bool, n: int) -> tuple[int, int, int, int, int]:
 def _(device: str):  # type: ignore[no-untyped-def]
     yield True, 3
 
+
 @ppy.opt(2)
 def bool_float_arithmetic(p: bool, x: float) -> tuple[float, float, float]:
     return p + x, x * p, x / p
@@ -995,6 +1104,7 @@ def bool_float_arithmetic(p: bool, x: float) -> tuple[float, float, float]:
 @bool_float_arithmetic.samples
 def _(device: str):  # type: ignore[no-untyped-def]
     yield True, 2.5
+
 
 @ppy.opt(2)
 def bool_min_max(p: bool, n: int) -> tuple[int, int, int]:
