@@ -76,16 +76,20 @@ def seeded_cache(root: Path, toolchain_entries: list[str]) -> Path:
 
 # What each test file needs, so that a run can pick by need (`pytest -m checker`).
 NEEDS = {
-    "test_rules.py": "checker", "test_cli.py": "checker", "test_checker_robustness.py": "checker",
+    "test_checker_robustness.py": "checker", "test_cli.py": "checker", "test_layers.py": "checker",
+    "test_progress.py": "checker", "test_rules.py": "checker",
     "test_opdata.py": "torch",
-    "test_compile_ops.py": "compiler", "test_gpt2.py": "compiler", "test_runtime.py": "compiler",
-    "test_torch_python.py": "compiler", "test_decorators.py": "compiler", "test_cache.py": "compiler",
-    "test_security.py": "compiler", "test_properties.py": "compiler", "test_layers.py": "checker", "test_escaping.py": "compiler", "test_progress.py": "checker", "test_build_steps.py": "compiler", "test_background.py": "compiler",
-    "test_no_torch.py": "integration", "test_packaging.py": "integration", "test_mypy_plugin.py": "integration",
-    "test_typing.py": "integration", "test_pytest_plugin.py": "integration", "test_verify_collect.py": "integration",
-    "test_verify_compare.py": "compiler", "test_verify_config.py": "integration", "test_verify_regions.py": "integration",
-    "test_corpus.py": "compiler", "test_opinfo.py": "compiler", "test_torch_stack.py": "integration",
-    "test_fast_path.py": "compiler", "test_host_numbers.py": "compiler", "test_host_math_properties.py": "compiler", "test_tracebacks.py": "compiler", "test_rebuild.py": "compiler",
+    "test_background.py": "compiler", "test_build_steps.py": "compiler", "test_cache.py": "compiler",
+    "test_compile_ops.py": "compiler", "test_corpus.py": "compiler", "test_decorators.py": "compiler",
+    "test_escaping.py": "compiler", "test_fast_path.py": "compiler", "test_gpt2.py": "compiler",
+    "test_host_math_properties.py": "compiler", "test_host_numbers.py": "compiler", "test_opinfo.py": "compiler",
+    "test_properties.py": "compiler", "test_rebuild.py": "compiler", "test_runtime.py": "compiler",
+    "test_security.py": "compiler", "test_torch_python.py": "compiler", "test_tracebacks.py": "compiler",
+    "test_verify_compare.py": "compiler",
+    "test_mypy_plugin.py": "integration", "test_no_torch.py": "integration", "test_packaging.py": "integration",
+    "test_pytest_plugin.py": "integration", "test_torch_stack.py": "integration", "test_typing.py": "integration",
+    "test_verify_collect.py": "integration", "test_verify_config.py": "integration",
+    "test_verify_regions.py": "integration",
 }
 
 
