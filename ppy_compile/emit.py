@@ -144,6 +144,9 @@ class Printer:
             self.headers.add("ATen/TensorIndexing.h")
             if self.options.mutation is Mutation.DROP_WRITES:
                 return
+            steps = self.zero_steps(statement.parts)
+            if steps:
+                self.emit(f"ppy::check_steps({target}, {self.index_list(statement.parts)}, {steps});", span)
             self.emit(f"{target}.index_put_({self.index_list(statement.parts)}, {stored});", span)
         elif isinstance(statement, ExpectLength):
             self.emit(f"ppy::expect_length({self.expr(statement.base)}, {statement.count}, "
@@ -257,6 +260,9 @@ class Printer:
             return f"static_cast<int64_t>({self.expr(value.base)}.size())"
         if isinstance(value, TensorIndex):
             self.headers.add("ATen/TensorIndexing.h")
+            steps = self.zero_steps(value.parts)
+            if steps:
+                return f"ppy::check_steps({self.expr(value.base)}, {self.index_list(value.parts)}, {steps}).index({self.index_list(value.parts)})"
             return f"{self.expr(value.base)}.index({self.index_list(value.parts)})"
         if isinstance(value, TensorQuery):
             return self.query(value)
@@ -310,6 +316,21 @@ class Printer:
             return "::std::nullopt"
         return f"::std::optional<int64_t>({self.expr(value)})"
 
+    def zero_steps(self, parts: tuple) -> str:
+        """The run-time slice steps of a tensor index, as ``{{position, step == 0}, ...}`` for ``ppy::check_steps``
+        (empty where every step is None or a nonzero constant): ``at::indexing::Slice`` refuses a zero step when it
+        is built, Python's indexing only where it reaches that slice (see ``ppy::check_steps``)."""
+        steps = []
+        for position, part in enumerate(parts):
+            if not isinstance(part, SliceIndex) or part.step is None or isinstance(part.step.type, t.NoneT):
+                continue
+            if isinstance(part.step, Const) and part.step.value != 0:
+                continue
+            test = (f"ppy::is_zero_step({self.expr(part.step)})" if isinstance(part.step.type, t.OptionalT)
+                    else f"({self.expr(part.step)}) == 0")
+            steps.append(f"{{{position}, {test}}}")
+        return "{" + ", ".join(steps) + "}" if steps else ""
+
     def index_list(self, parts: tuple) -> str:
         rendered = []
         for part in parts:
@@ -318,6 +339,8 @@ class Printer:
                 for bound in (part.lower, part.upper, part.step):
                     if bound is None or isinstance(bound.type, t.NoneT):
                         bounds.append("::std::nullopt")
+                    elif bound is part.step and not isinstance(bound, Const):
+                        bounds.append(f"ppy::slice_step({self.expr(bound)})")
                     elif isinstance(bound.type, t.OptionalT):
                         bounds.append(f"ppy::slice_bound({self.expr(bound)})")
                     else:

@@ -717,6 +717,40 @@ inline ::std::optional<c10::SymInt> slice_bound(const ::std::optional<int64_t>& 
     if (!bound.has_value()) return ::std::nullopt;
     return c10::SymInt(*bound);
 }
+// A run-time slice step of a tensor index. at::indexing::Slice refuses a zero step when it is built, before the
+// index runs; torch's Python indexing reaches the step in order: a lone slice (`x[a:b:0]`) at once, a slice in a
+// tuple of indices only after counting the indices against the tensor's dimensions ("too many indices...") and
+// applying the indices before it (`x[9, ::0]` is IndexError). So the Slice takes 1 for 0 (slice_step), and
+// check_steps, given each run-time step's position and whether it is zero, raises first what Python would.
+inline c10::SymInt slice_step(int64_t step) { return c10::SymInt(step == 0 ? 1 : step); }
+inline ::std::optional<c10::SymInt> slice_step(const ::std::optional<int64_t>& step) {
+    if (!step.has_value()) return ::std::nullopt;
+    return slice_step(*step);
+}
+inline bool is_zero_step(const ::std::optional<int64_t>& step) { return step.has_value() && *step == 0; }
+inline const at::Tensor& check_steps(const at::Tensor& self, std::initializer_list<at::indexing::TensorIndex> parts,
+                                     std::initializer_list<std::pair<size_t, bool>> steps) {
+    for (const auto& [position, zero] : steps) {
+        if (!zero) continue;
+        if (parts.size() > 1) {
+            std::vector<at::indexing::TensorIndex> all(parts.begin(), parts.end());
+            int64_t dims = self.dim();
+            TORCH_CHECK_INDEX(at::indexing::impl::count_specified_dimensions(all) <= dims,
+                              "too many indices for tensor of dimension ", dims);
+            // The indices before the slice, tensors (checked only after every slice) standing as full slices.
+            std::vector<at::indexing::TensorIndex> before;
+            for (size_t i = 0; i < position; ++i) {
+                const auto& part = all[i];
+                if (!part.is_tensor()) { before.push_back(part); continue; }
+                bool mask = part.tensor().scalar_type() == at::kBool || part.tensor().scalar_type() == at::kByte;
+                for (int64_t d = 0; d < (mask ? part.tensor().dim() : 1); ++d) before.emplace_back(at::indexing::Slice());
+            }
+            if (!before.empty()) (void)self.index(before);
+        }
+        raise(PyExc_ValueError, "slice step cannot be zero");
+    }
+    return self;
+}
 template <class T> inline void expect_length(const std::vector<T>& values, size_t count, bool at_least) {
     // Python's message: "expected at least N" where a starred target takes the rest.
     if (values.size() < count) raise(PyExc_ValueError, std::string("not enough values to unpack (expected ") + (at_least ? "at least " : "") + std::to_string(count) + ", got " + std::to_string(values.size()) + ")");
@@ -740,8 +774,12 @@ template <class T> inline std::vector<T> slice(const std::vector<T>& values, std
     };
     int64_t start = clamp(lower, s > 0 ? 0 : size - 1);
     int64_t stop = clamp(upper, s > 0 ? size : -1);
+    // As Python's PySlice_AdjustIndices: the count first, so that `i += s` never passes int64 (`t[3::2**63 - 1]`).
+    const uint64_t magnitude = s > 0 ? static_cast<uint64_t>(s) : uint64_t{0} - static_cast<uint64_t>(s);
+    const int64_t span = s > 0 ? stop - start : start - stop;
+    const int64_t count = span > 0 ? static_cast<int64_t>(static_cast<uint64_t>(span - 1) / magnitude) + 1 : 0;
     std::vector<T> out;
-    for (int64_t i = start; s > 0 ? i < stop : i > stop; i += s) out.push_back(values[i]);
+    for (int64_t k = 0, i = start; k < count; ++k, i += (k < count ? s : 0)) out.push_back(values[i]);
     return out;
 }
 template <class T> inline std::vector<T> join(std::initializer_list<std::vector<T>> parts) {
@@ -830,8 +868,18 @@ inline int64_t product(const std::vector<int64_t>& values) {
     for (int64_t v : values) out = py_mul(out, v);
     return out;
 }
+// Python's `t * n`: () at once for n <= 0 or an empty t (however large n is), and MemoryError (no message) for a
+// result past what a tuple can hold (about 2**60 items) or than memory can.
 template <class T> inline std::vector<T> repeat(const std::vector<T>& values, int64_t count) {
     std::vector<T> out;
+    if (count <= 0 || values.empty()) return out;
+    const int64_t size = static_cast<int64_t>(values.size());
+    if (size > (std::numeric_limits<int64_t>::max() - 16) / 8 / count) raise(PyExc_MemoryError, "");
+    try {
+        out.reserve(static_cast<size_t>(size * count));
+    } catch (const std::exception&) {  // std::bad_alloc, std::length_error
+        raise(PyExc_MemoryError, "");
+    }
     for (int64_t i = 0; i < count; ++i) out.insert(out.end(), values.begin(), values.end());
     return out;
 }
