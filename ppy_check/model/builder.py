@@ -2705,6 +2705,8 @@ class Builder:
         if not overloads:
             self.unsupported(span, shown, f"`{name}` has no ATen lowering")
             raise _Abandon
+        if args and all(a.spread for a in args):
+            args = self._spread_alone(overloads, args, keywords, span, shown, name)
         bound = resolve(overloads, args, keywords)
         if bound is None:
             tried = "; ".join(o.signature_text() for o in overloads[:4])
@@ -2713,6 +2715,31 @@ class Builder:
             raise _Abandon
         self._check_none_choice(bound, overloads, args, keywords, span, shown)
         return self.make_call(bound, receiver, span, shown, write_kind)
+
+    def _spread_alone(self, overloads: tuple[Overload, ...], args: list[Argument], keywords: dict[str, Expr],
+                      span: Span, shown: str, name: str) -> list[Argument]:
+        """Positional arguments that are all `*` spreads: when they spread nothing, Python passes no positional
+        argument, and torch raises TypeError (`x.reshape()`) or calls another overload (`x.squeeze()` squeezes
+        every size-1 dimension, where an empty list squeezes none). Empty as written: no positional argument. Of
+        run-time length: a compiled check raises the TypeError; another overload is decided in the caller."""
+        if all(isinstance(a.value.type, t.TupleT) for a in args):
+            return args if any(a.value.type.items for a in args) else []  # type: ignore[union-attr]
+        if resolve(overloads, [], keywords) is not None:
+            self.type_problem(span, shown, f"every positional argument of `{name}` is a `*` spread of run-time "
+                              f"length, and when it spreads nothing torch calls `{name}` with no argument, another "
+                              "overload; pass the tuple itself, without `*`")
+            raise _Abandon
+        counts = [self.atom(Length(a.value, t.INT, span)) if isinstance(a.value.type, t.SeqT)
+                  else Const(len(a.value.type.items), t.INT, span) for a in args]  # type: ignore[union-attr]
+        total = counts[0]
+        for count in counts[1:]:
+            total = self.atom(self.host(HostOp.ADD, [total, count], span, shown))
+        holds = self.atom(self.host(HostOp.NE, [total, Const(0, t.INT, span)], span, shown))
+        # Python's argument parser words it by how many signatures the name has (`view` also takes a dtype).
+        message = (f'{name}() missing 1 required positional arguments: "{overloads[0].positional[0].name}"'
+                   if len(overloads) == 1 else f"{name}() received an invalid combination of arguments - got ()")
+        self.body.append(Require(holds, PythonException.TYPE_ERROR, (message,), span))
+        return args
 
     def _check_none_choice(self, bound: Bound, overloads: tuple[Overload, ...], args: list[Argument],
                            keywords: dict[str, Expr], span: Span, shown: str) -> None:

@@ -326,6 +326,7 @@ def _(device: str):  # type: ignore[no-untyped-def]
 
 @ppy.opt(2)
 def permute_star(x: torch.Tensor, t: tuple[int, ...]) -> torch.Tensor:
+    # An empty `t` calls `permute()`: Python's TypeError, raised by a compiled check.
     return x.permute(*t)
 
 
