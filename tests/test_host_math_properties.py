@@ -8,7 +8,6 @@ region where Python's big int goes on (an argument beyond 64 bits is not taken: 
 
 from __future__ import annotations
 
-import inspect
 import random
 import sys
 from typing import Any, Callable
@@ -18,7 +17,7 @@ import pytest
 pytest.importorskip("torch")
 
 import host_math_properties as regions  # noqa: E402
-import ppy  # noqa: E402
+from property_harness import kinds, regions_of, wrong_answers  # noqa: E402
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 CASES = 1000
@@ -90,10 +89,6 @@ def licensed(compiled: tuple[str, Any], python: tuple[str, Any], result: Callabl
     return any(isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX for v in items)
 
 
-def kinds(region: ppy.Region[..., Any]) -> list[str]:
-    return [str(p.annotation) for p in inspect.signature(region.python).parameters.values()]
-
-
 def tame(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """Arguments Python answers in reasonable time and memory: no 7 ** 2**62, no round(7, -2**62)."""
     ints = all(type(a) is int for a in args)  # a `float` parameter may be given an int
@@ -118,7 +113,7 @@ def cases_for(name: str, parameter_kinds: list[str]) -> list[tuple[Any, ...]]:
     return [tame(name, args) for args in cases]
 
 
-REGIONS = sorted(name for name, value in vars(regions).items() if isinstance(value, ppy.Region))
+REGIONS = regions_of(regions)
 
 
 @pytest.fixture(scope="module")
@@ -131,12 +126,8 @@ def built() -> None:
 @pytest.mark.parametrize("name", REGIONS)
 def test_region_gives_pythons_answer(name: str, built: None) -> None:
     region = getattr(regions, name)
-    assert region.build(), f"{name} did not compile"
-    wrong = []
-    for args in cases_for(name, kinds(region)):
-        compiled, python = outcome(region, *args), outcome(region.python, *args)
-        if compiled != python and not licensed(compiled, python, lambda: region.python(*args)):
-            wrong.append(f"{name}{args!r}: Python {python}, compiled {compiled}")
+    wrong = wrong_answers(name, region, cases_for(name, kinds(region)), lambda function, args: outcome(function, *args),
+                          lambda compiled, python, args: licensed(compiled, python, lambda: region.python(*args)))
     assert not wrong, f"{len(wrong)} wrong, first:\n" + "\n".join(wrong[:15])
 
 

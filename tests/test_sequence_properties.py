@@ -11,7 +11,6 @@ SymInt's range (-2**62) is RuntimeError both ways, with C++'s wording of it.
 
 from __future__ import annotations
 
-import inspect
 import random
 import sys
 from typing import Any
@@ -20,7 +19,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import ppy  # noqa: E402
+from property_harness import kinds, regions_of, wrong_answers  # noqa: E402
 import sequence_properties as regions  # noqa: E402
 
 CASES = 400
@@ -102,10 +101,6 @@ def licensed(compiled: tuple[Any, ...], python: tuple[Any, ...], args: tuple[Any
     return False
 
 
-def kinds(region: ppy.Region[..., Any]) -> list[str]:
-    return [str(p.annotation) for p in inspect.signature(region.python).parameters.values()]
-
-
 def tame(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """Arguments Python answers in reasonable memory: `t * n` of a long result only where it is past any size."""
     if name.startswith("tuple_repeat") and 10**4 < len(args[0]) * abs(args[1]) <= INT64_MAX:
@@ -118,7 +113,7 @@ def cases_for(name: str, parameter_kinds: list[str]) -> list[tuple[Any, ...]]:
     return [tame(name, tuple(draw(kind, generator) for kind in parameter_kinds)) for _ in range(CASES)]
 
 
-REGIONS = sorted(name for name, value in vars(regions).items() if isinstance(value, ppy.Region))
+REGIONS = regions_of(regions)
 
 
 @pytest.fixture(scope="module")
@@ -131,12 +126,7 @@ def built() -> None:
 @pytest.mark.parametrize("name", REGIONS)
 def test_region_gives_pythons_answer(name: str, built: None) -> None:
     region = getattr(regions, name)
-    assert region.build(), f"{name} did not compile"
-    wrong = []
-    for args in cases_for(name, kinds(region)):
-        compiled, python = outcome(region, args), outcome(region.python, args)
-        if compiled != python and not licensed(compiled, python, args):
-            wrong.append(f"{name}{args!r}:\n  Python   {python}\n  compiled {compiled}")
+    wrong = wrong_answers(name, region, cases_for(name, kinds(region)), outcome, licensed)
     assert not wrong, f"{len(wrong)} wrong, first:\n" + "\n".join(wrong[:8])
 
 
