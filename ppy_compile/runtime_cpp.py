@@ -280,6 +280,7 @@ PREAMBLE = r"""
 #include <Python.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/TensorIndexing.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/core/List.h>
 #include <c10/core/InferenceMode.h>
