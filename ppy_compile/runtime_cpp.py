@@ -412,26 +412,34 @@ inline double py_floordiv(double a, double b) {
     double f = std::floor(d);
     return (d - f > 0.5) ? f + 1.0 : f;
 }
-inline double py_pow(double a, double b) {
-    // float.__pow__ settles zeros, infinities and NaNs before libm, in this order: 0.0 ** -inf is inf (no
-    // ZeroDivisionError) and (-inf) ** 0.5 is inf (not complex).
-    if (b == 0.0) return 1.0;
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return a == 1.0 ? 1.0 : b;
+// What float.__pow__ and math.pow both answer before libm: a zero exponent, and any NaN or infinity, in this
+// order (1.0 ** nan is 1.0, 0.0 ** -inf is inf, (-inf) ** 0.5 is inf). False where both are finite.
+inline bool pow_settled(double a, double b, double& out) {
+    if (b == 0.0) { out = 1.0; return true; }
+    if (std::isnan(a)) { out = a; return true; }
+    if (std::isnan(b)) { out = a == 1.0 ? 1.0 : b; return true; }
     if (std::isinf(b)) {
         double size = std::fabs(a);
-        if (size == 1.0) return 1.0;
-        return (b > 0.0) == (size > 1.0) ? std::numeric_limits<double>::infinity() : 0.0;
+        out = size == 1.0 ? 1.0 : (b > 0.0) == (size > 1.0) ? std::numeric_limits<double>::infinity() : 0.0;
+        return true;
     }
-    bool odd = std::fmod(std::fabs(b), 2.0) == 1.0;
-    if (std::isinf(a)) return b > 0.0 ? (odd ? a : std::fabs(a)) : (odd ? std::copysign(0.0, a) : 0.0);
+    if (std::isinf(a)) {
+        bool odd = std::fmod(std::fabs(b), 2.0) == 1.0;
+        out = b > 0.0 ? (odd ? a : std::fabs(a)) : (odd ? std::copysign(0.0, a) : 0.0);
+        return true;
+    }
+    return false;
+}
+inline double py_pow(double a, double b) {
+    double r;
+    if (pow_settled(a, b, r)) return r;
     if (a == 0.0) {
         if (b < 0.0) raise(PyExc_ZeroDivisionError, "0.0 cannot be raised to a negative power");
-        return odd ? a : 0.0;
+        return std::fmod(std::fabs(b), 2.0) == 1.0 ? a : 0.0;
     }
     // Python's answer is a complex number, which a region has no type for.
     if (a < 0.0 && b != std::floor(b)) raise(PyExc_ValueError, "a negative number to a fractional power is complex");
-    double r = std::pow(a, b);
+    r = std::pow(a, b);
     if (std::isinf(r)) raise(PyExc_OverflowError, "(34, 'Numerical result out of range')");
     return r;
 }
@@ -662,23 +670,10 @@ inline double math_radians(double x) { return x * (M_PI / 180.0); }
 inline double math_atan2(double y, double x) { return std::atan2(y, x); }
 inline double math_hypot(double x, double y) { return python_math("hypot", "dd", x, y); }
 inline double math_pow(double x, double y) {
-    // Infinities and NaNs are settled before libm, as math.pow settles them: (-inf) ** 0.5 is inf and
-    // 0.0 ** -inf is inf (no domain error), and only a finite x ** y that overflows is a range error.
-    if (!std::isfinite(x) || !std::isfinite(y)) {
-        if (std::isnan(x)) return y == 0.0 ? 1.0 : x;
-        if (std::isnan(y)) return x == 1.0 ? 1.0 : y;
-        if (std::isinf(x)) {
-            bool odd = std::isfinite(y) && std::fmod(std::fabs(y), 2.0) == 1.0;
-            if (y > 0.0) return odd ? x : std::fabs(x);
-            if (y == 0.0) return 1.0;
-            return odd ? std::copysign(0.0, x) : 0.0;
-        }
-        if (std::fabs(x) == 1.0) return 1.0;
-        if (y > 0.0 && std::fabs(x) > 1.0) return y;
-        if (y < 0.0 && std::fabs(x) < 1.0) return -y;
-        return 0.0;
-    }
-    double r = std::pow(x, y);
+    // Only a finite x ** y that overflows is a range error; 0.0 ** -1.0 is a domain error (not ZeroDivisionError).
+    double r;
+    if (pow_settled(x, y, r)) return r;
+    r = std::pow(x, y);
     if (std::isnan(r) || (std::isinf(r) && x == 0.0)) raise(PyExc_ValueError, "math domain error");
     if (std::isinf(r)) raise(PyExc_OverflowError, "math range error");
     return r;
