@@ -36,7 +36,7 @@ from ppy_check.model.ir import (
     SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
 from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
-from ppy_check.region import Region
+from ppy_check.region import Region, describe_function, function_locals
 from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
 
@@ -739,11 +739,9 @@ class Builder:
         """A function or class torch's Python code defines inside a function: nothing runs until it is used. A
         function is followed where it is called; a class (an autograd Function for MaskedTensor inputs, say) is
         refused only if the way taken uses it."""
-        dotted = f"{torch_python.module_of(self.frame.path)}.{node.name}"
         if isinstance(node, ast.ClassDef):
             return FunctionRef(f"<class defined in a function>.{node.name}", node.name)
-        from ppy_check.region import function_locals
-
+        dotted = f"{torch_python.module_of(self.frame.path)}.{node.name}"
         read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         closure = frozenset(read & self.frame.locals - function_locals(node))
         helper = Helper(node, self.frame.scope, self.frame.path, library=True, enclosing=self.frame.node,
@@ -2950,7 +2948,6 @@ class Builder:
                 return self.unsupported(span, shown, f"`{node.name}` has a default that is not a literal "
                                         f"(`{display(default)}`)")
         bound = self.bind_signature(node.args, args, keywords, span, shown, helper.scope if helper.library else None)
-        from ppy_check.region import describe_function, function_locals
 
         chain = f"in `{node.name}`, called at line {span.line}" + (f", {self.frame.context}" if self.frame.context else "")
         if helper.library:
