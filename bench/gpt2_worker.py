@@ -7,6 +7,12 @@ example's (examples/gpt2/gpt2.py) on the same seed, so every path computes the
 same numbers; eager and torch.compile run the regions' Python bodies, and
 ppy+compile is torch.compile of the model whose blocks are regions: the glue
 between them compiled, each region call one operator in the graph.
+
+The result so far is printed again after every row, so a worker stopped at
+its time limit still reports the rows it finished (the last line is the
+newest). The spec's optional "backend" (default "inductor") is torch.compile's
+backend: the CPU dry run of bench/gpu_run.py uses "eager", which traces with
+Dynamo but generates no kernels, so it proves the paths run in seconds.
 """
 
 from __future__ import annotations
@@ -30,6 +36,23 @@ def load_model_module(path: str) -> Any:
         # Plain PyTorch: the Model calls the module globals, so it calls the Python bodies.
         module.block, module.step = module.block.python, module.step.python
     return module
+
+
+def report(result: dict[str, Any]) -> None:
+    """The result so far, one JSON line, flushed: the parent keeps the last one it reads."""
+    print(json.dumps(result), flush=True)
+
+
+def on_device(gpt2: Any) -> None:
+    """Draw the random weights on the device itself: GPT-2 XL's 1.5 billion drawn on the CPU and copied
+    take tens of seconds a process. Every path draws them the same way from the same seed, so they all
+    hold the same weights (though not the CPU draw's)."""
+    import torch
+
+    def scaled(rows: int, columns: int, spread: float, device: str) -> torch.Tensor:
+        return torch.mul(torch.randn(rows, columns, device=device), spread)
+
+    gpt2.scaled = scaled
 
 
 def sync(device: str) -> None:
@@ -63,6 +86,8 @@ def main() -> None:
     device = spec["device"]
     dtype = getattr(torch, spec["dtype"])
     gpt2 = load_model_module(path)
+    if device != "cpu":
+        on_device(gpt2)
     torch.manual_seed(0)
     model = gpt2.Model(spec["layers"], spec["heads"], 64, spec["vocab"], device)
     if dtype != torch.float32:
@@ -75,11 +100,14 @@ def main() -> None:
 
     forward, runner = model.forward, model.run
     mark: Callable[[], None] | None = None
+    backend = spec.get("backend", "inductor")
     if path in ("compile", "ppy+compile"):
-        forward, runner = torch.compile(model.forward), torch.compile(model.run)
+        forward, runner = torch.compile(model.forward, backend=backend), torch.compile(model.run, backend=backend)
     elif path == "reduce-overhead":
-        forward = torch.compile(model.forward, mode="reduce-overhead")
-        runner = torch.compile(model.run, mode="reduce-overhead")
+        # A mode is Inductor's alone: another backend (the dry run's) compiles without one.
+        mode = {"mode": "reduce-overhead"} if backend == "inductor" else {"backend": backend}
+        forward = torch.compile(model.forward, **mode)
+        runner = torch.compile(model.run, **mode)
         mark = torch.compiler.cudagraph_mark_step_begin
         # The two switches reduce-overhead's own error message asks for with a KV cache.
         torch._inductor.config.triton.cudagraph_trees_generation_cloning = "user_visible"
@@ -101,8 +129,8 @@ def main() -> None:
         forward(ids, *first)
     sync(device)
     result["first_call_s"] = time.perf_counter() - start
+    report(result)
     if first_call_only:
-        print(json.dumps(result))
         return
 
     rounds = spec["rounds"]
@@ -114,6 +142,7 @@ def main() -> None:
             label = f"forward b{batch} s{length}"
             result["answers"][label] = gpt2.answer(forward(ids, batch, length))
             result["rows"][label] = best_ms(lambda: forward(ids, batch, length), rounds, device)
+            report(result)
 
         prompt, steps = spec["decode"]
         ids = ids_for(1, prompt + steps)
@@ -138,6 +167,7 @@ def main() -> None:
         label = f"decode {steps} tokens"
         result["rows"][label] = min(t for t, _ in timings)
         result["answers"][label] = gpt2.answer(timings[-1][1])
+        report(result)
 
     batch, length = spec["train"]
     ids = ids_for(batch, length)
@@ -157,7 +187,8 @@ def main() -> None:
     label = f"training step b{batch} s{length}"
     result["rows"][label] = best_ms(training_step, rounds, device)
     result["answers"][label] = training_answer(gpt2, training_step(), model.blocks)
-    print(json.dumps(result))
+    result["done"] = True
+    report(result)
 
 
 def training_answer(gpt2: Any, logits: Any, blocks: list[Any]) -> str:

@@ -49,11 +49,13 @@ def table(intro: str, header: list[str], rows: list[list[str]], numeric_from: in
     return "\n".join(lines) + "\n"
 
 
-def publish(stem: str, marker: str, report: dict[str, Any], markdown: str, readme: bool) -> None:
-    """bench/results/<stem>.json and .md; with ``readme``, the Markdown between ``<!-- marker:start/end -->``."""
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / f"{stem}.md").write_text(markdown)
+def publish(stem: str, marker: str, report: dict[str, Any], markdown: str, readme: bool,
+            results: Path = RESULTS) -> None:
+    """<results>/<stem>.json and .md (bench/results/ unless told); with ``readme``, the Markdown between
+    ``<!-- marker:start/end -->``."""
+    results.mkdir(parents=True, exist_ok=True)
+    (results / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (results / f"{stem}.md").write_text(markdown)
     if readme:
         try:
             update_readme(marker, markdown)
