@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ppy-installed
 
-.PHONY: test demo check venv clean bench opdata
+.PHONY: test demo check venv clean bench opdata gpu gpu-dry
 
 venv: $(STAMP)
 
@@ -32,6 +32,14 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/check_speed.py
+
+# The prepared GPU run (README.md, "GPU run"): on a lent machine as it is, with its own python3 and torch, so
+# no virtual environment and nothing installed. gpu-dry is the same steps on this CPU, with the venv.
+gpu:
+	$(PYTHON) bench/gpu_run.py
+
+gpu-dry: $(STAMP)
+	$(PY) bench/gpu_run.py --dry-run
 
 opdata: $(STAMP)
 	$(PY) -m ppy_check.gen_opdata

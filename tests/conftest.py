@@ -17,9 +17,14 @@ sys.path.insert(0, str(Path(__file__).parent / "regions"))
 
 # Every test, and every process a test starts, shares this cache: a module is
 # built once per session (and kept between local runs; CI starts empty).
-SESSION_CACHE = ROOT / ".ppy-cache" / "tests"
-SESSION_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
-os.chmod(SESSION_CACHE.parent, 0o700)
+# PPY_TEST_CACHE_DIR names another (bench/gpu_run.py's, under /tmp, shared with its own builds).
+if os.environ.get("PPY_TEST_CACHE_DIR"):
+    SESSION_CACHE = Path(os.environ["PPY_TEST_CACHE_DIR"])
+    SESSION_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
+else:
+    SESSION_CACHE = ROOT / ".ppy-cache" / "tests"
+    SESSION_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(SESSION_CACHE.parent, 0o700)
 
 
 def _trusted(folder: Path) -> bool:
@@ -88,8 +93,8 @@ NEEDS = {
     "test_security.py": "compiler", "test_torch_python.py": "compiler", "test_tracebacks.py": "compiler",
     "test_verify_compare.py": "compiler",
     "test_mypy_plugin.py": "integration", "test_no_torch.py": "integration", "test_packaging.py": "integration",
-    "test_pytest_plugin.py": "integration", "test_torch_stack.py": "integration", "test_typing.py": "integration",
-    "test_verify_collect.py": "integration", "test_verify_config.py": "integration",
+    "test_gpu_run.py": "integration", "test_pytest_plugin.py": "integration", "test_torch_stack.py": "integration",
+    "test_typing.py": "integration", "test_verify_collect.py": "integration", "test_verify_config.py": "integration",
     "test_verify_regions.py": "integration",
 }
 

@@ -382,6 +382,7 @@ def test_static_cache_decode_matches_the_examples_step_into() -> None:
     _same(expected_vs, vs, "value cache")
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_graph_replays_a_decode_step_writing_the_kv_cache() -> None:
     """reduce-overhead's failure in the seed (pytorch#156520): the graph's writes must land in the caller's cache."""
