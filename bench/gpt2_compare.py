@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from processes import dying_with_this_process
 from publish import RESULTS, cpu, publish, table, today
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +61,7 @@ SHAPES = {"cpu": CPU, "cuda": CUDA, "tiny": TINY}
 # Under --budget, the time kept back for each path still to run when a path's process is given its limit,
 # and the order the paths run in.
 RESERVE_S = 30.0
+MIN_CALL_S = 5.0  # less than this is too little to start a process that imports torch
 PRIORITY = ["eager", "ppy", "compile", "reduce-overhead", "ppy+compile"]
 
 
@@ -87,7 +89,8 @@ def worker(path: str, spec: dict[str, Any], env: dict[str, str], first_call_only
            timeout: float | None = None) -> dict[str, Any]:
     command = [sys.executable, str(WORKER), path, json.dumps(spec)] + (["--first-call-only"] if first_call_only else [])
     # A session of its own, so that a stopped worker takes its compile workers (Inductor's pool) with it.
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    process = subprocess.Popen(dying_with_this_process(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, cwd=ROOT,
                                env={**os.environ, **env, "PPY_QUIET": "1"}, start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
@@ -216,7 +219,8 @@ def main() -> None:
     spec = dict(SHAPES[shape])
     if args.rounds:
         spec["rounds"] = args.rounds
-    default_paths = (["eager", "compile"] + (["reduce-overhead"] if spec["device"] == "cuda" else [])
+    # reduce-overhead is CUDA graphs: on the CPU only the dry run takes it, to show that its code runs.
+    default_paths = (["eager", "compile"] + (["reduce-overhead"] if spec["device"] == "cuda" or shape == "tiny" else [])
                      + ["ppy", "ppy+compile"])
     paths = args.paths.split(",") if args.paths else default_paths
     console = Console(stderr=True)
@@ -247,13 +251,18 @@ def main() -> None:
             if deadline is not None:
                 later = len({p for p, _ in calls[index + 1:]} - {path} - set(stopped))
                 timeout = deadline - time.monotonic() - RESERVE_S * later
-                if timeout < 5:
+                if timeout < MIN_CALL_S:
                     stopped[path] = "no time left in the budget"
                     continue
             entry = results[path]
             try:
                 with console.status(f"{path}: " + ("cold first call" if kind == "cold" else "warm start and every row")):
                     found = worker(path, spec, env, first_call_only=kind == "cold", timeout=timeout)
+            except KeyboardInterrupt:  # the GPU run's limit for this step: the table of what was reached still counts
+                for later in paths:
+                    if later not in stopped and (later == path or not results[later]["rows"]):
+                        stopped[later] = "interrupted"
+                break
             except Stopped as stop:
                 found = stop.partial
                 reached = [row for row in all_rows(spec) if row in (found or {}).get("rows", {})]

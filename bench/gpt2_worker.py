@@ -100,6 +100,7 @@ def main() -> None:
 
     forward, runner = model.forward, model.run
     mark: Callable[[], None] | None = None
+    clone_caches = False
     backend = spec.get("backend", "inductor")
     if path in ("compile", "ppy+compile"):
         forward, runner = torch.compile(model.forward, backend=backend), torch.compile(model.run, backend=backend)
@@ -109,13 +110,26 @@ def main() -> None:
         forward = torch.compile(model.forward, **mode)
         runner = torch.compile(model.run, **mode)
         mark = torch.compiler.cudagraph_mark_step_begin
-        # The two switches reduce-overhead's own error message asks for with a KV cache.
-        torch._inductor.config.triton.cudagraph_trees_generation_cloning = "user_visible"
+        # With a KV cache, what reduce-overhead's own error message asks for: a step begun before each
+        # invocation, and its outputs cloned before the next replay reuses their memory. The seed's torch
+        # had a switch for the cloning; where it is gone (2.11 and 2.13 have none), it is done here.
+        import torch._inductor.config
+
+        triton_config = torch._inductor.config.triton
+        if hasattr(triton_config, "cudagraph_trees_generation_cloning"):
+            triton_config.cudagraph_trees_generation_cloning = "user_visible"
+        else:
+            clone_caches = True
 
     def advance(*arguments: Any) -> Any:
         if mark is not None:
             mark()
-        return runner(*arguments)
+        out = runner(*arguments)
+        if clone_caches:
+            model.ks = [k.clone() for k in model.ks]
+            model.vs = [v.clone() for v in model.vs]
+            out = out.clone()
+        return out
 
     def ids_for(batch: int, length: int) -> torch.Tensor:
         return torch.remainder(torch.arange(batch * length).reshape((batch, length)), spec["vocab"]).to(device)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -56,6 +57,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from processes import dying_with_this_process
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -119,15 +122,19 @@ class Outcome:
 
 
 def _pytest(run: Run, *args: str) -> list[str]:
-    # -p no:ppy, then the module by name: ppy's plugin loads whether or not an installed ppy registered
-    # its entry point (named `ppy`), and never twice. faulthandler_timeout: a test that hangs prints
-    # every thread's stack in the log before the step's limit ends it.
+    # The pytest steps run with PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 (a lent machine's image holds a dozen
+    # plugins nobody here has run with), so ppy's plugin is named, as is xdist's where it is used; -p no:ppy
+    # keeps an installed ppy's entry point (named `ppy`) from registering it twice. faulthandler_timeout: a
+    # test that hangs prints every thread's stack in the log before the step's limit ends it.
     return [run.python, "-m", "pytest", "-p", "no:ppy", "-p", "ppy.pytest_plugin", "-p", "no:cacheprovider",
             "-o", "faulthandler_timeout=120", "-rfEs", *args]
 
 
 def _xdist(run: Run) -> list[str]:
-    return ["-n", str(run.jobs), "--dist", "loadfile"] if run.jobs >= 2 else []
+    """pytest-xdist's workers, where there are cores for two and xdist is installed (else one process)."""
+    if run.jobs < 2 or importlib.util.find_spec("xdist") is None:
+        return []
+    return ["-p", "xdist.plugin", "-n", str(run.jobs), "--dist", "loadfile"]
 
 
 def cuda_test_files() -> list[str]:
@@ -275,8 +282,11 @@ def run_step(run: Run, step: Step, limit: float) -> Outcome:
     with log.open("w", encoding="utf-8") as sink:
         sink.write(f"$ {shlex.join(command)}\n# limit {limit:.0f} s, started {_now()}\n\n")
         sink.flush()
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT,
-                                   env=step_environment(run), start_new_session=True)
+        env = step_environment(run)
+        if step.pytest:
+            env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        process = subprocess.Popen(dying_with_this_process(command), stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT,
+                                   env=env, start_new_session=True)
         timed_out = False
         try:
             code: int | None = process.wait(timeout=limit)

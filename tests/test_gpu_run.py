@@ -160,3 +160,54 @@ def test_unknown_steps_are_a_usage_error(steps: str, message: str, capsys: pytes
     with pytest.raises(SystemExit) as exit_info:
         gpu_run.main(["--steps", steps])
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+# --- bench/gpt2_compare.py under a budget, with workers that stop, hang and fail on purpose ---------------------
+
+FAKE_WORKER = '''
+import json, sys, time
+path, spec = sys.argv[1], json.loads(sys.argv[2])
+if path == "compile":
+    sys.exit("compile broke on purpose")
+rows = ([f"forward b{b} s{s}" for b, s in spec["forward"]] + [f"decode {spec['decode'][1]} tokens"]
+        + [f"training step b{spec['train'][0]} s{spec['train'][1]}"])
+result = {"path": path, "first_call_s": 0.5, "rows": {}, "answers": {}}
+print(json.dumps(result), flush=True)
+if "--first-call-only" in sys.argv:
+    sys.exit(0)
+for index, row in enumerate(rows):
+    if path == "ppy" and index == 1:
+        time.sleep(600)
+    result["rows"][row], result["answers"][row] = 1.0 + index, f"answer {index}"
+    print(json.dumps(result), flush=True)
+'''
+
+
+def test_the_bench_keeps_what_a_stopped_path_reached_and_goes_on_past_a_failed_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import gpt2_compare
+    import rich.table  # noqa: F401 - imported before the budget starts, as torch is: the budget is the workers'
+    import torch  # noqa: F401
+
+    worker = tmp_path / "worker.py"
+    worker.write_text(FAKE_WORKER)
+    monkeypatch.setattr(gpt2_compare, "WORKER", worker)
+    monkeypatch.setattr(gpt2_compare, "RESERVE_S", 2.0)
+    monkeypatch.setattr(gpt2_compare, "MIN_CALL_S", 0.5)
+    monkeypatch.setattr(sys, "argv", ["gpt2_compare.py", "--shape", "tiny", "--paths", "compile,ppy,eager",
+                                      "--repeats", "1", "--budget", "8", "--results", str(tmp_path)])
+    with pytest.raises(SystemExit) as exit_info:
+        gpt2_compare.main()
+    assert exit_info.value.code == 1  # not every path finished
+    report = json.loads((tmp_path / "gpt2_compare-tiny.json").read_text())
+    assert report["paths"] == ["compile", "ppy", "eager"]  # the columns as asked; eager and ppy ran first
+    assert report["stopped"]["compile"] == "cold process failed: compile broke on purpose (cold start not reached)"
+    assert report["stopped"]["ppy"].startswith("warm process stopped at its limit of ")
+    assert report["stopped"]["ppy"].endswith(" s after forward b1 s8")
+    assert report["results"]["ppy"]["rows"] == {"forward b1 s8": 1.0} and report["results"]["ppy"]["cold_s"] == 0.5
+    assert len(report["results"]["eager"]["rows"]) == 4 and report["agree"]
+    table = (tmp_path / "gpt2_compare-tiny.md").read_text()
+    assert "| forward b2 s16 | - | - | 2.00 |" in table and "| forward b1 s8 | - | 1.00 | 1.00 |" in table
+    assert "same aggregates on every row they all reached: yes. Not finished (-): ppy, warm process stopped" in table
+    assert "; compile, cold process failed: compile broke on purpose (cold start not reached)." in table
+    assert "gpt2_compare: the compile path failed" in capsys.readouterr().err
