@@ -511,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S,
                         help=f"seconds for the whole run (default {DEFAULT_BUDGET_S:.0f})")
     parser.add_argument("--jobs", type=int, default=None,
-                        help="pytest-xdist workers (default: half the cores, at most 8; under 2, none)")
+                        help="pytest-xdist workers (default: a quarter of the cores, at most 4; under 2, none)")
     parser.add_argument("--verify-paths", default=None,
                         help="files the verify step collects (default: the suite's; in a dry run: a few)")
     parser.add_argument("--bench-paths", default=None, help="the bench's --paths (default: all five)")
@@ -540,7 +540,9 @@ def main(argv: list[str] | None = None) -> int:
     cache.mkdir(parents=True, exist_ok=True, mode=0o700)
     cores = os.cpu_count() or 1
     run = Run(out=out.resolve(), cache=cache.resolve(), scratch=scratch, dry=args.dry_run,
-              jobs=args.jobs if args.jobs is not None else min(8, cores // 2),
+              # Each module already builds in one unit per core: four workers at once is plenty, and 4 x 16
+              # compilers of torch's headers fit the lent machine's memory.
+              jobs=args.jobs if args.jobs is not None else min(4, cores // 4),
               verify_paths=tuple(args.verify_paths.split(",")) if args.verify_paths else (DRY_VERIFY if args.dry_run else ()),
               bench_paths=args.bench_paths, bench_rounds=args.bench_rounds or (1 if args.dry_run else 5))
     print(f"gpu_run: {'dry run, ' if run.dry else ''}steps {', '.join(s.name for s in steps)}; logs in {run.out}, "
