@@ -151,8 +151,22 @@ def _compile_plan(plan: Any) -> Any:
     return compile_plan(plan)
 
 
+# A mode set by the program rather than its environment: `pytest --ppy-verify` must have every call compiled.
+_build_mode: str | None = None
+
+
+def set_build_mode(mode: str | None) -> None:
+    """Build as ``mode`` ("wait" or "background") whatever PPY_BUILD says; None: as PPY_BUILD says again."""
+    global _build_mode
+    if mode not in (None, "wait", "background"):
+        raise ValueError(f"build mode {mode!r} is neither 'background' nor 'wait'")
+    _build_mode = mode
+
+
 def background() -> bool:
     """Whether a cache miss builds in the background (PPY_BUILD=background, the default) or is waited for."""
+    if _build_mode is not None:
+        return _build_mode == "background" and not strict()
     mode = os.environ.get("PPY_BUILD", "background")
     if mode not in ("background", "wait"):
         warnings.warn(f"ppy: PPY_BUILD={mode!r} is neither 'background' nor 'wait'; waiting for builds", stacklevel=2)
@@ -231,7 +245,8 @@ def prepare(region: Region, wait: bool = True) -> None:
         _fallback(region, f"{Path(path).name} changed since it was imported, so its compiled code would not be "
                           "the Python that is loaded; import it again (importlib.reload) to compile the new text")
         return
-    built = _built(path, text, digest, wait)
+    # A build started in the background before the mode became "wait" is waited for now, too.
+    built = _built(path, text, digest, wait or not background())
     rid = RegionSite.of_function(region.python).key
     if isinstance(built, Pending):
         if rid in built.plan.errors:
