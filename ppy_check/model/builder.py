@@ -187,6 +187,8 @@ TENSOR_INPLACE = {
     ast.Mod: "remainder_", ast.Pow: "pow_", ast.MatMult: None, ast.BitAnd: "__iand__", ast.BitOr: "__ior__",
     ast.BitXor: "__ixor__", ast.LShift: "__ilshift__", ast.RShift: "__irshift__",
 }
+# Tensor.__invert__'s words for a tensor that is neither integer nor bool.
+INVERT_REFUSED = "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
 TENSOR_COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 GRAD_DECORATORS = {
@@ -1302,7 +1304,7 @@ class Builder:
             raise _Abandon
         current_atom = self.atom(current, node.target)
         other = self.atom(self.expr(node.value), node.value)
-        if isinstance(current_atom.type, t.TensorT):
+        if isinstance(current_atom.type, t.TensorT) and TENSOR_INPLACE.get(type(node.op)) is not None:
             # `x += y` on a tensor is Tensor.__iadd__: the same tensor, written in place.
             result = self.operator(node.op, current_atom, other, span, in_place=True, text=display(node))
             self.body.append(Eval(result, span))  # type: ignore[arg-type]
@@ -2027,6 +2029,8 @@ class Builder:
 
     def tensor_operator(self, op: ast.operator, left: Expr, right: Expr, span: Span, in_place: bool, text: str) -> Expr:
         symbol = OPERATOR_NAMES[type(op)]
+        if in_place and isinstance(left.type, t.TensorT) and TENSOR_INPLACE.get(type(op)) is None:
+            in_place = False  # no `Tensor.__imatmul__`: Python computes `x @ y` and rebinds the target
         if in_place:
             method = TENSOR_INPLACE.get(type(op))
             if method is None or not isinstance(left.type, t.TensorT):
@@ -2046,6 +2050,9 @@ class Builder:
             return self.invoke_method("mul", reciprocal, [Argument(left)], {}, span, text)
         if method in ("floor_divide", "remainder", "pow"):
             return self.invoke_function(method, [Argument(left), Argument(right)], {}, span, text)
+        if method in ("__lshift__", "__rshift__"):  # Tensor.__rlshift__ and __rrshift__
+            shift = "bitwise_left_shift" if method == "__lshift__" else "bitwise_right_shift"
+            return self.invoke_function(shift, [Argument(left), Argument(right)], {}, span, text)
         self.type_problem(span, text, f"a {left.type} on the left of `{symbol}` with a tensor")
         raise _Abandon
 
@@ -2061,6 +2068,8 @@ class Builder:
             if isinstance(node.op, ast.Not):
                 return self.unsupported(span, display(node), "`not` reads the tensor's value back into Python; "
                                         "use `torch.logical_not`")
+            if isinstance(node.op, ast.Invert):
+                self.require_integral(operand, span)
             method = {ast.USub: "neg", ast.Invert: "bitwise_not", ast.UAdd: "positive"}[type(node.op)]
             return self.invoke_method(method, operand, [], {}, span, display(node))
         if isinstance(node.op, ast.Not) and isinstance(operand.type, t.OptionalT):
@@ -2074,6 +2083,14 @@ class Builder:
         if op is HostOp.NOT and not t.is_number(operand.type):
             return self.unsupported(span, display(node), f"`not` of a {operand.type}")
         return self.host(op, [operand], span, display(node))
+
+    def require_integral(self, operand: Expr, span: Span) -> None:
+        """``~x`` is Tensor.__invert__, which refuses a floating or complex tensor with TypeError before it
+        dispatches (torch's python_variable_methods.cpp), where ``bitwise_not`` would raise NotImplementedError."""
+        for query in (Query.IS_FLOATING_POINT, Query.IS_COMPLEX):
+            kind = self.atom(TensorQuery(operand, query, (), t.BOOL, span))
+            holds = self.atom(self.host(HostOp.NOT, [kind], span, "~"))
+            self.body.append(Require(holds, PythonException.TYPE_ERROR, (INVERT_REFUSED,), span))
 
     def compare(self, node: ast.Compare) -> Value:
         span = Span.of(node)
