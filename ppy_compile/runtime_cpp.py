@@ -783,6 +783,38 @@ template <class T> inline std::vector<T> join(std::initializer_list<std::vector<
     for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
     return out;
 }
+// str() of a Python float: its shortest repr, by CPython's own code (`1.5`, `2.0`, `1e+300`, `inf`).
+inline std::string float_str(double value) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    char* text = PyOS_double_to_string(value, 'r', 0, Py_DTSF_ADD_DOT_0, nullptr);
+    std::string out = text == nullptr ? std::to_string(value) : std::string(text);
+    if (text == nullptr) PyErr_Clear();
+    PyMem_Free(text);
+    PyGILState_Release(state);
+    return out;
+}
+inline std::string dtype_str(at::ScalarType dtype);
+// str() of what a message formats at run time, as Python prints it: an int, a bool, a float, a number (a float
+// parameter may hold an int), a dtype.
+inline std::string shown(int64_t value) { return std::to_string(value); }
+inline std::string shown(bool value) { return value ? "True" : "False"; }
+inline std::string shown(double value) { return float_str(value); }
+inline std::string shown(at::ScalarType value) { return dtype_str(value); }
+inline std::string shown(const at::Scalar& value) {
+    if (value.isBoolean()) return shown(value.toBool());
+    return value.isIntegral(false) ? shown(value.toLong()) : float_str(value.toDouble());
+}
+// A sequence of run-time length as Python prints it: `(1, 2)`, `(1,)`, `[1, 2]`, `torch.Size([1, 2])`.
+template <class T>
+inline std::string seq_str(const std::vector<T>& items, const char* opening, const char* closing, bool tuple_comma) {
+    std::string out = opening;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += shown(static_cast<T>(items[i]));
+    }
+    if (tuple_comma && items.size() == 1) out += ",";
+    return out + closing;
+}
 // str() of a torch.dtype, for a message that formats one known only at run time.
 inline std::string dtype_str(at::ScalarType dtype) {
     switch (dtype) {

@@ -82,7 +82,7 @@ NEEDS = {
     "test_background.py": "compiler", "test_build_steps.py": "compiler", "test_cache.py": "compiler",
     "test_compile_ops.py": "compiler", "test_corpus.py": "compiler", "test_decorators.py": "compiler",
     "test_escaping.py": "compiler", "test_fast_path.py": "compiler", "test_gpt2.py": "compiler",
-    "test_host_math_properties.py": "compiler", "test_host_numbers.py": "compiler",
+    "test_host_math_properties.py": "compiler", "test_host_numbers.py": "compiler", "test_library_messages.py": "compiler",
     "test_sequence_properties.py": "compiler", "test_opinfo.py": "compiler", "test_operator_exceptions.py": "compiler",
     "test_properties.py": "compiler", "test_rebuild.py": "compiler", "test_runtime.py": "compiler",
     "test_security.py": "compiler", "test_torch_python.py": "compiler", "test_tracebacks.py": "compiler",

@@ -34,7 +34,7 @@ from ppy_check.engine import check_source
 from ppy_check.gen_opdata import HAND_BOUND, python_functions
 from ppy_check.model import types
 from ppy_check.model.builder import build_model
-from ppy_check.model.ir import Return
+from ppy_check.model.ir import Branch, Require, Return, Stmt
 from ppy_check.module import ModuleRegions
 
 Sample = tuple[tuple[Any, ...], dict[str, Any]]
@@ -546,6 +546,31 @@ def compiled() -> list[tuple[str, ppy.Region, list[Any]]]:
     assert not findings, "\n".join(d.concise() for d in findings)
     module = load_module(path, "torch_python_samples")
     return [(CASES[i][0], getattr(module, f"sample_{i}"), params[i]) for i in range(len(CASES))]
+
+
+def _statements(body: tuple[Stmt, ...]) -> list[Stmt]:
+    found: list[Stmt] = []
+    for statement in body:
+        found.append(statement)
+        if isinstance(statement, Branch):
+            found += _statements(statement.then_body) + _statements(statement.else_body)
+    return found
+
+
+def test_no_compiled_check_prints_an_f_string_template() -> None:
+    """Every check torch's Python code keeps on a run-time value, in every sample's model, prints what its f-string
+    formats (a float, a tuple, a torch.Size, arithmetic on a rank), never the template's `{...}`: Python would print
+    the value, so a compiled raise must too (tests/test_library_messages.py holds the printed text to Python's)."""
+    text = HEADER + "\n\n".join(_region(f"sample_{i}", name, sample, probe=False)[0]
+                                 for i, (name, sample) in enumerate(CASES))
+    left = set()
+    for region in ModuleRegions.load("torch_python_samples.py", text).regions:
+        model = build_model(region).model
+        for statement in _statements(model.body if model else ()):
+            if isinstance(statement, Require):
+                left |= {(CASES[int(region.name.removeprefix("sample_"))][0], piece) for piece in statement.message
+                         if isinstance(piece, str) and re.search(r"\{[^{}]+\}", piece)}
+    assert not left, sorted(left)
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])

@@ -33,7 +33,7 @@ from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
     Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
-    SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
+    SeqSlice, ShownSeq, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
 from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
 from ppy_check.region import Region, describe_function, function_locals
@@ -168,6 +168,11 @@ PROPERTY_REFUSALS = {
     "grad_fn": "autograd's graph is read outside the region",
     "is_leaf": "autograd's graph is read outside the region",
 }
+
+# What an exception's message formats at run time as Python's str() does, alone or as a sequence's items.
+_SHOWN_SCALARS = (t.INT, t.BOOL, t.FLOAT, t.NUMBER, t.DTYPE)
+# The pieces of an exception's message: literal text, and run-time values formatted into it.
+Message = tuple[str | Expr | ShownSeq, ...]
 
 BINARY_OPS = {
     ast.Add: HostOp.ADD, ast.Sub: HostOp.SUB, ast.Mult: HostOp.MUL, ast.Div: HostOp.TRUEDIV,
@@ -936,7 +941,7 @@ class Builder:
                          "known only at run time")
         raise _Abandon
 
-    def require(self, test: ast.expr, node: ast.stmt, error: PythonException, message: tuple[str | Expr, ...],
+    def require(self, test: ast.expr, node: ast.stmt, error: PythonException, message: Message,
                 negate: bool) -> None:
         """Keep a check of torch's Python code on a run-time value: the compiled region raises where it would."""
         span = Span.of(node)
@@ -951,7 +956,7 @@ class Builder:
                          f"torch's Python code checks `{display(test)}`, which {why}")
         raise _Abandon
 
-    def raised(self, node: ast.Raise) -> tuple[PythonException | None, tuple[str | Expr, ...]]:
+    def raised(self, node: ast.Raise) -> tuple[PythonException | None, Message]:
         """The exception a `raise` of torch's Python code makes, and its message: literal text, and the values an
         f-string formats (what is known here as text, a run-time int or bool as itself)."""
         call = node.exc
@@ -962,37 +967,89 @@ class Builder:
             return error, (name or "",)
         return error, self.message(call.args[0])
 
-    def message(self, text: ast.expr) -> tuple[str | Expr, ...]:
+    def message(self, text: ast.expr) -> Message:
         """An exception's message in torch's Python code: literal text, and the values an f-string formats."""
         if isinstance(text, ast.Constant) and isinstance(text.value, str):
             return (text.value,)
         if isinstance(text, ast.JoinedStr):
-            return tuple(part.value if isinstance(part, ast.Constant) else self.formatted(part)
-                         for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
+            return tuple(piece for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue))
+                         for piece in ((part.value,) if isinstance(part, ast.Constant) else self.formatted(part)))
         return (display(text),)
 
-    def formatted(self, part: ast.FormattedValue) -> str | Expr:
-        """One `{...}` of a raise's f-string: its text where it is known here, the value where it is a run-time int,
-        bool, str or dtype that nothing can fail computing (the message is built before the check fails), else its source."""
+    def formatted(self, part: ast.FormattedValue) -> Message:
+        """One `{...}` of a raise's f-string: its text where it is known here, the run-time value where it is one
+        the compiled code prints as Python's str() does and nothing can fail computing (the message is built before
+        the check fails), else its source."""
         shown = "{" + display(part.value) + "}"
         if part.format_spec is not None or part.conversion not in (-1, ord("s")):
-            return shown
+            return (shown,)
         known = self.try_constant(part.value)
         if known is not None:
             value = known.value
-            return str(value) if isinstance(value, (str, int, float, bool)) or value is None else shown
+            return (str(value),) if isinstance(value, (str, int, float, bool)) or value is None else (shown,)
         saved = self.snapshot()
         try:
             value = self.expr(part.value)
         except (_Abandon, _LibraryRefused):
             value = POISON
         added = self.body[saved[0]:]
-        if isinstance(value, Expr) and value.type in (t.INT, t.BOOL, t.DTYPE, t.STR) and _cannot_raise(value) \
-                and len(self.problems.unsupported) == saved[1] and len(self.problems.types) == saved[2] \
-                and all(isinstance(s, Let) and _cannot_raise(s.value) for s in added):
-            return value
+        if isinstance(value, Expr) and len(self.problems.unsupported) == saved[1] \
+                and len(self.problems.types) == saved[2] and all(isinstance(s, Let) and self.computes_safely(s.value)
+                                                                 for s in added):
+            pieces = self.shown(value)
+            if pieces is not None:
+                return pieces
         self.rollback(saved)
-        return shown
+        return (shown,)
+
+    def shown(self, value: Expr) -> Message | None:
+        """``value`` as the pieces of a message that print it as Python's str() does; None where the compiled code
+        cannot (a str inside a tuple, which Python quotes; a value whose computing may fail)."""
+        if value.type in _SHOWN_SCALARS or isinstance(value.type, t.StrT):
+            return (value,) if self.computes_safely(value) else None
+        opening, closing = ("torch.Size([", "])") if self.is_size(value) else \
+            ("[", "]") if self.kind_of(value) == "list" else ("(", ")")
+        if isinstance(value.type, t.SeqT) and value.type.item in _SHOWN_SCALARS and self.computes_safely(value):
+            return (ShownSeq(value, opening, closing, opening == "("),)
+        if not isinstance(value.type, t.TupleT):
+            return None
+        items = [_item(value, i) for i in range(len(value.type.items))]
+        if not all(item.type in _SHOWN_SCALARS and self.computes_safely(item) for item in items):
+            return None
+        pieces: list[str | Expr | ShownSeq] = [opening]
+        for index, item in enumerate(items):
+            pieces.extend((", ", item) if index else (item,))
+        return (*pieces, "," if len(items) == 1 and opening == "(" else "", closing)
+
+    def computes_safely(self, value: Expr) -> bool:
+        """Whether computing a value a message shows cannot fail (it is computed before the check that raises it):
+        what _cannot_raise allows, a tuple's items, slices and joins of such sequences, and arithmetic on a rank
+        or a length, which cannot overflow (`{-ndim}`, `{len(out_size) + 1}`)."""
+        if isinstance(value, Item):
+            return self.computes_safely(value.base)
+        if isinstance(value, MakeSeq):
+            return all(self.computes_safely(part) for part, _ in value.parts)
+        if isinstance(value, SeqSlice):
+            return self.computes_safely(value.base) and all(
+                bound is None or self.computes_safely(bound) for bound in (value.lower, value.upper)) and (
+                value.step is None or isinstance(value.step, Const) and value.step.value != 0)
+        return _cannot_raise(value) or self.small(value)
+
+    def small(self, value: Expr, depth: int = 0) -> bool:
+        """Whether an int is a rank, a length or a small literal, or a sum, difference or negation of a few of
+        them, or the least or greatest of them: 64-bit arithmetic on it cannot overflow."""
+        if depth > 4:
+            return False
+        if isinstance(value, Const):
+            return isinstance(value.value, int) and abs(value.value) < 2**32
+        if isinstance(value, (Length, TensorQuery)):
+            return isinstance(value, Length) or value.query is Query.DIM
+        if isinstance(value, Read):
+            known = self.values.get(value.var)
+            return known is not None and self.small(known, depth + 1)
+        if isinstance(value, Host) and value.op in (HostOp.ADD, HostOp.SUB, HostOp.NEG, HostOp.MIN, HostOp.MAX):
+            return all(self.small(operand, depth + 1) for operand in value.operands)
+        return False
 
     def snapshot(self) -> tuple[int, int, int, int, int, bool]:
         """Where the model stands, to take back what a tentative step recorded (rollback)."""

@@ -379,17 +379,30 @@ class ResultClass:
 
 
 @dataclass(frozen=True, eq=False)
+class ShownSeq:
+    """A sequence of run-time length in an exception's message, as Python's str() shows it: its items ", " apart
+    between ``opening`` and ``closing`` (``(1, 2)``, ``[1, 2]``, ``torch.Size([1, 2])``), and a tuple of one item
+    with its comma (``(1,)``)."""
+
+    value: Expr
+    opening: str
+    closing: str
+    tuple_comma: bool
+
+
+@dataclass(frozen=True, eq=False)
 class Require:
     """A check of torch's Python code on a run-time value (``if x.dim() != 4: raise ValueError(...)``).
 
     ``holds`` is the negated test, a host bool; when it is false the compiled
     region raises ``error`` with ``message``, as the Python code would. The
-    message is text and the run-time ints and bools an f-string formats into it.
+    message is text and the run-time values an f-string formats into it (ints, bools, floats, strs, dtypes, and
+    sequences of numbers).
     """
 
     holds: Expr
     error: PythonException
-    message: tuple[str | Expr, ...]
+    message: tuple[str | Expr | ShownSeq, ...]
     span: Span
 
 
