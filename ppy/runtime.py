@@ -323,6 +323,8 @@ def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     prepare(region, wait=False)
     compiled = region._compiled
     if compiled is None:
+        if _observer is not None:
+            _observer(region, args, kwargs)  # `--ppy-verify` counts a call the Python body answered unchecked
         return region.python(*args, **kwargs)
     if _observer is not None:
         _observer(region, args, kwargs)

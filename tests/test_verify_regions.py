@@ -320,3 +320,17 @@ def test_a_cold_cache_is_built_before_the_tests_calls_so_they_are_compared(
     result = run(pytester, "--ppy-verify")
     result.assert_outcomes(passed=2)
     assert table_rows(result)["cold.py::unsampled", "cpu"] == ["1", "0.00e+00", "1.3e-06, 1e-05", "passed"]
+
+
+def test_a_call_made_before_the_build_is_done_compared_nothing_and_says_so(
+        pytester: pytest.Pytester, fresh_cache: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A test that asks for background builds itself: its call runs the Python body, unchecked, and the item says so.
+    pytester.makepyfile(cold=COLD, test_cold="import cold, torch\nfrom ppy import runtime\n\n\n"
+                                              "def test_call(monkeypatch):\n"
+                                              "    monkeypatch.setattr(runtime, '_build_mode', 'background')\n"
+                                              "    assert cold.unsampled(torch.ones(2)).tolist() == [3.0, 3.0]\n")
+    pytester.makeini("[pytest]\nppy_devices = cpu\n")
+    result = run(pytester, "--ppy-verify")
+    result.assert_outcomes(passed=1, failed=1)
+    assert ("region `unsampled` on cpu: no value was compared: 1 call ran the Python body because the region was "
+            "not compiled yet") in result.stdout.str()
