@@ -120,12 +120,6 @@ def _assigned(cls: ast.ClassDef, value: ast.expr, tensor_module: ModuleRegions,
     return None
 
 
-# Methods torch/_tensor.py overrides with another meaning than the builtin of the same name, so ppy never binds the
-# builtin for them: `Tensor.index(positions, dims)` binds first-class dimensions (functorch.dim), where the builtin
-# `index` is advanced indexing.
-PYTHON_OVER_NATIVE = frozenset({"index"})
-
-
 _GENERATOR = "it reads or changes the global random generator; do that in the caller"
 _SETTING = "it reads or changes a global setting of torch; do that in the caller, and pass what the region needs"
 _TRANSFORM = "it transforms functions, computing no tensor; a region is compiled already"

@@ -18,6 +18,7 @@ import library_messages as lm  # noqa: E402
 from test_host_numbers import outcome  # noqa: E402
 
 import ppy  # noqa: E402
+from ppy.verify import compare_call  # noqa: E402
 
 
 def same_as_python(region: ppy.Region[..., Any], cases: list[tuple[Any, ...]]) -> list[tuple[str, Any]]:
@@ -81,3 +82,23 @@ def test_a_list_of_a_slice_and_arithmetic_on_a_rank_are_printed_as_python_prints
                                              (x(4), x(4) > 0, 1)])
     assert found[0] == ("IndexError", "Dimension out of range (expected to be in range of [-2, 1], but got 3)")
     assert found[2] == ("IndexError", "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+
+
+def test_a_method_torch_implements_in_python_raises_as_python_does() -> None:
+    # torch/_tensor.py's Tensor.norm and Tensor.stft, not the builtins of the same name, which word these otherwise.
+    ints = torch.arange(6).reshape(2, 3)
+    found = same_as_python(lm.norms, [(ints, 2.0), (ints[0], 3)])
+    assert found[0] == ("RuntimeError", "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                                        "Got Long")
+    found = same_as_python(lm.spectrum, [(torch.arange(16),), (x(2, 2, 16),)])
+    assert found[0][1].startswith("stft(torch.LongTensor[20], n_fft=4,")
+    assert found[1][1].endswith("expected a 1D or 2D tensor")
+
+
+@pytest.mark.parametrize("name", sorted(name for name, value in vars(lm).items() if isinstance(value, ppy.Region)))
+def test_the_samples_match_python(name: str) -> None:
+    region = getattr(lm, name)
+    assert region.build(), f"{name} did not compile"
+    for call in region.sample_calls("cpu"):
+        found = compare_call(region, call)
+        assert not found.mismatches and found.raised is None, (found.mismatches, found.raised)

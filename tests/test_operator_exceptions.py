@@ -49,11 +49,11 @@ def _regions() -> Iterator[tuple[str, str, str]]:
             yield f"binary_{op.__name__}_{a}_{b}", f"a: {KINDS[a]}, b: {KINDS[b]}", f"return a {symbol} b"
         for b in KINDS:
             yield f"augmented_{op.__name__}_T_{b}", f"a: torch.Tensor, b: {KINDS[b]}", f"a {symbol}= b\n    return a"
-    for op, symbol in COMPARE.items():
+    for comparison, symbol in COMPARE.items():
         for a, b in pairs:
-            yield f"compare_{op.__name__}_{a}_{b}", f"a: {KINDS[a]}, b: {KINDS[b]}", f"return a {symbol} b"
-    for op, symbol in UNARY.items():
-        yield f"unary_{op.__name__}_T", "a: torch.Tensor", f"return {symbol}a"
+            yield f"compare_{comparison.__name__}_{a}_{b}", f"a: {KINDS[a]}, b: {KINDS[b]}", f"return a {symbol} b"
+    for unary, symbol in UNARY.items():
+        yield f"unary_{unary.__name__}_T", "a: torch.Tensor", f"return {symbol}a"
 
 
 def _source(names: set[str] | None = None) -> str:
@@ -117,9 +117,9 @@ def test_each_operator_is_pythons_or_refused_where_python_always_refuses(operato
             namespace: dict[str, Any] = {"torch": torch}
             parameters = ", ".join(part.split(":")[0] for part in signature.split(", "))
             exec(f"def {name}({parameters}):\n    {body}", namespace)  # the region's body, as Python runs it
-            python = [_outcome(namespace[name], args) for args in cases]
-            if any(outcome[0] != "TypeError" for outcome in python):
-                refused.append(f"{name} ({body!r}) is refused, but Python runs some of its calls: {python}\n  "
+            answers = [_outcome(namespace[name], args) for args in cases]
+            if any(answer[0] != "TypeError" for answer in answers):
+                refused.append(f"{name} ({body!r}) is refused, but Python runs some of its calls: {answers}\n  "
                                f"{_refused()[name]}")
             continue
         region: ppy.Region[..., Any] = getattr(operators, name)

@@ -2527,29 +2527,18 @@ class Builder:
         method = torch_python.tensor_method(name)
         if isinstance(method, str):
             return self.invoke_method(method, receiver, args, keywords, span, shown)  # `__pow__` is TensorBase.pow
-        if self.data.has_method(name) and name not in torch_python.PYTHON_OVER_NATIVE:
-            if method is None:
-                return self.invoke_method(name, receiver, args, keywords, span, shown)
-            saved = self.snapshot()
-            try:
-                native: Value | None = self.invoke_method(name, receiver, args, keywords, span, shown)
-            except _Abandon:
-                native = None
-            if not isinstance(native, Poisoned) and native is not None or len(self.problems.types) == saved[2]:
-                if native is None:
-                    raise _Abandon
-                return native
-            # torch's Python-level method takes what its builtin does not (`x.norm(dim=-1)`): follow it.
-            self.rollback(saved)
+        if method is None and self.data.has_method(name):
+            return self.invoke_method(name, receiver, args, keywords, span, shown)
         if method is not None:
+            # torch/_tensor.py's method is what Python runs, even where TensorBase has a builtin of the same name
+            # (`x.norm(...)` is torch.norm, then linalg.vector_norm, not norm.ScalarOpt_dim): its checks and
+            # messages are Python's.
             node_of, module = method
             helper = Helper(node_of, module.scope, module.path, library=True)
             if self.frame.library:
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
             with self.offering_alternative(f"torch.Tensor.{name}"):
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
-        if self.data.has_method(name):
-            return self.invoke_method(name, receiver, args, keywords, span, shown)
         return self.unsupported(span, shown, f"`Tensor.{name}` is not a tensor method with a C++ API")
 
     def query(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
@@ -3197,6 +3186,10 @@ def _isinstance_answer(kind: t.Type, classes: frozenset[str], sequence: str | No
         # A region's sequence may have been a list or a tuple: only asking for both (or neither) is decided.
         asked = classes & {"builtins.list", "builtins.tuple"}
         return True if len(asked) == 2 else False if not asked else None
+    if isinstance(kind, t.NumberT):
+        # An int or a float, which only the run time knows: a test for both, or for neither, is decided here.
+        numbers = classes & {"builtins.int", "builtins.float"}
+        return True if len(numbers) == 2 else False if not numbers else None
     if isinstance(kind, t.OptionalT):
         inner = _isinstance_answer(kind.inner, classes)
         return False if inner is False else None

@@ -23,8 +23,8 @@ def dropout_p(x: Tensor, p: float) -> Tensor:
 
 @dropout_p.samples
 def _(device: str) -> Iterator[tuple[Tensor, float]]:
-    yield r(2, 3, 4, device=device), 0.25
-    yield r(2, 3, 4, device=device), 1
+    yield r(2, 3, 4, 4, device=device), 0.25
+    yield r(2, 3, 4, 4, device=device), 1
 
 
 @ppy.opt(1)
@@ -101,3 +101,45 @@ def masked_total(x: Tensor, mask: Tensor, dim: int) -> Tensor:
 @masked_total.samples
 def _(device: str) -> Iterator[tuple[Tensor, Tensor, int]]:
     yield r(2, 3, device=device), r(2, 3, device=device) > 0, 1
+
+
+@ppy.opt(1)
+def norms(x: Tensor, p: float) -> Tensor:
+    # Tensor.norm is torch/_tensor.py's, as in Python: torch.norm, then linalg.vector_norm, with their messages (an
+    # int tensor's), not the builtin norm.ScalarOpt_dim's; F.normalize calls it too.
+    return x.norm() + x.norm(p, dim=-1).sum() + F.normalize(x).sum()
+
+
+@norms.samples
+def _(device: str) -> Iterator[tuple[Tensor, float]]:
+    yield r(2, 3, device=device), 2.0
+    yield r(2, 4, device=device), 3
+
+
+@ppy.opt(1)
+def spectrum(x: Tensor) -> Tensor:
+    # Tensor.stft is torch.stft, which pads a centred input in Python before the builtin sees it.
+    return x.stft(4, return_complex=True).abs()
+
+
+@spectrum.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(16, device=device),)
+    yield (r(2, 16, device=device),)
+
+
+@ppy.opt(1)
+def norm_forms(x: Tensor, p: float, n: int, d: int, sizes: tuple[int, ...]) -> Tensor:
+    # The spellings of Tensor.norm, split and unflatten, each run through torch/_tensor.py as Python runs them.
+    y = x.norm() + x.norm(2) + x.norm(p) + x.norm(dim=-1).sum() + x.norm(2, -1, keepdim=True).sum()
+    y = y + x.norm(float("inf")) + x.norm("fro") + x.norm(p, d, True, dtype=torch.float64).sum()
+    y = y + x.norm(p=1, dim=(0, 1)) + x.norm("nuc") + x.norm(dim=(0, 1)) + x.norm(p, dim=(0,))[0]
+    parts = x.split(n, d)
+    other = x.split(sizes)
+    return y + parts[0].sum() + other[0].sum() + x.unflatten(0, sizes).sum()
+
+
+@norm_forms.samples
+def _(device: str) -> Iterator[tuple[Tensor, float, int, int, tuple[int, ...]]]:
+    yield r(4, 6, device=device), 3.0, 2, 1, (2, 2)
+    yield r(4, 6, device=device), 2, 3, 0, (2, 2)
