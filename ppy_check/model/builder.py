@@ -687,6 +687,10 @@ class Builder:
             targets = [statement.target]
         for target in targets:
             self.bind_poison(target)
+        if isinstance(statement, ast.Return) and self.inlining:
+            # A helper's `return` that could not be modelled hands back what its problem already explains: the
+            # call is not None to its caller (that would cascade into findings on correct lines there).
+            self.returned, self.returned_value = True, POISON
 
     def statement(self, node: ast.stmt) -> None:
         if self.frame.library and isinstance(node, (ast.If, ast.Raise, ast.Assert)) or \
@@ -704,15 +708,19 @@ class Builder:
             if isinstance(value, (Call, TensorIndex)) or _may_raise(value):
                 self.body.append(Eval(value, Span.of(node)))  # type: ignore[arg-type]
         elif isinstance(node, ast.Assign):
+            first_var = self.vars
             value = self.expr(node.value, top=True)
-            if len(node.targets) > 1:
+            chained = len(node.targets) > 1
+            if chained:
                 value = self.atom(value, node.value)
             for target in node.targets:
-                self.assign(target, value, node)
+                # `h = w = x.shape[1]`: every target holds the one value, so none may take its variable over.
+                self.assign(target, value, node, None if chained else first_var)
                 self.track_list(target, node.value)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
-                self.assign(node.target, self.expr(node.value, top=True), node)
+                first_var = self.vars
+                self.assign(node.target, self.expr(node.value, top=True), node, first_var)
                 self.track_list(node.target, node.value)
         elif self.frame.library and isinstance(node, (ast.Break, ast.Continue)):
             raise _Jump(node)
@@ -1177,11 +1185,13 @@ class Builder:
             return self.mark(MakeTuple(items, value.type, value.span, value.aliases), self.kind_of(value))  # type: ignore[return-value]
         return self.mark(self.let(value), self.kind_of(value))  # type: ignore[return-value]
 
-    def assign(self, target: ast.expr, value: Value, statement: ast.stmt) -> None:
+    def assign(self, target: ast.expr, value: Value, statement: ast.stmt, renames_after: int | None = None) -> None:
+        """Bind ``target`` to ``value``. ``renames_after``: a temporary made after that variable count (by this
+        statement alone) that only this target holds may take the target's name; None: it may not."""
         if isinstance(target, ast.Name):
-            self.bind_name(target.id, value)
+            self.bind_name(target.id, value, renames_after)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            self.unpack(target, value, statement)
+            self.unpack(target, value, statement, renames_after)
         elif isinstance(target, ast.Subscript):
             self.store(target, value, statement)
         elif isinstance(target, ast.Starred):
@@ -1190,16 +1200,17 @@ class Builder:
             self.unsupported(Span.of(target), display(target),
                              "assigning to an attribute changes an object outside the region")
 
-    def bind_name(self, name: str, value: Value) -> None:
+    def bind_name(self, name: str, value: Value, renames_after: int | None = None) -> None:
         if isinstance(value, (Poisoned, UntypedParam)):
             self.env[name] = POISON
             return
         if isinstance(value, (ModuleRef, FunctionRef, LibraryModule, BooleanDispatch, KeywordDict)):
             self.env[name] = value  # an alias of a module or function: known at build time
             return
-        if isinstance(value, Read) and self.body and isinstance(self.body[-1], Let) and self.body[-1].var is value.var \
-                and not value.var.name:
-            # The value was just computed into a temporary: give the variable the user's name.
+        if renames_after is not None and isinstance(value, Read) and value.var.index > renames_after and self.body \
+                and isinstance(self.body[-1], Let) and self.body[-1].var is value.var and not value.var.name:
+            # The value was just computed into a temporary that nothing else holds: give it the user's name. (A
+            # temporary an earlier statement made may be held by another name's tuple: `t = (x.sum(), 1)`.)
             last = self.body.pop()
             self.env[name] = self.mark(self.let(last.value, name), self.kind_of(value))
             return
@@ -1208,7 +1219,8 @@ class Builder:
             return
         self.env[name] = self.let(value, name)
 
-    def unpack(self, target: ast.Tuple | ast.List, value: Value, statement: ast.stmt) -> None:
+    def unpack(self, target: ast.Tuple | ast.List, value: Value, statement: ast.stmt,
+               renames_after: int | None = None) -> None:
         if isinstance(value, Poisoned):
             self.bind_poison(target)
             return
@@ -1259,8 +1271,10 @@ class Builder:
         else:
             self.type_problem(span, display(target), f"cannot unpack a {source.type}")
             raise _Abandon
+        if renames_after is not None and _repeats_a_variable(values):
+            renames_after = None  # `p, q = (x.sum(),) * 2`: both names hold the one temporary
         for element, item in zip(target.elts, values):
-            self.assign(element.value if isinstance(element, ast.Starred) else element, item, statement)
+            self.assign(element.value if isinstance(element, ast.Starred) else element, item, statement, renames_after)
 
     def store(self, target: ast.Subscript, value: Value, statement: ast.stmt) -> None:
         base = self.atom(self.expr(target.value), target.value)
@@ -1297,6 +1311,7 @@ class Builder:
         if not isinstance(node.target, ast.Name):
             self.unsupported(span, display(node.target), "assigning to an attribute changes an object outside the region")
             raise _Abandon
+        first_var = self.vars
         current = self.name(node.target)
         if isinstance(current, Poisoned):
             raise _Abandon
@@ -1307,7 +1322,7 @@ class Builder:
             result = self.operator(node.op, current_atom, other, span, in_place=True, text=display(node))
             self.body.append(Eval(result, span))  # type: ignore[arg-type]
             return
-        self.bind_name(node.target.id, self.operator(node.op, current_atom, other, span, text=display(node)))
+        self.bind_name(node.target.id, self.operator(node.op, current_atom, other, span, text=display(node)), first_var)
 
     def ret(self, node: ast.Return) -> None:
         span = Span.of(node)
@@ -3321,6 +3336,21 @@ def _carries_tensors(kind: t.Type) -> bool:
         return _carries_tensors(kind.item)
     if isinstance(kind, t.TupleT):
         return any(_carries_tensors(i) for i in kind.items)
+    return False
+
+
+def _repeats_a_variable(values: list[Expr]) -> bool:
+    """Whether one variable is read by more than one of these values' tuple items (a temporary two names hold)."""
+    seen: set[int] = set()
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, MakeTuple):
+            pending.extend(value.items)
+        elif isinstance(value, Read):
+            if value.var.index in seen:
+                return True
+            seen.add(value.var.index)
     return False
 
 
