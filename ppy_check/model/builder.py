@@ -21,12 +21,13 @@ import ast
 import contextlib
 import dataclasses
 import enum
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Union
 
 from ppy_check import torch_python
-from ppy_check.model import constants, hostmath
+from ppy_check.model import budgets, constants, hostmath
 from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
@@ -35,7 +36,8 @@ from ppy_check.model.ir import (
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
     SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
-from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
+from ppy_check.model.budgets import Budget, Exceeded
+from ppy_check.model.problems import Capture, CaptureOrigin, OverBudget, Problems, TypeProblem, Unsupported
 from ppy_check.region import Region, describe_function, function_locals
 from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
@@ -303,6 +305,18 @@ class _LibraryRefused(Exception):
     """A call of torch's Python code cannot be followed: its first problem, recorded, stands for the whole call."""
 
 
+class _OutOfBudget(Exception):
+    """A budget of the whole region ran out (steps, time): building stops, and that is the region's one finding."""
+
+    def __init__(self, exceeded: Exceeded):
+        super().__init__(exceeded.budget.value)
+        self.exceeded = exceeded
+
+
+# How many expressions the builder evaluates between two looks at the clock.
+CLOCK_EVERY = 64
+
+
 class _Jump(Exception):
     """`break` or `continue` in a loop of torch's Python code that is being unrolled."""
 
@@ -343,15 +357,59 @@ class Frame:
     finished: bool = False  # the rest of the function was built inside a run-time branch (library_if)
 
 
+# Expressions inside one that display() spells as written; past them a message shows `...` (the text is cut at
+# 60 characters anyway), so that displaying each level of a deep expression costs no more than this.
+DISPLAY_NODES = 64
+
+
 def display(node: ast.AST) -> str:
     """Source text for a message: one line, at most 60 characters."""
-    text = _plain_text(node)
-    if text is None:
-        text = ast.unparse(node)
+    if not _smaller_than(node, DISPLAY_NODES):
+        text = ast.unparse(_pruned(node, [DISPLAY_NODES]))
+    else:
+        text = _plain_text(node)
+        if text is None:
+            text = ast.unparse(node)
     first, *rest = text.splitlines() or [""]
     if rest:
         first += " ..."
     return first if len(first) <= 60 else first[:57] + "..."
+
+
+def _smaller_than(node: ast.AST, limit: int) -> bool:
+    """Whether the tree under ``node`` holds fewer than ``limit`` expressions (it is walked no further)."""
+    pending = [node]
+    seen = 0
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.expr):
+            seen += 1
+            if seen >= limit:
+                return False
+        pending.extend(ast.iter_child_nodes(current))
+    return True
+
+
+def _pruned(node: ast.AST, budget: list[int]) -> ast.AST:
+    """A copy of ``node`` with ``budget`` expressions of its own, and every one past them `...`. The last fields are
+    copied first: deep expressions nest on the left (`x + x + ...`, `x.abs().abs()...`), so the copy keeps the
+    operands written last, as they are, and the deep rest reads `...`."""
+    if isinstance(node, ast.expr):
+        budget[0] -= 1
+    copy = type(node)()
+    for name, value in reversed(list(ast.iter_fields(node))):
+        if isinstance(value, ast.AST):
+            value = _pruned_child(value, budget)
+        elif isinstance(value, list):
+            value = [_pruned_child(item, budget) if isinstance(item, ast.AST) else item for item in reversed(value)][::-1]
+        setattr(copy, name, value)
+    return copy
+
+
+def _pruned_child(node: ast.AST, budget: list[int]) -> ast.AST:
+    if budget[0] <= 0 and isinstance(node, ast.expr):
+        return ast.Name(id="...")
+    return _pruned(node, budget)
 
 
 def _plain_text(node: ast.AST) -> str | None:
@@ -396,8 +454,14 @@ def _strip_dotted(dotted: str) -> str:
 
 
 class Builder:
-    def __init__(self, region: Region, data: OpData | None = None):
+    def __init__(self, region: Region, data: OpData | None = None, deadline: float | None = None):
         self.region = region
+        self.deadline = deadline  # time.monotonic() past which the region is refused (ppy-check's file budget)
+        self.steps = 0  # expressions evaluated, the inlined ones included (budgets.MAX_STEPS)
+        # The statement of the region's own body being built, which a finding for the whole region names.
+        self.at: ast.stmt | None = None
+        # The items (nested ones counted) of each tuple type met, by identity; the type is kept so its id stays its own.
+        self.leaves_of: dict[int, tuple[t.TupleT, int]] = {}
         self.scope = region.scope
         self.data = data or opdata()
         self.problems = Problems()
@@ -423,6 +487,8 @@ class Builder:
         self.inlining: list[ast.AST] = []  # the helpers being inlined, outermost first (recursion is refused)
         self.returned_value: Value | None = None
         self.callees: list[tuple[Region, str, Span | None]] = []
+        # Each (helper, how it was reached, anchor) once: a helper called on many paths is checked once per path.
+        self.callees_seen: set[tuple[int, str, Span | None]] = set()
         # Sequences known to be lists or tuples (by identity; the value is kept so its id stays its own), for the
         # `isinstance(x, list)` tests of torch's Python code.
         self.sequence_kinds: dict[int, tuple[Expr, str]] = {}
@@ -468,6 +534,15 @@ class Builder:
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
                             self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes)
         return Analysis(model, self.problems, self.writes, self.callees)
+
+    def stopped(self, exceeded: Exceeded | None, error: str = "") -> Analysis:
+        """The region's analysis when building stopped part way: one finding, at the statement of the region's body
+        it had reached. What was recorded before is dropped: part of it may be tentative, taken back only by the
+        steps the stop cut short; the helpers reached so far still have their syntax checked."""
+        statement = self.at if self.at is not None else self.region.node
+        problems = Problems()
+        problems.budgets.append(OverBudget(Span.of(statement), _statement_text(statement), exceeded, error=error))
+        return Analysis(None, problems, [], self.callees)
 
     def _grad_mode(self) -> GradMode:
         """A grad-mode decorator under ppy's is understood; any other decorator there is refused."""
@@ -518,6 +593,16 @@ class Builder:
             raise _LibraryRefused
         return POISON
 
+    def over_budget(self, span: Span, subject: str, exceeded: Exceeded) -> Poisoned:
+        """A value too large to fold where the region is built: a finding, as `unsupported` records one."""
+        if self.frame.library and self.frame.called_as:
+            subject = self.frame.called_as  # the user's call; torch's code is not theirs to change
+        self.problems.budgets.append(OverBudget(self._span(span), subject, exceeded, self.frame.context))
+        self.complete = False
+        if self.frame.library:
+            raise _LibraryRefused
+        return POISON
+
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
         if self.frame.library:
             return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
@@ -542,6 +627,8 @@ class Builder:
             if self.returned or self.frame.finished:
                 # Code after `return` never runs; Python compiles it anyway.
                 continue
+            if not self.inlining:
+                self.at = statement
             try:
                 if self.frame.library and isinstance(statement, ast.If):
                     self.frame.rests.append(statements[index + 1:])
@@ -1173,7 +1260,7 @@ class Builder:
             raise _Abandon
         if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
             if not hostmath.fits_int64(value.value):
-                self.type_problem(value.span, str(value.value), "the int does not fit in the 64 bits torch takes "
+                self.type_problem(value.span, budgets.shown_int(value.value), "the int does not fit in the 64 bits torch takes "
                                   "(Python would raise OverflowError when torch receives it)")
                 raise _Abandon
         if isinstance(value, (Const, Param, Read)):
@@ -1358,7 +1445,12 @@ class Builder:
 
     def expr(self, node: ast.expr, top: bool = False) -> Value:
         """The value of an expression; with ``top``, a call is left for the statement to bind."""
+        self.count_step()
         value = self._expr(node)
+        if isinstance(value, Expr) and isinstance(value.type, t.TupleT) and \
+                self.leaves(value.type) > budgets.MAX_ITEMS:
+            self.over_budget(Span.of(node), display(node), Exceeded(Budget.ITEMS, budgets.MAX_ITEMS))
+            raise _Abandon
         if isinstance(node, (ast.List, ast.ListComp)):
             self.mark(value, "list")
         elif isinstance(node, ast.Tuple):
@@ -1368,6 +1460,23 @@ class Builder:
         if _needs_binding(value):  # type: ignore[arg-type]
             return self.mark(self.let(value), self.kind_of(value))  # type: ignore[arg-type]
         return value
+
+    def count_step(self) -> None:
+        """One more expression evaluated: the region's step budget, and now and then the clock."""
+        self.steps += 1
+        if self.steps > budgets.MAX_STEPS:
+            raise _OutOfBudget(Exceeded(Budget.STEPS, budgets.MAX_STEPS))
+        if self.deadline is not None and self.steps % CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+            raise _OutOfBudget(Exceeded(Budget.TIME, budgets.file_seconds()))
+
+    def leaves(self, kind: t.TupleT) -> int:
+        """How many items a tuple of this type holds, nested tuples' items counted (each shared type once)."""
+        known = self.leaves_of.get(id(kind))
+        if known is not None and known[0] is kind:
+            return known[1]
+        count = sum(self.leaves(item) if isinstance(item, t.TupleT) else 1 for item in kind.items)
+        self.leaves_of[id(kind)] = (kind, count)
+        return count
 
     def _expr(self, node: ast.expr) -> Value:
         # Each branch takes the node's span only where it needs it: most names are read from `env` without one.
@@ -1449,6 +1558,8 @@ class Builder:
                 continue
             return self.unsupported(Span.of(node), display(node), "an f-string builds its text at run time; "
                                     "pass the string as a parameter")
+        if sum(map(len, parts)) > budgets.MAX_TEXT:
+            return self.over_budget(Span.of(node), display(node), Exceeded(Budget.TEXT, budgets.MAX_TEXT))
         return Const("".join(parts), t.STR, Span.of(node))
 
     # --- names ----------------------------------------------------------------------------
@@ -1848,7 +1959,10 @@ class Builder:
                     return self.type_problem(span, display(index_node), f"slice bounds must be ints, not {bound.type}")
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]
-                picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
+                try:
+                    picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
+                except ValueError as error:  # a step of 0
+                    return self.type_problem(span, display(index_node), f"always raises ValueError ({error})")
                 return self.mark(MakeTuple(tuple(picked), t.TupleT(tuple(i.type for i in picked)), span,
                                            frozenset().union(*(i.aliases for i in picked))), self.kind_of(base))
             seq_type = t.SeqT(t.element_type(kind) or t.INT) if isinstance(kind, t.TupleT) else kind
@@ -1985,6 +2099,9 @@ class Builder:
             return self.sequence_operator(op, left, right, span, text)
         if isinstance(left.type, t.StrT) and isinstance(right.type, t.StrT) and isinstance(op, ast.Add) \
                 and isinstance(left, Const) and isinstance(right, Const):
+            if len(left.value) + len(right.value) > budgets.MAX_TEXT:
+                self.over_budget(span, text, Exceeded(Budget.TEXT, budgets.MAX_TEXT))
+                raise _Abandon
             return Const(left.value + right.value, t.STR, span)
         host = BINARY_OPS.get(type(op))
         if host is None:
@@ -2009,6 +2126,9 @@ class Builder:
         if all(isinstance(o, Const) for o in operands):
             try:
                 value = hostmath.fold(op, [o.value for o in operands], function)  # type: ignore[union-attr]
+            except budgets.FoldTooLarge as error:
+                self.over_budget(span, text, error.exceeded)
+                raise _Abandon from None
             except (ArithmeticError, ValueError) as error:
                 self.type_problem(span, text, f"always raises {type(error).__name__} ({error})")
                 raise _Abandon from None
@@ -2030,6 +2150,9 @@ class Builder:
                 self.type_problem(span, text, f"a tuple repeated by a {count.type}")
                 raise _Abandon
             if isinstance(sequence.type, t.TupleT) and isinstance(count, Const):
+                if self.leaves(sequence.type) * int(count.value) > budgets.MAX_ITEMS:
+                    self.over_budget(span, text, Exceeded(Budget.ITEMS, budgets.MAX_ITEMS))
+                    raise _Abandon
                 items = [_item(sequence, i) for i in range(len(sequence.type.items))] * max(int(count.value), 0)
                 return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span, sequence.aliases)
             seq = self.as_sequence(sequence) if isinstance(sequence.type, t.TupleT) else sequence
@@ -2453,7 +2576,11 @@ class Builder:
             return self.unsupported(span, shown, "a region's sequences do not change in place; build a new tuple "
                                     "(`items = (*items, x)`)")
         if isinstance(receiver, Const) and isinstance(kind, t.StrT) and name in STR_METHODS:
-            folded = _fold_str_method(receiver.value, name, args, keywords, span)
+            try:
+                folded = _fold_str_method(receiver.value, name, args, keywords, span)
+            except budgets.FoldTooLarge as error:
+                self.over_budget(span, shown, error.exceeded)
+                raise _Abandon from None
             if folded is not None:
                 return self.mark(folded, "list" if isinstance(folded.type, t.TupleT) else None)
         if not isinstance(kind, t.TensorT):
@@ -2619,9 +2746,14 @@ class Builder:
                              "time (a tensor's rank, say), so its loop has no fixed length")
         if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and isinstance(v.type, t.IntT)
                                                               for v in values):
-            numbers = range(*(v.value for v in values))  # type: ignore[union-attr]
-            if len(numbers) > MAX_UNROLLED:
-                self.unsupported(span, shown, f"`{shown}` has {len(numbers)} items, more than ppy unrolls")
+            try:
+                numbers = range(*(v.value for v in values))  # type: ignore[union-attr]
+            except ValueError as error:  # a step of 0
+                self.type_problem(span, shown, f"always raises ValueError ({error})")
+                raise _Abandon from None
+            count = _range_length(numbers)
+            if count > MAX_UNROLLED:
+                self.unsupported(span, shown, f"`{shown}` has {budgets.shown_int(count)} items, more than ppy unrolls")
             return tuple_of([Const(n, t.INT, span) for n in numbers])
         if name in ("zip", "enumerate", "reversed", "sorted") and any(isinstance(v.type, t.SeqT) for v in values):
             self.unsupported(span, shown, f"torch's Python code takes `{name}` of a sequence whose length is known "
@@ -2971,8 +3103,10 @@ class Builder:
             chain = f"in `{node.name}` of {helper.path}, called at line {span.line}" + (
                 f", {self.frame.context}" if self.frame.context else "")
         if not helper.library:
-            self.callees.append((describe_function(node, helper.scope, helper.path), chain, self.anchor or span
-                                 if helper.path != self.region.site.path else None))
+            anchor = self.anchor or span if helper.path != self.region.site.path else None
+            if (id(node), chain, anchor) not in self.callees_seen:
+                self.callees_seen.add((id(node), chain, anchor))
+                self.callees.append((describe_function(node, helper.scope, helper.path), chain, anchor))
         saved: tuple[Any, Frame, Any, Any, Any] = (self.env, self.frame, self.returned, self.returned_value, self.anchor)
         # A nested function reads its enclosing function's names as they are now, at the call (Python's cells).
         self.env = {**{name: self.env[name] for name in sorted(helper.closure) if name in self.env}, **bound}
@@ -3313,6 +3447,12 @@ def _fold_str_method(text: str, name: str, args: list[Argument], keywords: dict[
     named = {k: v for k, v in keywords.items() if isinstance(v, Const)}
     if len(values) != len(args) or len(named) != len(keywords):
         return None
+    if name == "replace" and len(values) >= 2 and isinstance(values[0].value, str) and \
+            isinstance(values[1].value, str):
+        # `s.replace("", s)` grows by the square of the length: refused before it is computed.
+        old, new = values[0].value, values[1].value
+        count = text.count(old) if old else len(text) + 1
+        budgets.check_text(len(text) + count * max(len(new) - len(old), 0))
     try:
         result = getattr(text, name)(*(v.value for v in values), **{k: v.value for k, v in named.items()})
     except (TypeError, ValueError):
@@ -3337,6 +3477,24 @@ def _carries_tensors(kind: t.Type) -> bool:
     if isinstance(kind, t.TupleT):
         return any(_carries_tensors(i) for i in kind.items)
     return False
+
+
+def _statement_text(statement: ast.AST) -> str:
+    """What a finding about a whole statement names: the expression it computes, or the statement."""
+    value = getattr(statement, "value", None)
+    if isinstance(statement, (ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)) and \
+            isinstance(value, ast.expr):
+        return display(value)
+    if isinstance(statement, ast.FunctionDef):
+        return statement.name
+    return display(statement)
+
+
+def _range_length(numbers: range) -> int:
+    """``len(numbers)``, which raises OverflowError past a machine word (``range(10 ** 30)``)."""
+    if numbers.step > 0:
+        return max(0, (numbers.stop - numbers.start + numbers.step - 1) // numbers.step)
+    return max(0, (numbers.start - numbers.stop - numbers.step - 1) // -numbers.step)
 
 
 def _repeats_a_variable(values: list[Expr]) -> bool:
@@ -3434,19 +3592,33 @@ def _assignable(value: t.Type, declared: t.Type) -> str:
     return " "
 
 
-def build_model(region: Region) -> Analysis:
-    """The region's model; a body nested too deeply for this recursive builder is one problem, not a crash."""
+def build_model(region: Region, deadline: float | None = None) -> Analysis:
+    """The region's model. Whatever stops the builder is the region's one finding, never an exception: a budget
+    running out (``budgets``; ``deadline``, a time.monotonic(), is ppy-check's budget for the file), a body nested
+    too deeply for this recursive builder, memory, or a failure of the builder itself."""
+    import os
     import sys
+    import traceback
 
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
+    builder = Builder(region, deadline=deadline)
     try:
-        return Builder(region).build()
+        return builder.build()
+    except _OutOfBudget as stop:
+        return builder.stopped(stop.exceeded)
     except RecursionError:
-        problems = Problems()
-        problems.unsupported.append(Unsupported(
-            Span.of(region.node), region.name,
-            "an expression nested deeper than ppy follows; split it into statements"))
-        return Analysis(None, problems)
+        return builder.stopped(Exceeded(Budget.DEPTH, 0))
+    except MemoryError:
+        return builder.stopped(Exceeded(Budget.MEMORY, 0))
+    except Exception as error:  # a builder bug: this region's alone, refused, and the rest of the file is checked
+        if os.environ.get("PPY_DEBUG"):
+            traceback.print_exc()
+        return builder.stopped(None, f"{type(error).__name__}: {_short(str(error))}")
     finally:
         sys.setrecursionlimit(limit)
+
+
+def _short(text: str) -> str:
+    first = text.splitlines()[0] if text else ""
+    return first if len(first) <= 120 else first[:117] + "..."
