@@ -8,6 +8,7 @@ in "internal error" and lost the file's findings.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -131,11 +132,14 @@ def test_a_deeper_expression_than_python_compiles_is_a_syntax_finding(tmp_path: 
 
 def test_the_file_time_budget_refuses_what_it_did_not_finish(tmp_path: Path) -> None:
     """With no time left, a region that needs more than a glance is refused, by name, not passed."""
-    text = doubling_chain(3) + "\n\n" + REGION.replace("def r(", "def small(") + "    return x\n"
+    total = " + ".join(["x"] * 100)
+    text = HEAD + REGION + f"    y = {total}\n    return y\n\n\n" + REGION.replace("def r(", "def small(") + \
+        "    return x\n"
     findings = check(tmp_path, text, **{budgets.FILE_SECONDS_VARIABLE: "0"})
     code, message = only(findings)
     assert code == m.UNSUPPORTED
-    assert message == m.BUDGET_TIME.format(region="r", subject="h0(x)", limit=0)
+    assert message == m.BUDGET_TIME.format(region="r", subject=builder.display(ast.parse(total).body[0].value),
+                                           limit=0)
     assert check(tmp_path, text) == []
 
 
@@ -180,3 +184,113 @@ def test_displaying_a_deep_expression_spells_only_its_first_part() -> None:
     assert len(text) == 60 and text.endswith("...") and "y" in text
     small = ast.parse("f(a, b)[1:2] + g(*c, k=-1) * 2", mode="eval").body
     assert builder.display(small) == ast.unparse(small)
+
+
+REUSED_HELPERS = HEAD + '''from typing import Optional
+
+import torch.nn.functional as F
+
+
+def scale(x, k):
+    return x * k + k ** 2
+
+
+def bump_(x):
+    x.add_(1)
+    return x
+
+
+def shape_of(x):
+    return x.shape
+
+
+def pair(x, y):
+    return (x.sum(), y)
+
+
+def soft(x, dim):
+    return F.softmax(x, dim) + x.sum(dim, keepdim=True)
+
+
+def twice(x):
+    return scale(x, 2) + scale(x, 2)
+
+
+@ppy.opt(3)
+def numbers(x: torch.Tensor, y: torch.Tensor, n: int, f: float) -> torch.Tensor:
+    a = scale(x, 2) + scale(x, 3) + scale(x, n) + scale(x, f) + scale(y, 2) + scale(x, 2)
+    b = scale(n, 2) + scale(n, 2) + scale(2, 2) + scale(2.0, 2)
+    return a * b + twice(x) + twice(y)
+
+
+@ppy.opt(3)
+def writes(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    u = bump_(x)
+    v = bump_(y)
+    w = bump_(x.clone())
+    return u + v + w + bump_(w)
+
+
+@ppy.opt(3)
+def shapes(x: torch.Tensor, y: torch.Tensor) -> tuple[int, ...]:
+    return shape_of(x) + shape_of(y)
+
+
+@ppy.opt(3)
+def tuples(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    a, b = pair(x, y)
+    c, d = pair(y, x)
+    e, g = pair(x, x)
+    return a + b + c + d + e + g + soft(x, 0) + soft(y, 0) + soft(x, 1)
+
+
+@ppy.pure
+def pure(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return bump_(x.clone()) + bump_(y)
+'''
+
+
+def _normalized(analysis: builder.Analysis) -> str:
+    """A model's text with its variables numbered by first appearance (reuse numbers them otherwise)."""
+    import re
+
+    model = analysis.model
+    assert model is not None
+    text = repr((model.body, model.writes, sorted(model.natives), model.random))
+    numbers: dict[str, str] = {}
+    return re.sub(r"index=(\d+)", lambda match: numbers.setdefault(match.group(1), f"index={len(numbers)}"), text)
+
+
+def test_a_reused_helper_model_is_the_model_inlining_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ppy_check.module import ModuleRegions
+
+    def models() -> dict[str, str]:
+        module = ModuleRegions.load("m.py", REUSED_HELPERS)
+        return {region.name: _normalized(builder.build_model(region)) for region in module.regions if region.name != "pure"}
+
+    reused = models()
+    monkeypatch.setattr(builder.Builder, "template_key", lambda self, helper, bound: None)
+    assert models() == reused and len(reused) == 4
+    monkeypatch.undo()
+    found = check_source(REUSED_HELPERS, "m.py")
+    assert [(d.region, d.code, d.line) for d in found] == [("pure", m.IMPURE, REUSED_HELPERS.count("\n", 0, REUSED_HELPERS.index("x.add_(1)")) + 1)]
+
+
+def test_a_helper_is_interpreted_once_per_kind_of_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Helpers that each call the next twice: 2 ** 15 inlined calls, 15 helper bodies interpreted."""
+    from ppy_check.module import ModuleRegions
+
+    interpreted: list[int] = []
+    real = builder.Builder.statements
+
+    def statements(self: builder.Builder, body: list[object]) -> None:
+        interpreted.append(id(body))
+        real(self, body)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builder.Builder, "statements", statements)
+    (region,) = ModuleRegions.load("m.py", doubling_chain(14)).regions
+    analysis = builder.build_model(region)
+    assert analysis.model is not None and not analysis.problems
+    assert len(interpreted) == 16  # the region's body and each helper's, once
+    # The model is still every call's: 2 ** 14 products `x * 2`, and the 2 ** 14 - 1 sums of them.
+    assert sum(isinstance(s, builder.Let) for s in analysis.model.body) == 2 ** 14 + 2 ** 14 - 1

@@ -317,6 +317,100 @@ class _OutOfBudget(Exception):
 CLOCK_EVERY = 64
 
 
+@dataclass(frozen=True)
+class _TemplateStart:
+    """Where the model stood when a helper's inlining began (Builder.remember keeps what it added)."""
+
+    body: int
+    vars: int
+    snapshot: tuple[int, int, int, int, int, bool]
+    structural: int
+    branches: int
+    budgets: int
+    callees: int
+    natives: set[str]
+    kinds: int
+    sizes: set[Expr]
+    inlined: int
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A helper's model for one kind of arguments: what inlining it added, and the arguments it was built on."""
+
+    leaves: tuple[Expr, ...]  # the bound arguments, tuples before their items
+    body: tuple[Any, ...]
+    value: Expr
+    first_var: int  # its variables are those numbered above first_var, up to last_var
+    last_var: int
+    writes: tuple[Write, ...]
+    callees: tuple[tuple[Region, str, Span | None], ...]
+    chain: str  # how the region reached the helper (each callee's chain ends with it)
+    natives: frozenset[str]
+    random: bool
+    sizes: tuple[Expr, ...]
+    kinds: tuple[tuple[Expr, str], ...]
+    reached: frozenset[int]  # the helpers inlined, by identity: reused only where none of them is being inlined
+    statements: int  # its cost in steps (budgets.MAX_STEPS): its statements and the helpers it reaches
+
+
+class _Cloner:
+    """Copies of a template's model nodes: the first call's arguments replaced by this call's, each of its
+    variables by a new one; a node shared in the template is one node in the copy."""
+
+    def __init__(self, mapping: dict[int, Any], first_var: int, last_var: int, new_var: Any):
+        self.mapping = mapping
+        self.first_var, self.last_var = first_var, last_var
+        self.new_var = new_var
+        self.vars: dict[Var, Var] = {}
+
+    def clone(self, node: Any) -> Any:
+        found = self.mapping.get(id(node))
+        if found is not None:
+            return found
+        if isinstance(node, tuple):
+            return tuple(self.clone(item) for item in node)
+        if isinstance(node, Var):
+            copy: Any = self.new_var(node.name, node.type) if self.first_var < node.index <= self.last_var else node
+            if copy is not node:
+                self.vars[node] = copy
+        elif type(node) in _MODEL_NODES:
+            changes = {}
+            for name in _MODEL_NODES[type(node)]:
+                value = getattr(node, name)
+                cloned = self.clone(value)
+                if cloned is not value:
+                    changes[name] = cloned
+            copy = dataclasses.replace(node, **changes) if changes else node
+        else:
+            return node
+        self.mapping[id(node)] = copy
+        return copy
+
+
+def _model_nodes() -> dict[type, tuple[str, ...]]:
+    """The model's node classes whose fields may hold other nodes, and those fields."""
+    from ppy_check.model import ir
+
+    leaves = (ir.Span, ir.DtypeName, ir.EnumName, ir.ResultClass, ir.Write, ir.ParamInfo, ir.RegionModel, ir.Var)
+    return {kind: tuple(f.name for f in dataclasses.fields(kind) if f.name not in ("span", "type", "aliases"))
+            for kind in vars(ir).values()
+            if isinstance(kind, type) and dataclasses.is_dataclass(kind) and kind not in leaves}
+
+
+_MODEL_NODES = _model_nodes()
+
+
+def _count_statements(body: tuple[Any, ...]) -> int:
+    """Statements, those of run-time decisions' ways included: what instantiating a template costs."""
+    total = 0
+    for statement in body:
+        total += 1
+        if isinstance(statement, Branch):
+            total += _count_statements(statement.then_body) + _count_statements(statement.else_body)
+    return total
+
+
 class _Jump(Exception):
     """`break` or `continue` in a loop of torch's Python code that is being unrolled."""
 
@@ -489,6 +583,10 @@ class Builder:
         self.callees: list[tuple[Region, str, Span | None]] = []
         # Each (helper, how it was reached, anchor) once: a helper called on many paths is checked once per path.
         self.callees_seen: set[tuple[int, str, Span | None]] = set()
+        self.callees_reached: list[tuple[Region, str, Span | None]] = []
+        # A helper's model, by what it depends on (template_key), and the helpers each inlining reached.
+        self.templates: dict[tuple[Any, ...], _Template] = {}
+        self.inlined: list[int] = []
         # Sequences known to be lists or tuples (by identity; the value is kept so its id stays its own), for the
         # `isinstance(x, list)` tests of torch's Python code.
         self.sequence_kinds: dict[int, tuple[Expr, str]] = {}
@@ -3102,11 +3200,17 @@ class Builder:
         elif helper.path != self.region.site.path:
             chain = f"in `{node.name}` of {helper.path}, called at line {span.line}" + (
                 f", {self.frame.context}" if self.frame.context else "")
+        key = self.template_key(helper, bound)
+        template = self.templates.get(key) if key is not None else None
+        if template is not None and template.reached.isdisjoint(id(n) for n in self.inlining):
+            return self.instantiate(template, bound, chain)
+        start = _TemplateStart(len(self.body), self.vars, self.snapshot(), len(self.problems.structural),
+                               len(self.problems.branches), len(self.problems.budgets), len(self.callees_reached),
+                               set(self.natives), len(self.sequence_kinds), set(self.sizes), len(self.inlined))
         if not helper.library:
-            anchor = self.anchor or span if helper.path != self.region.site.path else None
-            if (id(node), chain, anchor) not in self.callees_seen:
-                self.callees_seen.add((id(node), chain, anchor))
-                self.callees.append((describe_function(node, helper.scope, helper.path), chain, anchor))
+            self.add_callee(describe_function(node, helper.scope, helper.path), chain,
+                            self.anchor or span if helper.path != self.region.site.path else None)
+        self.inlined.append(id(node))
         saved: tuple[Any, Frame, Any, Any, Any] = (self.env, self.frame, self.returned, self.returned_value, self.anchor)
         # A nested function reads its enclosing function's names as they are now, at the call (Python's cells).
         self.env = {**{name: self.env[name] for name in sorted(helper.closure) if name in self.env}, **bound}
@@ -3127,7 +3231,109 @@ class Builder:
         finally:
             self.inlining.pop()
             self.env, self.frame, self.returned, self.returned_value, self.anchor = saved
+        if key is not None and isinstance(value, Expr):
+            self.remember(key, start, bound, value, chain)
         return value
+
+    # --- the model of a helper, built once per arguments ----------------------------------------------------------
+
+    def add_callee(self, callee: Region, chain: str, anchor: Span | None) -> None:
+        """A helper the structural rules check, once per (helper, how it was reached, anchor)."""
+        self.callees_reached.append((callee, chain, anchor))  # every one, for the templates that reach it again
+        if (id(callee.node), chain, anchor) not in self.callees_seen:
+            self.callees_seen.add((id(callee.node), chain, anchor))
+            self.callees.append((callee, chain, anchor))
+
+    def template_key(self, helper: Helper, bound: dict[str, Value]) -> tuple[Any, ...] | None:
+        """What a helper's model depends on beyond its own code: the bound arguments' types, literal values,
+        aliases and kinds, and which of them are one object; None where the model is not reused (torch's code,
+        whose folding reads more of the caller; a helper of another file reached from the region's, whose
+        findings and writes stand at each call)."""
+        if helper.library or self.frame.library or self.branching or helper.enclosing is not None or \
+                helper.path != self.region.site.path and self.anchor is None:
+            return None
+        leaves: list[Expr] = []
+        signature = []
+        for name, value in bound.items():
+            if not isinstance(value, Expr):
+                return None
+            shape = self.argument_signature(value, leaves)
+            if shape is None:
+                return None
+            signature.append((name, shape))
+        first: dict[int, int] = {}
+        same = tuple(first.setdefault(id(leaf), index) for index, leaf in enumerate(leaves))
+        return (id(helper.node), tuple(signature), same, self.anchor)
+
+    def argument_signature(self, value: Expr, leaves: list[Expr]) -> tuple[Any, ...] | None:
+        leaves.append(value)
+        if isinstance(value, MakeTuple):
+            items = []
+            for item in value.items:
+                shape = self.argument_signature(item, leaves)
+                if shape is None:
+                    return None
+                items.append(shape)
+            return ("tuple", value.type, tuple(items), self.kind_of(value), value.aliases)
+        literal: Any = None
+        if isinstance(value, Const):
+            literal = (type(value.value), repr(value.value) if isinstance(value.value, float) else value.value)
+            try:
+                hash(literal)
+            except TypeError:
+                return None
+        return (type(value).__name__, value.type, literal, value.aliases, self.strided(value), self.is_size(value),
+                self.kind_of(value))
+
+    def remember(self, key: tuple[Any, ...], start: _TemplateStart, bound: dict[str, Value], value: Expr,
+                 chain: str) -> None:
+        """Keep a helper's model, built without a problem, for its next call with the same kinds of arguments."""
+        saved = start.snapshot
+        if (len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures)) != saved[1:4] or \
+                (len(self.problems.structural), len(self.problems.branches), len(self.problems.budgets)) != \
+                (start.structural, start.branches, start.budgets) or not self.complete:
+            return
+        leaves: list[Expr] = []
+        for argument in bound.values():
+            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+        body = tuple(self.body[start.body:])
+        self.templates[key] = _Template(
+            tuple(leaves), body, value, start.vars, self.vars, tuple(self.writes[saved[4]:]),
+            tuple(self.callees_reached[start.callees:]), chain, frozenset(self.natives - start.natives), self.random,
+            tuple(self.sizes - start.sizes), tuple(list(self.sequence_kinds.values())[start.kinds:]),
+            frozenset(self.inlined[start.inlined:]), _count_statements(body) + len(self.callees_reached) - start.callees)
+
+    def instantiate(self, template: _Template, bound: dict[str, Value], chain: str) -> Expr:
+        """A helper's model built before, for these arguments: its statements again, on these arguments' values,
+        with variables of their own (as inlining would make them, without interpreting the helper again)."""
+        self.steps += template.statements
+        self.count_step()
+        leaves: list[Expr] = []
+        for argument in bound.values():
+            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+        mapping: dict[int, Any] = {id(old): new for old, new in zip(template.leaves, leaves)}
+        cloner = _Cloner(mapping, template.first_var, template.last_var, self.new_var)
+        for statement in template.body:
+            copy = cloner.clone(statement)
+            self.body.append(copy)
+        for old_var, new_var in cloner.vars.items():
+            old = self.values.get(old_var)
+            if old is not None:
+                self.values[new_var] = cloner.clone(old)
+            if old_var in self.size_vars:
+                self.size_vars.add(new_var)
+            if old_var in self.strided_vars:
+                self.strided_vars.add(new_var)
+        self.writes.extend(template.writes)
+        for callee, callee_chain, anchor in template.callees:
+            self.add_callee(callee, callee_chain[:len(callee_chain) - len(template.chain)] + chain, anchor)
+        self.natives |= template.natives
+        self.random = self.random or template.random
+        self.sizes.update(cloner.clone(size) for size in template.sizes)
+        for marked, kind in template.kinds:
+            self.mark(cloner.clone(marked), kind)
+        self.inlined.extend(template.reached)
+        return cloner.clone(template.value)  # type: ignore[no-any-return]
 
     def einops(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
         """``einops.rearrange/repeat/reduce`` with a literal pattern: the reshapes, permutes and reductions einops runs."""
