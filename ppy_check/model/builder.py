@@ -24,7 +24,8 @@ import enum
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Union
+import typing
+from typing import Any, TypeGuard, Union
 
 from ppy_check import torch_python
 from ppy_check.model import budgets, constants, hostmath
@@ -401,6 +402,13 @@ def _model_nodes() -> dict[type, tuple[str, ...]]:
 _MODEL_NODES = _model_nodes()
 
 
+_EXPRESSIONS: tuple[type, ...] = typing.get_args(Expr)
+
+
+def _is_expr(value: object) -> TypeGuard[Expr]:
+    return isinstance(value, _EXPRESSIONS)
+
+
 def _count_statements(body: tuple[Any, ...]) -> int:
     """Statements, those of run-time decisions' ways included: what instantiating a template costs."""
     total = 0
@@ -458,12 +466,9 @@ DISPLAY_NODES = 64
 
 def display(node: ast.AST) -> str:
     """Source text for a message: one line, at most 60 characters."""
-    if not _smaller_than(node, DISPLAY_NODES):
-        text = ast.unparse(_pruned(node, [DISPLAY_NODES]))
-    else:
-        text = _plain_text(node)
-        if text is None:
-            text = ast.unparse(node)
+    plain = _plain_text(node) if _smaller_than(node, DISPLAY_NODES) else None
+    text = plain if plain is not None else ast.unparse(node if _smaller_than(node, DISPLAY_NODES)
+                                                       else _pruned(node, [DISPLAY_NODES]))
     first, *rest = text.splitlines() or [""]
     if rest:
         first += " ..."
@@ -1545,8 +1550,7 @@ class Builder:
         """The value of an expression; with ``top``, a call is left for the statement to bind."""
         self.count_step()
         value = self._expr(node)
-        if isinstance(value, Expr) and isinstance(value.type, t.TupleT) and \
-                self.leaves(value.type) > budgets.MAX_ITEMS:
+        if _is_expr(value) and isinstance(value.type, t.TupleT) and self.leaves(value.type) > budgets.MAX_ITEMS:
             self.over_budget(Span.of(node), display(node), Exceeded(Budget.ITEMS, budgets.MAX_ITEMS))
             raise _Abandon
         if isinstance(node, (ast.List, ast.ListComp)):
@@ -3231,7 +3235,7 @@ class Builder:
         finally:
             self.inlining.pop()
             self.env, self.frame, self.returned, self.returned_value, self.anchor = saved
-        if key is not None and isinstance(value, Expr):
+        if key is not None and _is_expr(value):
             self.remember(key, start, bound, value, chain)
         return value
 
@@ -3255,7 +3259,7 @@ class Builder:
         leaves: list[Expr] = []
         signature = []
         for name, value in bound.items():
-            if not isinstance(value, Expr):
+            if not _is_expr(value):
                 return None
             shape = self.argument_signature(value, leaves)
             if shape is None:
