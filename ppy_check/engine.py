@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 
 from ppy_check import messages as m
 from ppy_check.diagnostic import Diagnostic
+from ppy_check.model import budgets
 from ppy_check.model.builder import Analysis, build_model
 from ppy_check.model.problems import Problems
 from ppy_check.module import ModuleRegions
@@ -39,17 +41,19 @@ STRUCTURAL = (m.LOOP, m.BRANCH, m.SYNTAX)
 EMPTY_ANALYSIS = Analysis(None, Problems())
 
 
-def analyse(region: Region) -> Analysis:
-    """The region's model (or what stopped it), built once and shared by every rule."""
+def analyse(region: Region, deadline: float | None = None) -> Analysis:
+    """The region's model (or what stopped it), built once and shared by every rule; past ``deadline`` (a
+    time.monotonic()) building stops with a finding."""
     cached = region.analysis
     if cached is None:
-        cached = region.analysis = build_model(region)
+        cached = region.analysis = build_model(region, deadline)
     return cached
 
 
-def check_region(region: Region, path: str, lines: list[str], codes: Iterable[str] | None = None) -> list[Diagnostic]:
+def check_region(region: Region, path: str, lines: list[str], codes: Iterable[str] | None = None,
+                 deadline: float | None = None) -> list[Diagnostic]:
     wanted = set(codes) if codes is not None else set(RULES)
-    analysis = analyse(region)
+    analysis = analyse(region, deadline)
     found: dict[tuple[int, int, str, str], Diagnostic] = {}
     any_finding = False
     for code, rule in RULES.items():
@@ -99,8 +103,11 @@ def check_module(module: ModuleRegions, codes: Iterable[str] | None = None) -> l
     lines = module.lines
     results: list[Diagnostic] = []
     used: set[unused_ignore.Use] = set()
+    # One file's regions share one time budget: a file that runs away costs seconds, and each region it did
+    # not finish is refused with a finding (budgets.FILE_SECONDS).
+    deadline = time.monotonic() + budgets.file_seconds()
     for region in module.regions:
-        for diagnostic in check_region(region, module.path, lines, region_codes):
+        for diagnostic in check_region(region, module.path, lines, region_codes, deadline):
             line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
             directive = silencer(line_text, diagnostic.code)
             if directive is not None:

@@ -62,6 +62,26 @@ UNSUPPORTED_ATTRIBUTE = "region `{region}`: `{text}` has no ATen lowering ({why}
 UNSUPPORTED_INTERNAL = ("region `{region}`: ppy could not model this region, and no rule said why "
                         "(a ppy bug worth reporting)")
 
+# ppy-unsupported: the checker stopped following a region (ppy_check/model/budgets.py), by the budget that ran out
+BUDGET_INT_BITS = ("region `{region}`: `{subject}` folds to an int of more than {limit:,.0f} bits where the region "
+                   "is built (torch takes 64); compute it in the caller and pass it as a parameter")
+BUDGET_ITEMS = ("region `{region}`: `{subject}` builds a tuple of more than {limit:,.0f} items (nested ones counted) "
+                "where the region is built; build it in the caller and pass it as a parameter")
+BUDGET_TEXT = ("region `{region}`: `{subject}` builds a string of more than {limit:,.0f} characters where the region "
+               "is built; pass the string as a parameter")
+BUDGET_STEPS = ("region `{region}`: `{subject}` takes more than {limit:,.0f} expressions to model, with the helpers it "
+                "inlines (a helper that calls another twice doubles them at each level); compute each helper's "
+                "result once and reuse it (`y = f(x)`, then `y + y`), or split the work into regions the caller "
+                "calls in turn")
+BUDGET_TIME = ("region `{region}`: not checked past `{subject}`: this file's regions took more than the {limit:g} s "
+               "ppy-check spends on one file; split the file, or give it more time with PPY_CHECK_FILE_SECONDS")
+BUDGET_DEPTH = ("region `{region}`: `{subject}` nests expressions or helper calls deeper than ppy follows; split it "
+                "into statements, or call helpers less deep")
+BUDGET_MEMORY = ("region `{region}`: modelling `{subject}` ran out of memory; compute it in the caller, or split it "
+                 "into statements")
+BUILDER_FAILED = ("region `{region}`: ppy-check failed modelling `{subject}` ({error}), a ppy bug worth reporting; "
+                  "the region is refused and the rest of the file is checked")
+
 # ppy-type
 TYPE_PROBLEM = "region `{region}`: `{subject}`: {why}"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from ppy_check.model.budgets import Exceeded
 from ppy_check.model.ir import Span
 
 
@@ -50,6 +51,17 @@ class TypeProblem:
     context: str = ""
 
 
+@dataclass(frozen=True)
+class OverBudget:
+    """The builder stopped following the region: a budget of work ran out (``budgets``), or it failed."""
+
+    span: Span
+    subject: str  # the expression it was at, as written
+    exceeded: Exceeded | None  # None: the builder itself failed (``error`` says how)
+    context: str = ""
+    error: str = ""
+
+
 @dataclass
 class Problems:
     captures: list[Capture] = field(default_factory=list)
@@ -57,6 +69,8 @@ class Problems:
     types: list[TypeProblem] = field(default_factory=list)
     branches: list[tuple[Span, str]] = field(default_factory=list)  # chained comparisons of tensors
     structural: list[Span] = field(default_factory=list)  # reported by the loop, branch and syntax rules
+    budgets: list[OverBudget] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.captures or self.unsupported or self.types or self.branches or self.structural)
+        return bool(self.captures or self.unsupported or self.types or self.branches or self.structural
+                    or self.budgets)
