@@ -180,24 +180,22 @@ def _finish_at_exit() -> None:
     saying so in one line; never wait for another process's build; and let Ctrl-C skip the wait, leaving nothing
     that later reads as a failed build (a build stopped by a signal records nothing)."""
     from ppy_compile.cache import end_waits
+    from ppy_compile.progress import say
 
     end_waits()  # a build waiting on another process's lock gives up now: that process finishes it
     settled = time.monotonic() + 0.3  # the time a build waiting on a lock takes to notice, and give up
     running = [pending for pending in _started if not pending.done.wait(max(0.0, settled - time.monotonic()))]
     if not running:
         return
-    if not os.environ.get("PPY_QUIET"):
-        count = len(running)
-        print(f"ppy: finishing {count} build{'s' if count != 1 else ''} so the next run starts compiled (Ctrl-C skips)",
-              file=sys.stderr, flush=True)
+    count = len(running)
+    say(f"ppy: finishing {count} build{'s' if count != 1 else ''} so the next run starts compiled (Ctrl-C skips)")
     try:
         for pending in running:
             while not pending.done.wait(0.5):
                 pass
     except KeyboardInterrupt:
         _skipped.set()
-        if not os.environ.get("PPY_QUIET"):
-            print("ppy: skipped; the next run builds them", file=sys.stderr, flush=True)
+        say("ppy: skipped; the next run builds them")
 
 
 def _forget_builds_in_child() -> None:
