@@ -427,11 +427,22 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
         return found
     warn_once()
     started = time.perf_counter()
+    _import_what_the_build_needs()
     checking = threading.Thread(target=_check_shared, args=(cache,), name="ppy cache check", daemon=True)
     checking.start()
     regions, errors, levels, silenced = _model_all(text, origin)
     source_key = index_key(origin, text, options)
     return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started, checking)
+
+
+def _import_what_the_build_needs() -> None:
+    """The build's imports made here, in the caller's thread, before any build thread starts: a fork while a
+    thread held an import's lock (torch's cpp_extension takes a while) leaves the child waiting on it for good."""
+    import ppy_compile.unit  # noqa: F401  (the printer, and the lowering it imports)
+    from ppy_compile.toolchain import toolchain
+
+    with contextlib.suppress(BuildError, ImportError):  # no compiler, or no torch: the build itself says so
+        toolchain()
 
 
 def _check_shared(cache: Cache) -> None:

@@ -49,8 +49,8 @@ PROGRAM = """
     x = torch.linspace(-2, 2, 5)
     if {build!r}:
         model.shifted.build(); model.scaled.build()
-    print(model.shifted.__ppy_region__ and model.scaled.__ppy_region__,
-          [round(v, 4) for v in (model.shifted(x) + model.scaled(x, 0.5)).tolist()], flush=True)
+    answer = [round(v, 4) for v in (model.shifted(x) + model.scaled(x, 0.5)).tolist()]
+    print(model.shifted.__ppy_region__ and model.scaled.__ppy_region__, answer, flush=True)
 """
 
 def _python_answer() -> str:
