@@ -288,7 +288,7 @@ def _built(path: str, text: str, digest: str, wait: bool = True) -> Any:
 
 # One lock per region, held while it is prepared: a thread that must have the compiled code (``wait``) waits
 # for the thread preparing it; one that need not runs the Python body meanwhile.
-_preparing: weakref.WeakKeyDictionary[Region, threading.RLock] = weakref.WeakKeyDictionary()
+_preparing: weakref.WeakKeyDictionary[Region[Any, Any], threading.RLock] = weakref.WeakKeyDictionary()
 _preparing_guard = threading.Lock()
 
 
@@ -308,7 +308,7 @@ def prepare(region: Region, wait: bool = True) -> None:
         preparing.release()
 
 
-def _prepare(region: Region, wait: bool) -> None:
+def _prepare(region: Region[Any, Any], wait: bool) -> None:
     """As ``prepare``; the region is marked prepared only once settled (compiled, or on its Python body for
     good), so that a thread finding it marked finds its state complete."""
     if not region.compile_enabled():
