@@ -59,8 +59,10 @@ THREADS = """
                     return
                 if {first_calls} and not torch.equal(got, wanted):
                     problems.append(f"{{region.__name__}}: {{got}} != {{wanted}}")
-                elif not {first_calls} and got is not True:
+                    return
+                if not {first_calls} and got is not True:
                     problems.append(f"{{region.__name__}}.build() answered {{got}} before its build was done")
+                    return
             if all(region.__ppy_region__ for region, _, _ in calls):
                 after -= 1
 
