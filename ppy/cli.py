@@ -7,6 +7,9 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
+
+from ppy_check.terminal import plural
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,10 +26,10 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("region", nargs="?", help="only this region's function")
     explain = commands.add_parser("explain", help="why each region of a file is compiled, runs as Python, or is invalid")
     explain.add_argument("target", help="FILE or FILE:REGION (a name or qualified name)")
-    cache = commands.add_parser("cache", help="the build cache: `info`, `clear` or `prune`")
-    cache.add_argument("action", choices=["info", "clear", "prune"],
-                       help="info: what it holds; clear: remove the modules and the index; "
-                            "prune: remove what killed builds and ended processes left")
+    cache = commands.add_parser("cache", help="the build cache: `info`, `logs`, `clear` or `prune`")
+    cache.add_argument("action", choices=["info", "logs", "clear", "prune"],
+                       help="info: what it holds; logs: the logs of failed builds; clear: remove the modules and the "
+                            "index; prune: remove what killed builds and ended processes left")
     cache.add_argument("--all", action="store_true", help="with clear: the bridge and precompiled header too "
                                                           "(a minute to build again)")
     return parser
@@ -38,6 +41,18 @@ def main(argv: list[str] | None = None) -> int:
         from ppy_check.cli import main as check
 
         return check(args_list[1:])
+    try:
+        status = _run(args_list)
+        sys.stdout.flush()  # here, where a closed pipe is handled, not at exit
+        return status
+    except BrokenPipeError:  # the reader of the output went away (`ppy cache info | head`): nothing to say
+        from ppy_check.terminal import stdout_closed
+
+        stdout_closed()
+        return 2
+
+
+def _run(args_list: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(args_list)
     if args.command is None:
@@ -45,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return {"build": _build, "show": _show, "cache": _cache, "explain": _explain}[args.command](args)
+    except BrokenPipeError:
+        raise
     except KeyboardInterrupt:
         print("ppy: interrupted", file=sys.stderr)
         return 2
@@ -128,7 +145,6 @@ def _build(args: argparse.Namespace) -> int:
 
     from ppy.errors import BuildError
     from ppy_check.runner import decode
-    from ppy_check.terminal import plural
     from ppy_compile.build import build_module
 
     # Paths, messages and source are the user's text, never markup or emoji codes (`:100:`
@@ -153,7 +169,8 @@ def _build(args: argparse.Namespace) -> int:
                 failed = True
                 progress.advance(task)
                 continue
-            regions += len(built.symbols) + len(built.errors)
+            # Every region of the file once: compiled, invalid, or running as Python (its C++ failed, say).
+            regions += len(set(built.symbols) | set(built.errors) | set(built.fallbacks))
             compiled += len(built.functions)
             for diagnostics in built.errors.values():
                 failed = True
@@ -238,17 +255,42 @@ def _cache(args: argparse.Namespace) -> int:
         print(f"ppy cache: {str(warning.message).removeprefix('ppy: ')}", file=sys.stderr)
     if args.action == "info":
         _cache_info(cache.info())
+    elif args.action == "logs":
+        _cache_logs(cache.logs())
     elif args.action == "clear":
-        removed = cache.clear(everything=args.all)
-        kept = "" if args.all else " (kept the bridge and the precompiled header; `ppy cache clear --all` removes them too)"
-        print(f"removed {removed} builds from {cache.root}{kept}")
+        _cache_clear(cache, args.all)
     else:
         pruned = cache.prune()
-        for what, label in (("leftovers", "leftover of killed builds"), ("broken", "broken build"),
-                            ("fallbacks", "fallback cache of an ended process")):
+        for what, label, labels in (("leftovers", "leftover of a killed build", "leftovers of killed builds"),
+                                    ("broken", "broken build", "broken builds"),
+                                    ("fallbacks", "fallback cache of an ended process",
+                                     "fallback caches of ended processes")):
             sizes = pruned[what]
-            print(f"removed {len(sizes)} {label}{'s' if len(sizes) != 1 else ''} ({_megabytes(sum(sizes))})")
+            print(f"removed {plural(len(sizes), label, labels)} ({_megabytes(sum(sizes))})")
     return 0
+
+
+def _cache_clear(cache: Any, everything: bool) -> None:
+    removed, in_use = cache.clear(everything=everything)
+    kept = "" if everything else " (kept the bridge and the precompiled header; `ppy cache clear --all` removes them too)"
+    print(f"removed {plural(removed, 'build')} from {cache.root}{kept}")
+    if in_use:
+        print(f"kept {plural(in_use, 'build')} in use by a build in progress (run it again once that build is done)")
+
+
+def _cache_logs(logs: list[tuple[Path, float, str]]) -> None:
+    """Each failed build's log, oldest first, under a line naming its file and when it was written."""
+    import time
+
+    if not logs:
+        print("no logs of failed builds")
+        return
+    for path, written, text in logs:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(written)) if written else "unknown time"
+        print(f"==> {path} ({when})")
+        print(text.rstrip("\n"))
+        print()
+    print(f"{plural(len(logs), 'log')} of failed builds (`ppy cache clear` removes them)")
 
 
 def _megabytes(size: int) -> str:
@@ -267,7 +309,8 @@ def _cache_info(info: dict) -> None:  # type: ignore[type-arg]
     print(f"indexed source files: {info['index']}")
     print(f"builds in progress: {staging['building'][0]} ({_megabytes(staging['building'][1])})")
     print(f"leftovers of killed builds: {staging['stale'][0]} ({_megabytes(staging['stale'][1])})")
-    print(f"logs of failed builds: {staging['logs'][0]} ({_megabytes(staging['logs'][1])})")
+    print(f"logs of failed builds: {staging['logs'][0]} ({_megabytes(staging['logs'][1])})"
+          + ("; `ppy cache logs` shows them" if staging["logs"][0] else ""))
     fallbacks = info["fallbacks"]
     alive = [f for f in fallbacks if f.alive]
     ended = [f for f in fallbacks if not f.alive]

@@ -14,7 +14,7 @@ from ppy_check.messages import KNOWN_CODES, OPT_IN_CODES
 from ppy_check.output import FORMATS, RENDERERS, statistics
 from ppy_check.rules import explain
 from ppy_check.runner import RunResult, Target, display, run
-from ppy_check.terminal import Style, plural, render_markdown, wants_colour
+from ppy_check.terminal import Style, plural, render_markdown, stdout_closed, wants_colour
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 STDIN = "-"
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ppy-check: interrupted", file=sys.stderr)
         return EXIT_ERROR
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader of the output went away (`ppy-check . | head`): nothing to say
+        stdout_closed()
         return EXIT_ERROR
     except Exception as error:  # an internal error: one line, the traceback only on request
         print(f"ppy-check: internal error: {type(error).__name__}: {error} (set PPY_DEBUG=1 for a traceback)", file=sys.stderr)

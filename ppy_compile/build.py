@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -31,6 +31,7 @@ from ppy_check.diagnostic import Diagnostic
 from ppy_check.version import full_version
 from ppy_compile.cache import Artifact, Cache, CacheError
 from ppy_compile.progress import building
+from ppy_compile.toolchain import BuildInterrupted
 from ppy_compile.options import MODULE_NAME, BuildOptions
 from ppy_compile.runtime_cpp import BRIDGE_SOURCE, PCH_HEADER
 
@@ -86,6 +87,15 @@ _loaded: dict[str, tuple[Artifact, Any]] = {}
 # program prepares another file) would otherwise each load their own copy, and a second copy of the bridge
 # registers its pybind11 types twice.
 _loading = threading.RLock()
+
+
+def _new_loading_lock_in_child() -> None:
+    """A forked child has no thread that could release a hold its parent's threads had at the fork."""
+    global _loading
+    _loading = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_new_loading_lock_in_child)
 
 
 def _load_bridge(cache: Cache, key: str) -> None:
@@ -417,11 +427,22 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
         return found
     warn_once()
     started = time.perf_counter()
+    _import_what_the_build_needs()
     checking = threading.Thread(target=_check_shared, args=(cache,), name="ppy cache check", daemon=True)
     checking.start()
     regions, errors, levels, silenced = _model_all(text, origin)
     source_key = index_key(origin, text, options)
     return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started, checking)
+
+
+def _import_what_the_build_needs() -> None:
+    """The build's imports made here, in the caller's thread, before any build thread starts: a fork while a
+    thread held an import's lock (torch's cpp_extension takes a while) leaves the child waiting on it for good."""
+    import ppy_compile.unit  # noqa: F401  (the printer, and the lowering it imports)
+    from ppy_compile.toolchain import toolchain
+
+    with contextlib.suppress(BuildError, ImportError):  # no compiler, or no torch: the build itself says so
+        toolchain()
 
 
 def _check_shared(cache: Cache) -> None:
@@ -441,11 +462,20 @@ def compile_plan(plan: Plan) -> BuiltModule:
     from ppy_compile.toolchain import CompilerCrash
 
     try:
-        return _build(plan)
+        return _build_once_more_if_cleared(plan)
     except CompilerCrash:
         if not _pch_crashes(plan.cache):
             raise
-        return _build(plan)  # with a precompiled header built anew
+        return _build_once_more_if_cleared(plan)  # with a precompiled header built anew
+
+
+def _build_once_more_if_cleared(plan: Plan) -> BuiltModule:
+    """A build that `ppy cache clear` undercut while it ran (it removed what the build made or uses) is made
+    again, once: the second build finds nothing and builds it all."""
+    try:
+        return _build(plan)
+    except CacheCleared:
+        return _build(plan)
 
 
 def build_module(origin: str, text: str, cache: Cache | None = None, options: BuildOptions = BuildOptions()) -> BuiltModule:
@@ -517,7 +547,12 @@ def _build(plan: Plan) -> BuiltModule:
         if builds:
             index["builds"], index["bridge"] = builds, bridge_key
             cache.write_index(plan.source_key, index)
-            loaded = _from_index(cache, index)
+            try:
+                loaded = _from_index(cache, index)
+            except FileNotFoundError as gone:  # a module built or found a moment ago: removed since
+                cache.discard_index(plan.source_key)
+                raise CacheCleared(f"a module it built was removed before it was loaded (ppy cache clear): {gone}") \
+                    from None
             loaded.built = True
             return loaded
     cache.write_index(plan.source_key, index)
@@ -676,7 +711,7 @@ def _compile_unit(plan: Plan, tool: Any, bridge_key: str, group: list[_RegionBui
     key = _sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "", *(b.digest for b in group))
     if cache.valid(key) is not None:
         return key
-    with cache.locked(key), cache.staging(key) as folder:
+    with cache.locked(key), _using_shared(cache, bridge_key, pch_key), cache.staging(key) as folder:
         (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
         bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
         write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
@@ -689,3 +724,21 @@ def _compile_unit(plan: Plan, tool: Any, bridge_key: str, group: list[_RegionBui
             "digests": [b.digest for b in group],
             "seconds": round(time.perf_counter() - plan.started, 2)})
     return key
+
+
+class CacheCleared(BuildInterrupted):
+    """`ppy cache clear` removed a build this one uses while it ran: the build is made again, once."""
+
+
+@contextlib.contextmanager
+def _using_shared(cache: Cache, bridge_key: str, pch_key: str | None) -> Iterator[None]:
+    """The bridge and header a module compiles against, held so that `ppy cache clear --all` keeps them until
+    the module is built; and there still (a clear before the hold removed them: the build starts over)."""
+    keys = [bridge_key, *([pch_key] if pch_key else [])]
+    with contextlib.ExitStack() as held:
+        for key in keys:
+            held.enter_context(cache.locked(key, shared=True))
+            if cache.valid(key) is None:
+                raise CacheCleared("the bridge or precompiled header it compiles against was removed while it built "
+                                   "(ppy cache clear --all)")
+        yield

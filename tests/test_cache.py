@@ -284,7 +284,7 @@ def test_kill_9_mid_build_leaves_no_compiler_running_and_prune_removes_its_stagi
     assert list(staging.glob("*.so")) == []  # stopped, not finished
     assert Cache(fresh_cache).info()["staging"]["stale"][0] == 1
     assert ppy_main(["cache", "prune"]) == 0
-    assert "removed 1 leftover of killed builds" in capsys.readouterr().out
+    assert "removed 1 leftover of a killed build (" in capsys.readouterr().out
     assert not staging.exists()
 
 
@@ -398,11 +398,11 @@ def test_cache_info_clear_and_clear_all(fresh_cache: Path, toolchain_entries: li
     assert f"precompiled headers: {shared - 1}" in out
     assert ppy_main(["cache", "clear"]) == 0
     out = capsys.readouterr().out
-    assert "removed 1 builds" in out and "kept the bridge and the precompiled header" in out
+    assert "removed 1 build from" in out and "kept the bridge and the precompiled header" in out
     assert sorted(p.name for p in (fresh_cache / "builds").iterdir()) == sorted(toolchain_entries)
     assert list((fresh_cache / "index").iterdir()) == []
     assert ppy_main(["cache", "clear", "--all"]) == 0
-    assert f"removed {shared} builds" in capsys.readouterr().out
+    assert f"removed {shared} builds from" in capsys.readouterr().out
     assert list((fresh_cache / "builds").iterdir()) == []
 
 

@@ -485,3 +485,26 @@ def test_ppy_show_names_a_folder_clearly(tmp_path: Path, monkeypatch: pytest.Mon
     assert "src: a folder; ppy show prints one file's C++" in capsys.readouterr().err
     assert ppy_main(["show", "nosuch.py"]) == 2
     assert "nosuch.py: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command, status", [
+    pytest.param(["-m", "ppy_check", "--help"], 0, id="ppy-check --help"),  # argparse's own printing copes
+    pytest.param(["-m", "ppy_check", "--explain", "ppy-loop"], 2, id="ppy-check --explain"),
+    pytest.param(["-m", "ppy_check", "tests/fixtures"], 2, id="ppy-check findings"),
+    pytest.param(["-m", "ppy.cli", "--help"], 0, id="ppy --help"),
+    pytest.param(["-m", "ppy.cli", "cache", "info"], 2, id="ppy cache info"),
+    pytest.param(["-m", "ppy.cli", "cache", "logs"], 2, id="ppy cache logs"),
+])
+def test_a_closed_standard_output_is_handled_quietly(command: list[str], status: int, tmp_path: Path) -> None:
+    """`ppy cache info | head` and the like: the reader went away before the command wrote; no traceback, no
+    "Exception ignored" at exit, nothing on stderr."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the command writes anything
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PPY_CACHE_DIR": str(tmp_path / "cache")}
+    try:
+        result = subprocess.run([sys.executable, *command], stdout=write, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                env=env, timeout=120)
+    finally:
+        os.close(write)
+    assert result.stderr == "", result.stderr
+    assert result.returncode == status
