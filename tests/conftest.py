@@ -87,7 +87,7 @@ NEEDS = {
     "test_properties.py": "compiler", "test_rebuild.py": "compiler", "test_runtime.py": "compiler",
     "test_security.py": "compiler", "test_torch_python.py": "compiler", "test_tracebacks.py": "compiler",
     "test_verify_compare.py": "compiler",
-    "test_mypy_plugin.py": "integration", "test_no_torch.py": "integration", "test_packaging.py": "integration",
+    "test_file_selection.py": "integration", "test_mypy_plugin.py": "integration", "test_no_torch.py": "integration", "test_packaging.py": "integration",
     "test_pytest_plugin.py": "integration", "test_torch_stack.py": "integration", "test_typing.py": "integration",
     "test_verify_collect.py": "integration", "test_verify_config.py": "integration",
     "test_verify_regions.py": "integration",
