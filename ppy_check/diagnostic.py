@@ -8,7 +8,11 @@ from typing import Any
 
 @dataclass(frozen=True, order=True)
 class Diagnostic:
-    """One finding. ``line`` and ``column`` are 1-based; ``region`` is "" for a file-level finding."""
+    """One finding. ``line`` and ``column`` are 1-based; ``region`` is "" for a file-level finding.
+
+    ``end_line`` and ``end_column`` are where the offending thing ends, the column just past its last
+    character (as ruff and SARIF count); 0 means it is not known, and the end is the start.
+    """
 
     path: str
     line: int
@@ -16,6 +20,13 @@ class Diagnostic:
     code: str
     message: str
     region: str
+    end_line: int = 0
+    end_column: int = 0
+
+    def __post_init__(self) -> None:
+        if self.end_line <= 0 or (self.end_line, self.end_column) < (self.line, self.column):
+            object.__setattr__(self, "end_line", self.line)
+            object.__setattr__(self, "end_column", self.column)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

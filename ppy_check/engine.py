@@ -60,7 +60,8 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
             span = finding.span
             column = _column(lines, span.line, span.column)
             key = (span.line, column, finding.code, finding.message)
-            found.setdefault(key, Diagnostic(path, span.line, column, finding.code, finding.message, region.name))
+            found.setdefault(key, Diagnostic(path, span.line, column, finding.code, finding.message, region.name,
+                                             span.end_line, _column(lines, span.end_line, span.end_column)))
     for callee, context, anchor in analysis.callees:
         # A helper's loops and branches are the region's: the structural rules read its syntax too.
         for code in STRUCTURAL:
@@ -73,7 +74,8 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
                 message = finding.message.replace(f"region `{callee.name}`", f"region `{region.name}`", 1)
                 message += m.IN_HELPER.format(context=context)
                 key = (span.line, column, finding.code, message)
-                found.setdefault(key, Diagnostic(path, span.line, column, finding.code, message, region.name))
+                found.setdefault(key, Diagnostic(path, span.line, column, finding.code, message, region.name,
+                                                 span.end_line, _column(lines, span.end_line, span.end_column)))
     if analysis.model is None and not any_finding:
         # The builder refused something no rule explains: never let it pass as valid.
         line, column = region.node.lineno, _column(lines, region.node.lineno, region.node.col_offset)

@@ -117,6 +117,33 @@ def test_github_and_sarif(project: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert document["runs"][0]["columnKind"] == "unicodeCodePoints"
 
 
+def test_end_positions_in_json_sarif_github_and_full(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each finding spans the offending thing: json and SARIF give its end (the column past its last
+    character), github's annotation too, and `full` underlines all of it on its first line."""
+    _, out, _ = run(["--output-format", "json", "bad.py"], capsys)
+    spans = {f["code"]: (f["line"], f["column"], f["end_line"], f["end_column"]) for f in json.loads(out)}
+    assert spans["ppy-unsupported"] == (9, 14, 9, 22)  # `range(3)`
+    assert spans["ppy-loop"] == (9, 5, 10, 18)  # the whole `for` statement
+    assert spans["ppy-captured"] == (10, 17, 10, 18)  # `W`
+    _, out, _ = run(["--output-format", "sarif", "bad.py"], capsys)
+    regions = {r["ruleId"]: r["locations"][0]["physicalLocation"]["region"]
+               for r in json.loads(out)["runs"][0]["results"]}
+    assert regions["ppy-unsupported"] == {"startLine": 9, "startColumn": 14, "endLine": 9, "endColumn": 22}
+    _, out, _ = run(["--output-format", "github", "bad.py"], capsys)
+    assert "line=9,col=14,endLine=9,endColumn=22,title=ppy-unsupported::" in out
+    _, out, _ = run(["--output-format", "full", "bad.py"], capsys)
+    assert "    9 |     for i in range(3):\n" + " " * 21 + "^" * 8 + "\n" in out  # range(3)
+    assert "    9 |     for i in range(3):\n" + " " * 12 + "^" * 18 + "\n" in out  # to the line's end
+
+
+def test_full_underlines_below_tabs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.py").write_text("import ppy, torch\n\n@ppy.opt(3)\ndef f(x: torch.Tensor) -> torch.Tensor:\n"
+                                   "\treturn x.item()\n")
+    _, out, _ = run(["--no-config", "--output-format", "full", "t.py"], capsys)
+    assert "    5 |     return x.item()\n" + " " * 19 + "^" * 8 + "\n" in out
+
+
 def test_select_ignore_statistics_exit_zero(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(["--output-format", "json", "--select", "ppy-loop", "bad.py"], capsys)
     assert {f["code"] for f in json.loads(out)} == {"ppy-loop"}

@@ -74,4 +74,6 @@ def _diagnostic(module: ModuleRegions, line: int, directive: Directive, code: st
     else:
         template = m.UNUSED_IGNORE_ALL_OUTSIDE if code is None else m.UNUSED_IGNORE_CODE_OUTSIDE
     message = template.format(region=region, code=code, comment=directive.text)
-    return Diagnostic(module.path, line, directive.column + 1, CODE, message, region)
+    # The whole comment: what a fix removes or rewrites.
+    return Diagnostic(module.path, line, directive.column + 1, CODE, message, region, line,
+                      directive.column + len(directive.text) + 1)
