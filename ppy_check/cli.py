@@ -8,7 +8,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from ppy_check.config import ConfigError
+from ppy_check.config import ConfigError, did_you_mean
 from ppy_check.messages import KNOWN_CODES, OPT_IN_CODES
 from ppy_check.output import FORMATS, RENDERERS, statistics
 from ppy_check.rules import explain
@@ -35,10 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to check (default: .); - reads standard input")
     parser.add_argument("--output-format", choices=FORMATS, default="concise", help="how to print findings (default: concise)")
-    parser.add_argument("--select", action="append", default=[], metavar="CODE[,CODE]", help="only these rule codes")
+    parser.add_argument("--select", action="append", default=[], metavar="CODE[,CODE]",
+                        help="only these rule codes, or codes by prefix (--select ppy: the default rules)")
     parser.add_argument("--extend-select", action="append", default=[], metavar="CODE[,CODE]",
                         help="these rule codes too (the opt-in ones, say)")
-    parser.add_argument("--ignore", action="append", default=[], metavar="CODE[,CODE]", help="skip these rule codes")
+    parser.add_argument("--ignore", action="append", default=[], metavar="CODE[,CODE]",
+                        help="skip these rule codes, or codes by prefix")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--statistics", action="store_true", help="print a count per rule instead of each finding")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -96,7 +98,8 @@ def _main(argv: list[str] | None) -> int:
     if args.explain:
         text = explain(args.explain)
         if text is None:
-            print(f"ppy-check: unknown rule code {args.explain!r} (codes: {', '.join(KNOWN_CODES)})", file=sys.stderr)
+            print(f"ppy-check: unknown rule code {args.explain!r}{did_you_mean(args.explain)} "
+                  f"(codes: {', '.join(KNOWN_CODES)})", file=sys.stderr)
             return EXIT_ERROR
         sys.stdout.write(render_markdown(text, Style(wants_colour(sys.stdout))))
         return EXIT_CLEAN

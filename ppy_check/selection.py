@@ -40,9 +40,9 @@ class Selection:
     def __post_init__(self) -> None:
         if self.config is not None and not os.path.isfile(self.config):
             raise ConfigError(f"{self.config}: no such config file")
-        validate_codes(self.select, "--select")
-        validate_codes(self.extend_select, "--extend-select")
-        validate_codes(self.ignore, "--ignore")
+        self.select = validate_codes(self.select, "--select", selecting=True)
+        self.extend_select = validate_codes(self.extend_select, "--extend-select", selecting=True)
+        self.ignore = validate_codes(self.ignore, "--ignore")
 
     def for_path(self, path: Path) -> Config:
         """The configuration that governs ``path`` (a file or a folder); ConfigError for a bad one."""

@@ -171,6 +171,36 @@ def test_pyproject_config(project: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert code == 2 and "unknown key" in err and "Traceback" not in err
 
 
+def test_select_and_ignore_take_prefixes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As in ruff: a prefix names every code it starts; the opt-in ones only by their full name."""
+    (project / "bad.py").write_text(THREE_PROBLEMS.replace("return x", "return x  # ppy: ignore[ppy-impure]"))
+    everything = {"ppy-loop", "ppy-captured", "ppy-untyped", "ppy-unsupported"}
+    for prefix in ("ppy", "ppy-", "ALL"):
+        _, out, _ = run(["--output-format", "json", "--select", prefix, "bad.py"], capsys)
+        assert {f["code"] for f in json.loads(out)} == everything, prefix
+    _, out, _ = run(["--output-format", "json", "--select", "ppy-un", "bad.py"], capsys)
+    assert {f["code"] for f in json.loads(out)} == {"ppy-unsupported", "ppy-untyped"}
+    _, out, _ = run(["--output-format", "json", "--select", "ppy-un,ppy-unused-ignore", "bad.py"], capsys)
+    assert {f["code"] for f in json.loads(out)} == {"ppy-unsupported", "ppy-untyped", "ppy-unused-ignore"}
+    _, out, _ = run(["--output-format", "json", "--ignore", "ppy-un", "bad.py"], capsys)
+    assert {f["code"] for f in json.loads(out)} == {"ppy-loop", "ppy-captured"}
+    (project / "pyproject.toml").write_text('[tool.ppy]\nselect = ["ppy-c"]\n')
+    _, out, _ = run(["--output-format", "json", "bad.py"], capsys)
+    assert {f["code"] for f in json.loads(out)} == {"ppy-captured"}
+
+
+@pytest.mark.parametrize(("given", "meant"), [("loop", "ppy-loop"), ("ppy-lop", "ppy-loop"), ("Captured", "ppy-captured"),
+                                              ("unused_ignore", "ppy-unused-ignore"), ("ppy-typ", "ppy-type")])
+def test_unknown_code_says_what_was_meant(given: str, meant: str, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["--explain", given], capsys)
+    assert code == 2 and f"unknown rule code {given!r}; did you mean {meant!r}?" in err
+    if given != "ppy-typ":  # a prefix of ppy-type: a selection, not a typo
+        code, _, err = run(["--select", given, "bad.py"], capsys)
+        assert code == 2 and f"--select: unknown rule code {given!r}; did you mean {meant!r}?" in err
+    code, _, err = run(["--explain", "zzzz"], capsys)
+    assert code == 2 and "did you mean" not in err and "ppy-loop" in err  # the list of codes
+
+
 def test_explain_is_plain_text_when_piped(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["--explain", "ppy-impure"], capsys)
     assert code == 0 and out.startswith("ppy-impure:")
