@@ -9,6 +9,8 @@ import traceback
 from pathlib import Path
 
 from ppy_check.config import ConfigError, did_you_mean
+from ppy_check.diagnostic import Diagnostic
+from ppy_check.fix import applicable, fix_file
 from ppy_check.messages import KNOWN_CODES, OPT_IN_CODES
 from ppy_check.output import FORMATS, RENDERERS, statistics
 from ppy_check.rules import explain
@@ -42,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ignore", action="append", default=[], metavar="CODE[,CODE]",
                         help="skip these rule codes, or codes by prefix")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the fixes findings carry (removing suppressions that silence nothing) and report the rest")
+    parser.add_argument("--unsafe-fixes", action="store_true",
+                        help="with --fix, also apply fixes that may change what the code means")
     parser.add_argument("--statistics", action="store_true", help="print a count per rule instead of each finding")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     add_selection_options(parser)
@@ -108,6 +114,10 @@ def _main(argv: list[str] | None) -> int:
     reads_stdin = any(str(p) == STDIN for p in args.paths) or (args.stdin_filename is not None and not args.paths)
     if args.stdin_filename is not None and not reads_stdin:
         parser.error("--stdin-filename names standard input: give - as the path, or no path")
+    if args.fix and reads_stdin:
+        parser.error("--fix rewrites files: it does not take standard input")
+    if args.unsafe_fixes and not args.fix:
+        parser.error("--unsafe-fixes applies fixes with --fix: give both")
     try:
         selection = selection_from(args)
         targets, problems = _targets(args, selection, reads_stdin)
@@ -116,6 +126,7 @@ def _main(argv: list[str] | None) -> int:
         return EXIT_ERROR
 
     result = run(targets, args.jobs)
+    fixed = _fix(result, targets, args.unsafe_fixes) if args.fix else 0
     problems += result.errors
     for problem in problems:
         print(f"ppy-check: {problem}", file=sys.stderr)
@@ -125,7 +136,7 @@ def _main(argv: list[str] | None) -> int:
         style = Style(wants_colour(sys.stdout) and args.output_format in ("concise", "full"))
         sys.stdout.write(RENDERERS[args.output_format](result.diagnostics, result.sources, style))
     if args.output_format in ("concise", "full") and not args.statistics:
-        print(summary(result, len(problems)), file=sys.stderr)
+        print(summary(result, len(problems), fixed, fixable(result.diagnostics, args)), file=sys.stderr)
     if problems:
         return EXIT_ERROR
     if result.diagnostics and not args.exit_zero:
@@ -162,13 +173,53 @@ def _stdin_target(args: argparse.Namespace, selection: Selection) -> Target | No
     return Target(name if name is not None else STDIN, tuple(codes), path, sys.stdin.buffer.read())
 
 
-def summary(result: RunResult, problems: int) -> str:
+def _fix(result: RunResult, targets: list[Target], unsafe: bool) -> int:
+    """Apply the fixes of the findings in ``result`` to their files; the findings left are ``result``'s now.
+    How many were fixed."""
+    by_name = {target.name: target for target in targets}
+    fixed = 0
+    remaining: list[Diagnostic] = []
+    for name in dict.fromkeys(d.path for d in result.diagnostics):
+        found = [d for d in result.diagnostics if d.path == name]
+        target = by_name.get(name)
+        if target is None or not any(applicable(d, unsafe) for d in found):
+            remaining += found
+            continue
+        outcome = fix_file(name, target.path, target.codes, unsafe)
+        if outcome.error is not None:
+            result.errors.append(outcome.error)
+            remaining += found
+            continue
+        fixed += len(outcome.fixed)
+        remaining += outcome.remaining
+    result.diagnostics = sorted(remaining)
+    return fixed
+
+
+def fixable(diagnostics: list[Diagnostic], args: argparse.Namespace) -> str:
+    """What --fix (or --unsafe-fixes) would fix among the findings left, as a clause for the summary; "" for nothing."""
+    safe = sum(1 for d in diagnostics if applicable(d, False))
+    unsafe = sum(1 for d in diagnostics if applicable(d, True)) - safe
+    parts = []
+    if safe and not args.fix:
+        parts.append(f"{safe} fixable with --fix")
+    if unsafe and not args.unsafe_fixes:
+        parts.append(f"{unsafe} more with --fix --unsafe-fixes")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def summary(result: RunResult, problems: int, fixed: int = 0, fixable: str = "") -> str:
     """One line that agrees with the exit status: findings, files with findings, and what could not be checked."""
+    line = _summary(result, problems, fixable)
+    return f"Fixed {plural(fixed, 'finding')}. {line}" if fixed else line
+
+
+def _summary(result: RunResult, problems: int, fixable: str) -> str:
     count = len(result.diagnostics)
     with_findings = len({d.path for d in result.diagnostics})
     checked = result.files - len(result.errors)  # each run error is one file that was not checked
     if count:
-        found = f"Found {plural(count, 'finding')} in {plural(with_findings, 'file')}"
+        found = f"Found {plural(count, 'finding')} in {plural(with_findings, 'file')}{fixable}"
     elif problems:
         found = f"No findings in {plural(checked, 'file')} checked" if checked else "Nothing checked"
     else:

@@ -2,8 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text from (line, column) up to (end_line, end_column) with ``content``: 1-based
+    character columns, the end excluded, as a finding's own span counts."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What ``ppy-check --fix`` does about a finding, as ruff shapes it: its edits, and whether
+    applying them is "safe" (meaning kept: ``--fix`` applies it) or "unsafe" (``--unsafe-fixes``)."""
+
+    message: str
+    edits: tuple[Edit, ...]
+    applicability: str = "safe"
 
 
 @dataclass(frozen=True, order=True)
@@ -22,6 +44,7 @@ class Diagnostic:
     region: str
     end_line: int = 0
     end_column: int = 0
+    fix: Fix | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.end_line <= 0 or (self.end_line, self.end_column) < (self.line, self.column):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import os
@@ -509,6 +510,85 @@ def test_unused_ignore_counts_findings_of_deselected_rules(
     (tmp_path / "m.py").write_text(LOOP_REGION.replace("x * 2", "x * 2  # ppy: ignore[ppy-loop]"))
     code, out, _ = run(["m.py"], capsys)
     assert code == 1 and "m.py:6:20: ppy-unused-ignore region `f`: `ppy-loop` in" in out and "ppy-unsupported" in out
+
+
+SUPPRESSED = textwrap.dedent(
+    """\
+    import ppy
+    import torch
+
+
+    @ppy.opt(3)
+    def f(x: torch.Tensor, n: int) -> torch.Tensor:
+        # ppy: ignore
+        y = x * 2  # ppy: ignore[ppy-loop]
+        z = y + 1  # noqa: E501  # type: ignore[ppy-branch, attr-defined]
+        w = z - 1  # ppy: ignore[ppy-loop, ppy-impure] keep this note
+        print(w)  # ppy: ignore[ppy-unsupported, ppy-loop]
+        return w  # ppy: ignore  # trailing
+    """
+)
+FIXED = textwrap.dedent(
+    """\
+    import ppy
+    import torch
+
+
+    @ppy.opt(3)
+    def f(x: torch.Tensor, n: int) -> torch.Tensor:
+        y = x * 2
+        z = y + 1  # noqa: E501  # type: ignore[attr-defined]
+        w = z - 1  # keep this note
+        print(w)  # ppy: ignore[ppy-unsupported]
+        return w  # trailing
+    """
+)
+
+
+def test_fix_removes_what_silences_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """As ruff's RUF100 fix: the codes that silence nothing leave the comment, and a comment left with none
+    goes (its line too, when it was alone there); mypy's codes and the rest of the comment stay."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.py").write_text(SUPPRESSED)
+    code, _, err = run(["--no-config", "--extend-select", "ppy-unused-ignore", "s.py"], capsys)
+    assert code == 1 and "Found 7 findings in 1 file (7 fixable with --fix)." in err
+    _, out, _ = run(["--no-config", "--extend-select", "ppy-unused-ignore", "--output-format", "json", "s.py"], capsys)
+    fixes = {f["line"]: f["fix"] for f in json.loads(out)}
+    assert fixes[8] == {"message": "remove `# ppy: ignore[ppy-loop]`", "applicability": "safe",
+                        "edits": [{"line": 8, "column": 14, "end_line": 8, "end_column": 39, "content": ""}]}
+    code, _, err = run(["--no-config", "--extend-select", "ppy-unused-ignore", "--fix", "s.py"], capsys)
+    assert code == 0 and "Fixed 7 findings. All checks passed (1 file)." in err
+    assert (tmp_path / "s.py").read_text() == FIXED
+    code, _, _ = run(["--no-config", "--extend-select", "ppy-unused-ignore", "--fix", "s.py"], capsys)
+    assert code == 0 and (tmp_path / "s.py").read_text() == FIXED
+
+
+def test_fix_keeps_the_encoding_and_line_endings_and_what_it_cannot_fix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = codecs.BOM_UTF8 + SUPPRESSED.replace("print(w)", "print('é')").replace("\n", "\r\n").encode()
+    data = data.replace(b"    y = x * 2", b"    for _ in range(n):\r\n        x = x + 1\r\n    y = x * 2")
+    (tmp_path / "s.py").write_bytes(data)
+    code, _, err = run(["--no-config", "--extend-select", "ppy-unused-ignore", "--fix", "s.py"], capsys)
+    assert code == 1 and "Fixed 7 findings. Found 2 findings in 1 file." in err  # the loop and its range stay
+    fixed = (tmp_path / "s.py").read_bytes()
+    assert fixed.startswith(codecs.BOM_UTF8) and b"\r\n" in fixed and b"\n" not in fixed.replace(b"\r\n", b"")
+    assert fixed.decode("utf-8-sig").replace("\r\n", "\n") == FIXED.replace("print(w)", "print('é')").replace(
+        "    y = x * 2", "    for _ in range(n):\n        x = x + 1\n    y = x * 2")
+
+
+def test_fix_applies_only_to_selected_rules_and_files(project: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "s.py").write_text(SUPPRESSED)
+    code, _, _ = run(["--fix", "s.py"], capsys)  # ppy-unused-ignore is opt-in: nothing to fix
+    assert code == 0 and (project / "s.py").read_text() == SUPPRESSED
+    with pytest.raises(SystemExit):
+        run_stdin(["--fix", "-"], b"", capsys, monkeypatch)
+    assert "--fix rewrites files: it does not take standard input" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--unsafe-fixes", "s.py"])
+    assert "--unsafe-fixes applies fixes with --fix" in capsys.readouterr().err
 
 
 def test_unused_ignore_is_documented(capsys: pytest.CaptureFixture[str]) -> None:
