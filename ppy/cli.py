@@ -84,14 +84,13 @@ def _explain(args: argparse.Namespace) -> int:
     otherwise cost the bridge and the precompiled header, minutes, just to print a verdict)."""
     from ppy_compile.build import cached_module
     from ppy_compile.cache import Cache
-    from ppy_compile.preview import preview_module
 
     path, wanted = _split_target(args.target)
     source = _source("explain", path)
     if isinstance(source, int):
         return source
     origin = str(path.resolve())
-    previews = _selected(preview_module(origin, source), wanted)
+    previews = _previews(path, source, wanted)
     if isinstance(previews, str):
         print(f"ppy explain: {previews}", file=sys.stderr)
         return 1
@@ -152,6 +151,18 @@ def _source(command: str, path: Path) -> str | int:
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         print(f"ppy {command}: {path}: not valid UTF-8 or its declared encoding ({error})", file=sys.stderr)
         return 2
+
+
+def _previews(path: Path, source: str, wanted: str) -> list[RegionPreview] | str:
+    """The file's regions as a build would take them (those named ``wanted``, or all), or why there are none."""
+    from ppy.errors import BuildError
+    from ppy_compile.preview import preview_module
+
+    try:
+        selected = _selected(preview_module(str(path.resolve()), source), wanted)
+    except BuildError as error:  # the file does not parse
+        return str(error)
+    return f"{path}: {selected}" if isinstance(selected, str) else selected
 
 
 def _selected(previews: list[RegionPreview], wanted: str) -> list[RegionPreview] | str:
@@ -264,15 +275,13 @@ def _build(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     """The C++ each region of a file compiles to, printed from its model: nothing is built or waited for."""
-    from ppy_compile.preview import preview_module
-
     path: Path = args.file
     source = _source("show", path)
     if isinstance(source, int):
         return source
-    previews = _selected(preview_module(str(path.resolve()), source), args.region or "")
+    previews = _previews(path, source, args.region or "")
     if isinstance(previews, str):
-        print(f"ppy show: {path}: {previews}", file=sys.stderr)
+        print(f"ppy show: {previews}", file=sys.stderr)
         return 1
     printed = [p for p in previews if p.function is not None]
     for preview in previews:

@@ -77,3 +77,11 @@ def test_explain_and_show_name_a_folder_and_the_regions_there_are(capsys: pytest
     assert "no region named `nope` (regions: double, looping)" in capsys.readouterr().err
     assert ppy_main(["explain", str(MIXED.parent / "nosuch.py")]) == 2
     assert "nosuch.py: no such file" in capsys.readouterr().err
+
+
+def test_a_file_that_does_not_parse_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("import ppy\ndef f(:\n")
+    for command in ("explain", "show"):
+        assert ppy_main([command, str(broken)]) == 1
+        assert capsys.readouterr().err == f"ppy {command}: {broken}: cannot parse: invalid syntax\n"
