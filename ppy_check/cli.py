@@ -204,7 +204,7 @@ def fixable(diagnostics: list[Diagnostic], args: argparse.Namespace) -> str:
     if safe and not args.fix:
         parts.append(f"{safe} fixable with --fix")
     if unsafe and not args.unsafe_fixes:
-        parts.append(f"{unsafe} more with --fix --unsafe-fixes")
+        parts.append(f"{unsafe} {'more ' if parts else 'fixable '}with --fix --unsafe-fixes")
     return f" ({', '.join(parts)})" if parts else ""
 
 

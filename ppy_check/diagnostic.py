@@ -54,5 +54,14 @@ class Diagnostic:
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Diagnostic:
+        """The finding ``as_json`` wrote (a build's index keeps a region's findings so)."""
+        fix = data.get("fix")
+        if isinstance(fix, dict):
+            edits = tuple(Edit(**edit) for edit in fix["edits"])
+            data = {**data, "fix": Fix(fix["message"], edits, fix["applicability"])}
+        return cls(**data)
+
     def concise(self) -> str:
         return f"{self.path}:{self.line}:{self.column}: {self.code} {self.message}"

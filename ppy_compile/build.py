@@ -485,7 +485,7 @@ def dependencies_changed(dependencies: Any) -> bool:
 
 def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     result = BuiltModule(
-        errors={rid: [Diagnostic(**d) for d in found] for rid, found in index["errors"].items()},
+        errors={rid: [Diagnostic.from_json(d) for d in found] for rid, found in index["errors"].items()},
         symbols=dict(index["symbols"]),
         fallbacks=dict(index.get("fallbacks", {})),
         effects=dict(index.get("effects", {})),

@@ -578,6 +578,22 @@ def test_fix_keeps_the_encoding_and_line_endings_and_what_it_cannot_fix(
         "    y = x * 2", "    for _ in range(n):\n        x = x + 1\n    y = x * 2")
 
 
+def test_unsafe_fix_only_with_unsafe_fixes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`x.mT()` as `x.mT` changes what the body does (it raised a TypeError): applied only when asked."""
+    monkeypatch.chdir(tmp_path)
+    source = "import ppy, torch\n\n@ppy.opt(3)\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x.mT() + x.T  ( ) * 2\n"
+    (tmp_path / "p.py").write_text(source)
+    _, out, _ = run(["--no-config", "--output-format", "json", "p.py"], capsys)
+    assert [f["fix"]["applicability"] for f in json.loads(out)] == ["unsafe", "unsafe"]
+    code, _, err = run(["--no-config", "--fix", "p.py"], capsys)
+    assert code == 1 and "Found 2 findings in 1 file (2 fixable with --fix --unsafe-fixes)." in err
+    assert (tmp_path / "p.py").read_text() == source
+    code, _, err = run(["--no-config", "--fix", "--unsafe-fixes", "p.py"], capsys)
+    assert code == 0 and "Fixed 2 findings." in err
+    assert (tmp_path / "p.py").read_text() == source.replace("x.mT() + x.T  ( ) * 2", "x.mT + x.T * 2")
+
+
 def test_fix_applies_only_to_selected_rules_and_files(project: Path, capsys: pytest.CaptureFixture[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "s.py").write_text(SUPPRESSED)
