@@ -20,24 +20,25 @@ import pytest
 
 from ppy.pytest_plugin import VERIFIER, Settings
 from ppy.verify_item import RegionItem
-from ppy_check.config import ConfigError, find_pyproject, load_config
+from ppy_check.config import ConfigError
 
 
 def ppy_exclusion(rootpath: Path) -> Callable[[Path], bool]:
-    """Whether ppy-check's configuration excludes a path, or a folder above it, below the config's folder."""
+    """Whether ppy-check, walking the project, would skip a file: the one selection every front-end uses
+    (``[tool.ppy]`` of the nearest pyproject.toml above the file, its patterns anchored at its folder)."""
+    from ppy_check.selection import Selection
+
+    selection = Selection()
     try:
-        pyproject = find_pyproject(rootpath)
-        config = load_config(pyproject)
+        selection.for_path(rootpath)  # a bad configuration is a usage error before anything is collected
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
-    base = pyproject.parent if pyproject is not None else rootpath
 
     def excluded(path: Path) -> bool:
         try:
-            relative = path.relative_to(base)
-        except ValueError:
-            relative = path
-        return any(config.excluded(part) for part in [relative, *relative.parents] if part.name)
+            return not selection.selected(path)
+        except ConfigError as error:
+            raise pytest.UsageError(str(error)) from None
 
     return excluded
 

@@ -16,8 +16,10 @@ from pathlib import Path
 from ppy_check.rules import KNOWN_RULES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-# Where the README is published: a rule's SARIF helpUri is its section there.
-HOME = "https://pypi.org/project/ppy-regions/"
+# The repository (pyproject.toml's [project.urls] Repository: a test keeps the two equal). ppy-regions is
+# not on PyPI, so the README is read there: a rule's SARIF helpUri is its section of it.
+REPOSITORY = "https://github.com/ppy-regions/ppy"
+HOME = f"{REPOSITORY}/blob/main/README.md"
 
 
 def markers(name: str) -> tuple[str, str]:

@@ -7,10 +7,10 @@ import time
 from collections.abc import Iterable
 
 from ppy_check import messages as m
-from ppy_check.diagnostic import Diagnostic
+from ppy_check.diagnostic import Diagnostic, Edit, Fix
 from ppy_check.model import budgets
 from ppy_check.model.builder import Analysis, build_model
-from ppy_check.model.problems import Problems
+from ppy_check.model.problems import Problems, Suggestion
 from ppy_check.module import ModuleRegions
 from ppy_check.region import Region
 from ppy_check.rules import RULES, unused_ignore
@@ -34,6 +34,16 @@ def _column(lines: list[str], line: int, byte_offset: int) -> int:
     if 1 <= line <= len(lines):
         return len(lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
     return byte_offset + 1
+
+
+def _fix(suggestion: Suggestion | None, lines: list[str]) -> Fix | None:
+    """A rule's suggested edit placed in the file, its columns counted in characters as a finding's are."""
+    if suggestion is None:
+        return None
+    span = suggestion.span
+    edit = Edit(span.line, _column(lines, span.line, span.column), span.end_line,
+                _column(lines, span.end_line, span.end_column), suggestion.content)
+    return Fix(suggestion.message, (edit,), "safe" if suggestion.safe else "unsafe")
 
 
 # The rules that read a function's syntax alone: they also check the helpers a region calls.
@@ -64,7 +74,9 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
             span = finding.span
             column = _column(lines, span.line, span.column)
             key = (span.line, column, finding.code, finding.message)
-            found.setdefault(key, Diagnostic(path, span.line, column, finding.code, finding.message, region.name))
+            found.setdefault(key, Diagnostic(path, span.line, column, finding.code, finding.message, region.name,
+                                             span.end_line, _column(lines, span.end_line, span.end_column),
+                                             _fix(finding.fix, lines)))
     for callee, context, anchor in analysis.callees:
         # A helper's loops and branches are the region's: the structural rules read its syntax too.
         for code in STRUCTURAL:
@@ -77,7 +89,8 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
                 message = finding.message.replace(f"region `{callee.name}`", f"region `{region.name}`", 1)
                 message += m.IN_HELPER.format(context=context)
                 key = (span.line, column, finding.code, message)
-                found.setdefault(key, Diagnostic(path, span.line, column, finding.code, message, region.name))
+                found.setdefault(key, Diagnostic(path, span.line, column, finding.code, message, region.name,
+                                                 span.end_line, _column(lines, span.end_line, span.end_column)))
     if analysis.model is None and not any_finding:
         # The builder refused something no rule explains: never let it pass as valid.
         line, column = region.node.lineno, _column(lines, region.node.lineno, region.node.col_offset)

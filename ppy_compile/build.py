@@ -232,7 +232,7 @@ def _ensure_all_shared(cache: Cache, with_pch: bool) -> tuple[str, str | None]:
     tool = toolchain()
     wanted = [BRIDGE, PCH] if with_pch else [BRIDGE]
     missing = [shared for shared in wanted if cache.valid(shared.key(tool)) is None]
-    if len(missing) > 1:
+    if len(missing) > 1 and compile_jobs() > 1:
         description = " and ".join(shared.description for shared in missing)
         with building(f"ppy: {description} (once per torch version)"):
             _at_once([functools.partial(_ensure_shared, cache, shared, False) for shared in missing])
@@ -271,6 +271,17 @@ def _at_once(calls: list[Callable[[], T]]) -> list[T]:
 
 def _ensure_bridge(cache: Cache) -> str:
     return _ensure_shared(cache, BRIDGE)
+
+
+def compile_jobs() -> int:
+    """How many compilers a build runs at once: ``$PPY_JOBS`` (``ppy build -j``), else one per core."""
+    text = os.environ.get("PPY_JOBS", "").strip()
+    if text:
+        try:
+            return max(1, int(text))
+        except ValueError:
+            raise BuildError(f"PPY_JOBS={text!r} is not a number of compilers") from None
+    return os.cpu_count() or 1
 
 
 def use_pch() -> bool:
@@ -504,7 +515,7 @@ def dependencies_changed(dependencies: Any) -> bool:
 
 def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     result = BuiltModule(
-        errors={rid: [Diagnostic(**d) for d in found] for rid, found in index["errors"].items()},
+        errors={rid: [Diagnostic.from_json(d) for d in found] for rid, found in index["errors"].items()},
         symbols=dict(index["symbols"]),
         fallbacks=dict(index.get("fallbacks", {})),
         effects=dict(index.get("effects", {})),
@@ -618,7 +629,7 @@ def _build_regions(plan: Plan, tool: Any, bridge_key: str, fallbacks: dict[str, 
             levels = "/".join(str(level) for level in sorted({build.level for build in missing.values()}))
             what = f"{count} region{'s' if count != 1 else ''} of {Path(plan.origin).name} (-O{levels}" + \
                 (f"; {kept} unchanged)" if kept else ")")
-            groups = _groups(list(missing.values()), os.cpu_count() or 1)
+            groups = _groups(list(missing.values()), compile_jobs())
             with building(f"ppy: building {what}"):
                 for built, failed in _at_once([functools.partial(_compile_group, plan, tool, bridge_key, group)
                                                for group in groups]):

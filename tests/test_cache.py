@@ -414,6 +414,36 @@ def test_ppy_build_ahead_of_time(fresh_cache: Path, capsys: pytest.CaptureFixtur
     assert len(_entries(fresh_cache, "module")) == 2
 
 
+TWO_REGIONS = (
+    "import ppy\nimport torch\n\n\n@ppy.opt(1)\ndef jobs_a(x: torch.Tensor) -> torch.Tensor:\n    return x * 3 - 1\n\n\n"
+    "@ppy.opt(1)\ndef jobs_b(x: torch.Tensor) -> torch.Tensor:\n    return x / 3 + 1\n"
+)
+
+
+def test_ppy_build_jobs_is_how_many_compilers_run_at_once(fresh_cache: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """With one compiler the two regions are one unit (units are as many as compilers, one per core by
+    default); --quiet leaves only findings, and there are none."""
+    monkeypatch.setenv("PPY_JOBS", "")  # what ppy build -j sets is undone after the test
+    source = tmp_path / "two.py"
+    source.write_text(TWO_REGIONS)
+    assert ppy_main(["build", "-j", "1", "--quiet", str(source)]) == 0
+    assert capsys.readouterr().err == ""
+    (module,) = _entries(fresh_cache, "module")
+    assert sorted(json.loads((module / "manifest.json").read_text())["regions"]) == ["jobs_a", "jobs_b"]
+
+
+def test_ppy_jobs_must_be_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ppy_compile.build import compile_jobs
+
+    monkeypatch.setenv("PPY_JOBS", "3")
+    assert compile_jobs() == 3
+    monkeypatch.setenv("PPY_JOBS", "many")
+    with pytest.raises(BuildError, match="PPY_JOBS='many' is not a number of compilers"):
+        compile_jobs()
+
+
 # --- the toolchain -----------------------------------------------------------------
 
 

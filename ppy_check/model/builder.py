@@ -38,7 +38,8 @@ from ppy_check.model.ir import (
     SeqSlice, ShownSeq, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
 from ppy_check.model.budgets import Budget, Exceeded
-from ppy_check.model.problems import Capture, CaptureOrigin, OverBudget, Problems, TypeProblem, Unsupported
+from ppy_check.model.problems import (Capture, CaptureOrigin, OverBudget, Problems, Suggestion, TypeProblem,
+                                      Unsupported)
 from ppy_check.region import Region, describe_function, function_locals
 from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
@@ -695,9 +696,9 @@ class Builder:
             raise _LibraryRefused
         return POISON
 
-    def type_problem(self, span: Span, subject: str, why: str) -> Poisoned:
+    def type_problem(self, span: Span, subject: str, why: str, fix: Suggestion | None = None) -> Poisoned:
         subject, why = self._library_subject(subject, why)
-        self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context))
+        self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context, fix))
         self.complete = False
         if self.frame.library:
             raise _LibraryRefused
@@ -712,6 +713,16 @@ class Builder:
         if self.frame.library:
             raise _LibraryRefused
         return POISON
+
+    def _uncalled(self, node: ast.Call) -> Suggestion | None:
+        """`x.mT()` as `x.mT`, in the region's own code: unsafe, since the call raises a TypeError where
+        the attribute does not."""
+        if self.frame.context or self.frame.library or self.anchor is not None or node.args or node.keywords:
+            return None
+        func = Span.of(node.func)
+        called = Span.of(node)
+        return Suggestion(Span(func.end_line, func.end_column, called.end_line, called.end_column), "",
+                          "remove the call", safe=False)
 
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
         if self.frame.library:
@@ -2763,7 +2774,7 @@ class Builder:
             return self.unsupported(span, shown, f"a method of a {kind}")
         if name in self.data.properties:
             return self.type_problem(span, shown, f"`Tensor.{name}` is a property, not a method: write "
-                                     f"`{display(node.func)}` without the call")
+                                     f"`{display(node.func)}` without the call", self._uncalled(node))
         if name in HOST_READING_METHODS:
             return self.unsupported(span, shown, HOST_READING_METHODS[name])
         if name in QUERY_METHODS:

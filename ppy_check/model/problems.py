@@ -42,6 +42,17 @@ class Unsupported:
 
 
 @dataclass(frozen=True)
+class Suggestion:
+    """A mechanical edit that settles a problem: ``span`` (in the region's own file) becomes ``content``.
+    ``safe`` when the code means what it did (``ppy-check --fix``), else only with ``--unsafe-fixes``."""
+
+    span: Span
+    content: str
+    message: str
+    safe: bool
+
+
+@dataclass(frozen=True)
 class TypeProblem:
     """What Python would reject when the region runs (a TypeError, an unbound name, an overflow)."""
 
@@ -49,6 +60,7 @@ class TypeProblem:
     subject: str
     why: str
     context: str = ""
+    fix: Suggestion | None = None
 
 
 @dataclass(frozen=True)
