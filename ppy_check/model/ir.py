@@ -453,6 +453,29 @@ class ParamInfo:
     kwonly: bool
 
 
+class Assumed(enum.Enum):
+    """What a region's build took a name from outside its body to be (``Assumption.expected`` says which)."""
+
+    LITERAL = "literal"  # a module-level literal constant: expected is its value's repr
+    MODULE = "module"  # torch, math, einops or one of their submodules: its dotted name
+    PROJECT_MODULE = "project module"  # a module of the project (``import layers``): its file
+    LIBRARY = "library"  # a function or value of torch or math (``F.gelu``, ``torch.float32``): its dotted name
+    HELPER = "helper"  # a function of the project the build inlined: ``<file>::<qualified name>``
+    BUILTIN = "builtin"  # a builtin (``max``): its name, which the module itself must not bind
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A name the compiled code does not read when it runs, because the build took it to be fixed: Python reads
+    it at every call, so the runtime proves it is still what the build assumed (ppy/guard.py)."""
+
+    # Where the name is read: a file (its module's globals) or ``module:<dotted>`` (an attribute of that module).
+    namespace: str
+    name: str
+    assumed: Assumed
+    expected: str
+
+
 @dataclass
 class RegionModel:
     site: RegionSite
@@ -470,3 +493,4 @@ class RegionModel:
     # Parts of the result Python hands back as a tuple subclass: (where in the result, class), the deepest first.
     # `return torch.max(x, 1)` is a torch.return_types.max at (); `return y, y.shape` a torch.Size at (1,).
     result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
+    assumptions: tuple[Assumption, ...] = ()  # the outside names it relied on, in the order it read them

@@ -54,6 +54,10 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
         elif origin is CaptureOrigin.ATTRIBUTE:
             message = m.CAPTURED_ATTRIBUTE.format(
                 region=name, name=capture.name, attr=capture.detail, text=f"{capture.name}.{capture.detail}")
+        elif origin is CaptureOrigin.REBOUND and capture.star is not None:
+            message = m.CAPTURED_STAR.format(region=name, name=capture.name, module=capture.star, line=capture.detail)
+        elif origin is CaptureOrigin.REBOUND:
+            message = m.CAPTURED_REBOUND.format(region=name, name=capture.name, how=capture.how, line=capture.detail)
         else:
             message = m.CAPTURED_UNDEFINED.format(region=name, name=capture.name)
         if capture.context:
