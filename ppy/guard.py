@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ppy.decorators import Region
-from ppy_check.model.ir import Assumed
+from ppy_check.model.assumptions import Assumed
 
 Guard = tuple[Any, ...]  # (namespace dict, name, the object proved), or (namespace dict, name): must stay unbound
 _ABSENT = object()
@@ -85,20 +85,19 @@ def _check(kind: Assumed, expected: str, value: Any, spaces: dict[str, dict[str,
             spaces.setdefault(_real(path), function.__globals__)
             return None
         return f"is {_brief(value)} now, not the function `{qualname}` of {os.path.basename(path)} the build inlined"
-    return _library_check(expected, value)
+    return _library_check(kind, expected, value)
 
 
-def _library_check(dotted: str, value: Any) -> str | None:
-    """Why ``value`` is not torch's (or math's) own object named ``dotted``, the one the build lowered."""
-    from ppy_check.model import constants
-
+def _library_check(kind: Assumed, expected: str, value: Any) -> str | None:
+    """Why ``value`` is not torch's (or math's) own object the build lowered: a function by that name, or a
+    value (``torch.float32``, ``math.pi``) that Python writes as the build's model does."""
+    dotted, _, written = expected.partition(" ")
     module, _, attribute = dotted.rpartition(".")
     if value is not _library(dotted):
         return f"is {_brief(value)} now, not `{dotted}`, which the build assumed"
-    known = constants.module_constant(dotted)
-    if known is not None:
-        return None if _same_constant(dotted, value, known[0]) else \
-            f"is {_brief(value)} now, not the `{dotted}` the build baked in"
+    if kind is Assumed.LIBRARY_VALUE:
+        same = repr(value) == written and (type(value) is float or type(value).__module__ == "torch")
+        return None if same else f"is {_brief(value)} now, not the {written} the build baked in"
     if not _own(value, module.split(".")[0], attribute):
         return f"was replaced by {_brief(value)}, not torch's own function the build lowered"
     return None
@@ -118,22 +117,6 @@ def _own(value: Any, root: str, attribute: str) -> bool:
         package = sys.modules.get(root)
         folder = os.path.dirname(_real(getattr(package, "__file__", None) or ""))
         return bool(folder) and _real(value.__code__.co_filename).startswith(folder + os.sep)
-    return False
-
-
-def _same_constant(dotted: str, value: Any, assumed: object) -> bool:
-    """``torch.float32``, ``torch.channels_last``, ``math.pi``: what the live object is, as the model names it."""
-    if isinstance(assumed, float):
-        return type(value) is float and repr(value) == repr(assumed)
-    import torch
-
-    from ppy_check.model import constants
-
-    spelled = repr(value).removeprefix("torch.")
-    if isinstance(value, torch.dtype):
-        return constants.module_constant(f"torch.{spelled}") == constants.module_constant(dotted)
-    if isinstance(value, (torch.layout, torch.memory_format)):
-        return constants.module_constant(f"torch.{spelled}") == constants.module_constant(dotted)
     return False
 
 

@@ -1487,7 +1487,9 @@ class Builder:
         elif isinstance(value, (FunctionRef, BooleanDispatch, Const)):
             dotted = scope.imports.get(name) if not namespace.startswith("module:") else f"{namespace[7:]}.{name}"
             if dotted is not None and dotted.split(".")[0] in ("torch", "math", "einops", "builtins"):
-                expected = Assumed.LIBRARY, _strip_dotted(dotted)
+                dotted = _strip_dotted(dotted)
+                expected = (Assumed.LIBRARY_VALUE, f"{dotted} {constants.python_repr(value.value)}") \
+                    if isinstance(value, Const) else (Assumed.LIBRARY, dotted)
         if expected is not None:
             self.assumptions.setdefault((namespace, name), Assumption(namespace, name, *expected))
 

@@ -15,6 +15,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from ppy_check.model.assumptions import Assumed, Assumption
 from ppy_check.model.types import Type
 from ppy_check.schema import Native, Overload
 from ppy_check.site import RegionSite
@@ -451,29 +452,6 @@ class ParamInfo:
     name: str
     type: Type
     kwonly: bool
-
-
-class Assumed(enum.Enum):
-    """What a region's build took a name from outside its body to be (``Assumption.expected`` says which)."""
-
-    LITERAL = "literal"  # a module-level literal constant: expected is its value's repr
-    MODULE = "module"  # torch, math, einops or one of their submodules: its dotted name
-    PROJECT_MODULE = "project module"  # a module of the project (``import layers``): its file
-    LIBRARY = "library"  # a function or value of torch or math (``F.gelu``, ``torch.float32``): its dotted name
-    HELPER = "helper"  # a function of the project the build inlined: ``<file>::<qualified name>``
-    BUILTIN = "builtin"  # a builtin (``max``): its name, which the module itself must not bind
-
-
-@dataclass(frozen=True)
-class Assumption:
-    """A name the compiled code does not read when it runs, because the build took it to be fixed: Python reads
-    it at every call, so the runtime proves it is still what the build assumed (ppy/guard.py)."""
-
-    # Where the name is read: a file (its module's globals) or ``module:<dotted>`` (an attribute of that module).
-    namespace: str
-    name: str
-    assumed: Assumed
-    expected: str
 
 
 @dataclass
