@@ -38,8 +38,10 @@ class Rebound(Exception):
     """An assumption of the build that does not hold: the message names the name and what it is now."""
 
 
-def prove(region: Region[..., Any], rows: list[list[str]]) -> list[Guard]:
-    """The guards holding every assumption the region's build made, in the live process; Rebound when one fails."""
+def prove(region: Region[..., Any], rows: list[list[str]], helpers: dict[str, types.CodeType]) -> list[Guard]:
+    """The guards holding every assumption the region's build made, in the live process; Rebound when one fails.
+    ``helpers`` holds the code of each helper as first proved (the build's, loaded.py made sure): proved again,
+    a helper must have equal code (``importlib.reload`` of its file after an edit is not the build's)."""
     body = inspect.unwrap(region.python)
     spaces: dict[str, dict[str, Any]] = {_real(body.__code__.co_filename): body.__globals__}
     guards: list[Guard] = []
@@ -55,7 +57,7 @@ def prove(region: Region[..., Any], rows: list[list[str]]) -> list[Guard]:
             continue
         if value is _ABSENT:
             raise Rebound(f"`{shown}` is no longer defined")
-        why = _check(kind, expected, value, spaces)
+        why = _check(kind, expected, value, spaces, helpers)
         if why is not None:
             raise Rebound(f"`{shown}` {why}")
         if type(space) is dict:  # a class's namespace (torch._C._VariableFunctions) is proved once, not guarded
@@ -63,7 +65,8 @@ def prove(region: Region[..., Any], rows: list[list[str]]) -> list[Guard]:
     return guards
 
 
-def _check(kind: Assumed, expected: str, value: Any, spaces: dict[str, dict[str, Any]]) -> str | None:
+def _check(kind: Assumed, expected: str, value: Any, spaces: dict[str, dict[str, Any]],
+           helpers: dict[str, types.CodeType]) -> str | None:
     """Why ``value`` is not what the build assumed (None: it is); a module or helper lends its namespace."""
     if kind is Assumed.LITERAL:
         assumed = ast.literal_eval(expected)
@@ -82,6 +85,8 @@ def _check(kind: Assumed, expected: str, value: Any, spaces: dict[str, dict[str,
         code = getattr(function, "__code__", None)
         if isinstance(function, types.FunctionType) and isinstance(code, types.CodeType) and \
                 _real(code.co_filename) == _real(path) and code.co_qualname == qualname:
+            if helpers.setdefault(expected, code) != code:
+                return f"is a function `{qualname}` of other code now (its file imported again after an edit)"
             spaces.setdefault(_real(path), function.__globals__)
             return None
         return f"is {_brief(value)} now, not the function `{qualname}` of {os.path.basename(path)} the build inlined"

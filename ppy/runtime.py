@@ -270,7 +270,8 @@ def prepare(region: Region, wait: bool = True) -> None:
     try:
         if assumed is None:
             raise Rebound("its build recorded no names it assumed, so none could be proved")
-        guards = prove(region, assumed)
+        helpers: dict[str, types.CodeType] = {}
+        guards = prove(region, assumed, helpers)
     except Rebound as why:
         _fallback(region, _rebound_reason(why))
         return
@@ -279,7 +280,7 @@ def prepare(region: Region, wait: bool = True) -> None:
     # it); the region object's own entry binds as Python does.
     entry = built.bridge.bound_entry
     signature = inspect.signature(region.python)
-    rebound = _when_rebound(region, assumed, guards)
+    rebound = _when_rebound(region, assumed, guards, helpers)
     region._compiled = entry(function, _context(region, signature, False, guards, rebound))
     region._cpp_source_path = built.cpp_sources.get(rid)
     region._cpp_symbol = built.symbols.get(rid)
@@ -294,13 +295,14 @@ def _rebound_reason(why: Exception) -> str:
     return f"{why}; Python reads it at every call and the compiled code would not (pass a value that varies as a parameter)"
 
 
-def _when_rebound(region: Region, assumed: list[list[str]], guards: list[Guard]) -> Callable[[], bool]:
+def _when_rebound(region: Region, assumed: list[list[str]], guards: list[Guard],
+                  helpers: dict[str, types.CodeType]) -> Callable[[], bool]:
     """What the entry calls when a name it guards holds another object than was proved: the names are proved
     again, and where all still hold (``mod.EPS = 1e-5`` again, a new float of the same value) the compiled code
     goes on with the new objects; otherwise the region runs its Python body from now on, with one warning."""
     def rebound() -> bool:
         try:
-            guards[:] = prove(region, assumed)
+            guards[:] = prove(region, assumed, helpers)
             return True
         except Exception as why:  # pylint: disable=broad-except
             with _lock:

@@ -148,3 +148,39 @@ def test_the_positional_entry_is_guarded_too(mod: types.ModuleType) -> None:
     mod.SCALE = 7
     with pytest.warns(RegionFallbackWarning, match=r"`SCALE` is 7 now"):
         assert compiled(x()) is NotImplemented
+
+
+GUARD_PACKAGE = {
+    "__init__.py": "",
+    "layers.py": "import torch\n\n\ndef scale(x, by):\n    return x * by\n",
+    "model.py": "import ppy\nimport torch\nimport guardpkg.layers as layers\n\n\n@ppy.opt(1)\n"
+                "def block(x: torch.Tensor) -> torch.Tensor:\n    return layers.scale(x, 2.0) + 1\n",
+}
+
+
+def test_a_helper_file_edited_and_imported_again_after_a_compiled_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`layers.scale` is read through the module at every call: reloading an edit of its file gives the
+    module a function of other code, which the compiled region (built from the old text) is not."""
+    package = tmp_path / "guardpkg"
+    package.mkdir()
+    for name, text in GUARD_PACKAGE.items():
+        (package / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    observer = runtime._observer
+    runtime.set_observer(None)
+    try:
+        model = importlib.import_module("guardpkg.model")
+        assert model.block(torch.ones(2)).tolist() == [3.0, 3.0] and model.block.__ppy_region__
+        layers = importlib.import_module("guardpkg.layers")
+        importlib.reload(layers)  # the same text: equal code, still the build's
+        assert model.block(torch.ones(2)).tolist() == [3.0, 3.0] and model.block.__ppy_region__
+        (package / "layers.py").write_text(GUARD_PACKAGE["layers.py"].replace("x * by", "x * by * 2"))
+        importlib.reload(layers)
+        with pytest.warns(RegionFallbackWarning, match=r"`scale` is a function `scale` of other code now"):
+            assert model.block(torch.ones(2)).tolist() == [5.0, 5.0]
+        assert not model.block.__ppy_region__
+    finally:
+        runtime.set_observer(observer)
+        for name in [name for name in sys.modules if name.startswith("guardpkg")]:
+            del sys.modules[name]
