@@ -125,7 +125,7 @@ def _own(value: Any, root: str, attribute: str) -> bool:
     return False
 
 
-def _builtin(space: dict[str, Any], name: str, value: Any) -> list[Guard]:
+def _builtin(space: Mapping[str, Any], name: str, value: Any) -> list[Guard]:
     """A builtin the region calls: the module must not bind the name, and builtins must hold Python's own."""
     if value is not _ABSENT:
         raise Rebound(f"`{name}` is {_brief(value)} in the module now, not the builtin the build assumed")
@@ -140,7 +140,7 @@ def _builtin(space: dict[str, Any], name: str, value: Any) -> list[Guard]:
     if not genuine:
         raise Rebound(f"`builtins.{name}` is {_brief(found)} now, not Python's own `{name}`")
     interned = sys.intern(name)
-    return [(space, interned), (table, interned, found)]
+    return [(space, interned), (table, interned, found)] if type(space) is dict else [(table, interned, found)]
 
 
 def _same_literal(value: Any, assumed: Any) -> bool:

@@ -295,7 +295,7 @@ def _rebound_reason(why: Exception) -> str:
     return f"{why}; Python reads it at every call and the compiled code would not (pass a value that varies as a parameter)"
 
 
-def _when_rebound(region: Region, assumed: list[list[str]], guards: list[Guard],
+def _when_rebound(region: Region[..., Any], assumed: list[list[str]], guards: list[Guard],
                   helpers: dict[str, types.CodeType]) -> Callable[[], bool]:
     """What the entry calls when a name it guards holds another object than was proved: the names are proved
     again, and where all still hold (``mod.EPS = 1e-5`` again, a new float of the same value) the compiled code
@@ -310,7 +310,7 @@ def _when_rebound(region: Region, assumed: list[list[str]], guards: list[Guard],
                     region._compiled = None
                     if region in _prepared:
                         _prepared.remove(region)
-                    if region._entry_class is not None:
+                    if region._entry_class is not None and region._entry_class.__base__ is not None:
                         region.__class__ = region._entry_class.__base__
             _fallback(region, _rebound_reason(why))
             return False

@@ -170,9 +170,9 @@ def _dynamic_rebinds(module: ast.Module) -> Iterator[tuple[str, Rebinding]]:
                     yield keyword.arg, Rebinding(node.lineno, f"globals().{node.func.attr}(...)")
             for argument in node.args[:1]:
                 keys = argument.keys if isinstance(argument, ast.Dict) else [argument]
-                for key in keys:
-                    if key is not None:
-                        for name in _literal_keys(key):
+                for written in keys:
+                    if written is not None:
+                        for name in _literal_keys(written):
                             yield name, Rebinding(node.lineno, f"globals().{node.func.attr}(...)")
     for statement in _top_level(module.body):
         for node in ast.walk(statement) if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef,
