@@ -56,6 +56,9 @@ class ModuleScope:
     bindings: dict[str, Binding] = field(default_factory=dict)
     # The module's `from m import *` statements: any builtin a region calls may be one of the names they bind.
     star_imports: list[Rebinding] = field(default_factory=list)
+    # Attributes of imported modules the module itself assigns (`F.gelu = my_gelu`, `builtins.max = min`,
+    # `setattr(torch, "add", ...)`), by dotted name: a region reading one does not call what ppy would lower.
+    patched: dict[str, Rebinding] = field(default_factory=dict)
 
     def resolve(self, node: ast.expr) -> str | None:
         """The dotted name an expression refers to through imports, or None.
@@ -186,6 +189,27 @@ def _dynamic_rebinds(module: ast.Module) -> Iterator[tuple[str, Rebinding]]:
             yield from _exec_bindings(node)
 
 
+def _patches(module: ast.Module, scope: ModuleScope) -> Iterator[tuple[str, Rebinding]]:
+    """Attributes of imported modules assigned (or deleted) anywhere in the module, by dotted name."""
+    for node in ast.walk(module):
+        targets: list[ast.expr] = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("setattr", "delattr") and len(node.args) >= 2:
+            owner = scope.resolve(node.args[0])
+            for attribute in _literal_keys(node.args[1]):
+                if owner is not None:
+                    yield f"{owner}.{attribute}", Rebinding(node.lineno, f"{node.func.id}(...)")
+        for target in targets:
+            for item in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                dotted = scope.resolve(item) if isinstance(item, ast.Attribute) else None
+                if dotted is not None:
+                    yield dotted, Rebinding(node.lineno, f"{ast.unparse(item)} = ...")
+
+
 def _exec_bindings(call: ast.Call) -> Iterator[tuple[str, Rebinding]]:
     """The names ``exec`` of literal code binds in the namespace it runs in."""
     code = call.args[0]
@@ -305,4 +329,6 @@ def build_scope(module: ast.Module) -> ModuleScope:
         # A value bound once keeps its expression: torch's own modules alias builtins this way (torch_python.py).
         scope.bindings[name] = Binding(name, first.line, kind, first.value if stable else None,
                                        rebound=dynamic.get(name))
+    for dotted, rebinding in _patches(module, scope):
+        scope.patched.setdefault(dotted, rebinding)
     return scope

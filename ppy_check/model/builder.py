@@ -1538,6 +1538,8 @@ class Builder:
         if name in BUILTIN_NAMES:
             if scope.star_imports and not self.frame.library:
                 return self.rebound_capture(span, name, scope.star_imports[0])  # it may be what the import binds
+            if f"builtins.{name}" in scope.patched and not self.frame.library:
+                return self.rebound_capture(span, name, scope.patched[f"builtins.{name}"])
             return FunctionRef(f"builtins.{name}", name)
         return self.capture(span, name, CaptureOrigin.UNDEFINED, "")
 
@@ -1730,6 +1732,9 @@ class Builder:
         base = self.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON
+        if isinstance(base, ModuleRef) and not self.frame.library and \
+                f"{base.dotted}.{node.attr}" in self.frame.scope.patched:
+            return self.rebound_capture(span, display(node), self.frame.scope.patched[f"{base.dotted}.{node.attr}"])
         if isinstance(base, ModuleRef):
             found = self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
             if not self.frame.library:
@@ -2262,6 +2267,9 @@ class Builder:
                 return self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
             return POISON
         if isinstance(func, ast.Attribute):
+            if isinstance(callee, ModuleRef) and not self.frame.library and \
+                    f"{callee.dotted}.{func.attr}" in self.frame.scope.patched:
+                return self.rebound_capture(span, shown, self.frame.scope.patched[f"{callee.dotted}.{func.attr}"])
             if isinstance(callee, ModuleRef):
                 if not self.frame.library:
                     self.assume(f"module:{callee.dotted}", func.attr, FunctionRef(f"{callee.dotted}.{func.attr}", shown))
