@@ -51,13 +51,17 @@ def prove(region: Region[..., Any], rows: list[list[str]], helpers: dict[str, ty
             raise Rebound(f"the module `{_shown(namespace)}` that `{name}` is read from is not loaded as the build assumed")
         value = space.get(name, _ABSENT)
         shown = name if not namespace.startswith("module:") else f"{namespace[len('module:'):]}.{name}"
-        kind = Assumed(assumed)
-        if kind is Assumed.BUILTIN:
-            guards += _builtin(space, name, value)
-            continue
-        if value is _ABSENT:
-            raise Rebound(f"`{shown}` is no longer defined")
-        why = _check(kind, expected, value, spaces, helpers)
+        try:
+            kind = Assumed(assumed)
+            if kind is Assumed.BUILTIN:
+                guards += _builtin(space, name, value)
+                continue
+            if value is _ABSENT:
+                raise Rebound(f"`{shown}` is no longer defined")
+            why = _check(kind, expected, value, spaces, helpers)
+        except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError) as error:
+            # Not a record ppy writes (the index is checked only for shape): nothing is proved, so nothing runs.
+            raise Rebound(f"the build's record of what `{shown}` is cannot be read ({type(error).__name__})") from None
         if why is not None:
             raise Rebound(f"`{shown}` {why}")
         if type(space) is dict:  # a class's namespace (torch._C._VariableFunctions) is proved once, not guarded

@@ -184,3 +184,13 @@ def test_a_helper_file_edited_and_imported_again_after_a_compiled_call(
         runtime.set_observer(observer)
         for name in [name for name in sys.modules if name.startswith("guardpkg")]:
             del sys.modules[name]
+
+
+def test_an_unreadable_record_of_the_build_proves_nothing(mod: types.ModuleType) -> None:
+    """A cache index holding a record ppy does not write (say, edited by hand) is no traceback: Python's answer."""
+    from ppy.guard import Rebound, prove
+
+    for row in (["", "SCALE", "no such kind", "2"], ["", "SCALE", "literal", "2 +"], ["", "SCALE", "literal", "(("]):
+        row[0] = str(FIXTURE)
+        with pytest.raises(Rebound, match=r"the build's record of what `SCALE` is cannot be read"):
+            prove(mod.scaled, [row], {})
