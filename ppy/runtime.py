@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from ppy.decorators import Region, source_digest, source_path
 from ppy.errors import BuildError, RegionError
+from ppy.guard import Guard, Rebound, prove
 from ppy.loaded import stale_helper
 from ppy_check.site import RegionSite
 
@@ -81,10 +82,12 @@ def _entry_class(region: Region, entry: Any) -> type:
     return type(base.__name__, (base,), namespace)
 
 
-def _context(region: Region, signature: inspect.Signature, binds: bool) -> tuple[Any, ...]:
+def _context(region: Region, signature: inspect.Signature, binds: bool, guards: list[Guard],
+             rebound: Callable[[], bool]) -> tuple[Any, ...]:
     """What the compiled entry needs (the layout is ppy_bridge's `Context`): the region's code, for the frame
-    of a statement that raised; and, for the region object's own entry (``binds``), how to bind a call as
-    Python would and where to hand what it does not take."""
+    of a statement that raised; for the region object's own entry (``binds``), how to bind a call as
+    Python would and where to hand what it does not take; and the names the build assumed, which each call
+    checks (``guards``, shared by both entries), with what to do when one was rebound."""
     parameters = list(signature.parameters.values())
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return (
@@ -96,6 +99,8 @@ def _context(region: Region, signature: inspect.Signature, binds: bool) -> tuple
         sum(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in parameters),
         tuple(p.default for p in parameters),
         inspect.Parameter.empty,  # the default of a parameter that has none
+        guards,
+        rebound,
     )
 
 
@@ -366,23 +371,60 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
                           "so its compiled code would not be the Python that is loaded; import that file again, then "
                           f"{Path(path).name} (importlib.reload)")
         return
+    assumed = built.assumptions.get(rid)
+    try:
+        if assumed is None:
+            raise Rebound("its build recorded no names it assumed, so none could be proved")
+        helpers: dict[str, types.CodeType] = {}
+        guards = prove(region, assumed, helpers)
+    except Rebound as why:
+        _fallback(region, _rebound_reason(why))
+        return
     # Both are the module's function bound to a context: `_compiled` takes every parameter positionally
     # and answers NotImplemented to what it does not take (the runtime, verify and torch's operator call
     # it); the region object's own entry binds as Python does.
     entry = built.bridge.bound_entry
     signature = inspect.signature(region.python)
-    compiled = entry(function, _context(region, signature, binds=False))
+    rebound = _when_rebound(region, assumed, guards, helpers)
+    compiled = entry(function, _context(region, signature, False, guards, rebound))
     region._cpp_source_path = built.cpp_sources.get(rid)
     region._cpp_symbol = built.symbols.get(rid)
     region._effects = built.effects.get(rid, {})
     region._signature = signature
-    region._entry_class = _entry_class(region, entry(function, _context(region, signature, binds=True)))
+    region._entry_class = _entry_class(region, entry(function, _context(region, signature, True, guards, rebound)))
     # Published last, complete: a thread that reads `_compiled` (call, verify, torch's operator) finds the
     # rest of the compiled state already in place.
     region._compiled = compiled
     region._prepared = True
     _prepared.append(region)
     _route(region)
+
+
+def _rebound_reason(why: Exception) -> str:
+    return f"{why}; Python reads it at every call and the compiled code would not (pass a value that varies as a parameter)"
+
+
+def _when_rebound(region: Region[..., Any], assumed: list[list[str]], guards: list[Guard],
+                  helpers: dict[str, types.CodeType]) -> Callable[[], bool]:
+    """What the entry calls when a name it guards holds another object than was proved: the names are proved
+    again, and where all still hold (``mod.EPS = 1e-5`` again, a new float of the same value) the compiled code
+    goes on with the new objects; otherwise the region runs its Python body from now on, with one warning."""
+    def rebound() -> bool:
+        try:
+            guards[:] = prove(region, assumed, helpers)
+            return True
+        except Exception as why:  # pylint: disable=broad-except
+            with _lock:
+                if region._compiled is not None:
+                    region._compiled = None
+                    if region in _prepared:
+                        _prepared.remove(region)
+                    if region._entry_class is not None and region._entry_class.__base__ is not None:
+                        region.__class__ = region._entry_class.__base__
+            _fallback(region, _rebound_reason(why))
+            return False
+
+    return rebound
 
 
 def _fallback(region: Region, reason: str) -> None:

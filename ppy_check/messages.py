@@ -49,6 +49,10 @@ CAPTURED_GLOBAL = "region `{region}`: reads module-level `{name}` (bound at line
 CAPTURED_IMPORTED = "region `{region}`: reads `{name}`, imported from `{origin}`; pass it as a parameter"
 CAPTURED_CLOSURE = "region `{region}`: reads `{name}` from the enclosing function `{scope}`; pass it as a parameter"
 CAPTURED_ATTRIBUTE = "region `{region}`: reads `{text}`, an attribute of `{name}`; pass `{attr}` as a parameter"
+CAPTURED_REBOUND = ("region `{region}`: reads `{name}`, which `{how}` at line {line} rebinds, so a "
+                    "call may see another value than a build would compile in; pass it as a parameter")
+CAPTURED_STAR = ("region `{region}`: reads `{name}`, which `from {module} import *` at line {line} may rebind; import "
+                 "the names you use by name (`from {module} import ...`), or bind `{name}` after that line")
 CAPTURED_UNDEFINED = "region `{region}`: reads `{name}`, which is not defined in this module; pass it as a parameter"
 
 # ppy-impure

@@ -72,6 +72,9 @@ class BuiltModule:
     built: bool = False  # False when it came from the cache
     bridge: Any = None  # the bridge's Python module, when the regions are compiled
     dependencies: dict[str, str] = field(default_factory=dict)  # other files the regions reached -> their sha256
+    # site key -> the names from outside its body the build took as fixed: [namespace, name, assumed, expected]
+    # (ppy_check.model.ir.Assumption), which the runtime proves before it runs the compiled code (ppy/guard.py).
+    assumptions: dict[str, list[list[str]]] = field(default_factory=dict)
 
 
 # What this process loaded, by build key. A shared object is loaded through
@@ -513,6 +516,16 @@ def dependencies_changed(dependencies: Any) -> bool:
     return False
 
 
+def _assumptions_json(found: Any) -> dict[str, list[list[str]]]:
+    """An index's assumptions, checked for shape: a region's list of [namespace, name, assumed, expected] strings."""
+    if not isinstance(found, dict) or not all(
+            isinstance(key, str) and isinstance(rows, list) and all(
+                isinstance(row, list) and len(row) == 4 and all(isinstance(part, str) for part in row) for row in rows)
+            for key, rows in found.items()):
+        raise ValueError("an index whose assumptions are not lists of four strings")
+    return found
+
+
 def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     result = BuiltModule(
         errors={rid: [Diagnostic.from_json(d) for d in found] for rid, found in index["errors"].items()},
@@ -520,6 +533,7 @@ def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
         fallbacks=dict(index.get("fallbacks", {})),
         effects=dict(index.get("effects", {})),
         dependencies=dict(index.get("dependencies", {})),
+        assumptions=_assumptions_json(index["assumptions"]),
     )
     builds = index["builds"]
     if not isinstance(builds, dict) or set(builds) != set(result.symbols):
@@ -542,13 +556,15 @@ def _build(plan: Plan) -> BuiltModule:
     effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
                for r in regions}
     dependencies = {path: digest for r in regions for path, digest in r.model.dependencies.items()}
+    assumptions = {r.model.site.key: [[a.namespace, a.name, a.assumed.value, a.expected] for a in r.model.assumptions]
+                   for r in regions}
     index: dict[str, Any] = {
         "origin": plan.origin, "builds": {}, "bridge": None, "symbols": symbols, "fallbacks": dict(plan.silenced),
-        "effects": effects, "dependencies": dependencies,
+        "effects": effects, "dependencies": dependencies, "assumptions": assumptions,
         "errors": {key: _diagnostics_json(found) for key, found in plan.errors.items()},
     }
     result = BuiltModule(errors=plan.errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects,
-                         dependencies=dependencies)
+                         dependencies=dependencies, assumptions=assumptions)
     if plan.shared_checked is not None:
         plan.shared_checked.join()
     if regions:

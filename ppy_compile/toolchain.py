@@ -232,7 +232,10 @@ class BuildInterrupted(BuildError):
 
 _DIAGNOSTIC = re.compile(r"\berror:", re.IGNORECASE)
 _ERROR_LINE = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: error: (.*)$")
-_CRASH = re.compile(r"internal compiler error|signal terminated program|Segmentation fault|PLEASE submit a bug report")
+# GCC says "confused by earlier errors, bailing out" for an internal error met after a diagnostic of its own (a
+# precompiled header with zeroed bytes gives "sorry, unimplemented: unexpected AST of kind error_mark", then that).
+_CRASH = re.compile(r"internal compiler error|signal terminated program|Segmentation fault|PLEASE submit a bug report|"
+                    r"confused by earlier errors, bailing out")
 # What the machine says when it, not the source, stops a compiler (strerror's texts, as GCC and ld quote them).
 _MACHINE = re.compile(r"No space left on device|Disk quota exceeded|Cannot allocate memory|Too many open files|"
                       r"Read-only file system|virtual memory exhausted|out of memory allocating")

@@ -87,7 +87,7 @@ NEEDS = {
     "test_interrupts.py": "compiler",
     "test_host_math_properties.py": "compiler", "test_host_numbers.py": "compiler", "test_library_messages.py": "compiler",
     "test_sequence_properties.py": "compiler", "test_opinfo.py": "compiler", "test_operator_exceptions.py": "compiler",
-    "test_properties.py": "compiler", "test_rebuild.py": "compiler", "test_runtime.py": "compiler",
+    "test_properties.py": "compiler", "test_rebinding.py": "compiler", "test_rebuild.py": "compiler", "test_runtime.py": "compiler",
     "test_security.py": "compiler", "test_torch_python.py": "compiler", "test_tracebacks.py": "compiler",
     "test_verify_compare.py": "compiler",
     "test_file_selection.py": "integration", "test_mypy_plugin.py": "integration", "test_no_torch.py": "integration", "test_packaging.py": "integration",

@@ -33,7 +33,7 @@ from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
-    Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    Assumed, Assumption, Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
     SeqSlice, ShownSeq, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
@@ -41,7 +41,7 @@ from ppy_check.model.budgets import Budget, Exceeded
 from ppy_check.model.problems import (Capture, CaptureOrigin, OverBudget, Problems, Suggestion, TypeProblem,
                                       Unsupported)
 from ppy_check.region import Region, describe_function, function_locals
-from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope
+from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope, Rebinding
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
 
 # Python namespaces whose builtins reach a native function (``opdata.json``'s bindings).
@@ -590,6 +590,8 @@ class Builder:
         self.returned = False
         self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path)
         self.dependencies: dict[str, str] = {}  # other files the region reached: path -> sha256
+        # The names from outside the body the model took as fixed, by (namespace, name): what the runtime proves.
+        self.assumptions: dict[tuple[str, str], Assumption] = {}
         self.anchor: Span | None = None  # the call in the region's file that reached another file
         self.inlining: list[ast.AST] = []  # the helpers being inlined, outermost first (recursion is refused)
         self.returned_value: Value | None = None
@@ -643,7 +645,8 @@ class Builder:
         if not self.complete or self.problems:
             return Analysis(None, self.problems, self.writes, self.callees)
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
-                            self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes)
+                            self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes,
+                            tuple(self.assumptions.values()))
         return Analysis(model, self.problems, self.writes, self.callees)
 
     def stopped(self, exceeded: Exceeded | None, error: str = "") -> Analysis:
@@ -728,6 +731,13 @@ class Builder:
         if self.frame.library:
             return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
         self.problems.captures.append(Capture(self._span(span), name, origin, detail, self.frame.context))
+        self.complete = False
+        return POISON
+
+    def rebound_capture(self, span: Span, name: str, rebinding: Rebinding) -> Poisoned:
+        """A module-level name the module rebinds behind its assignments (or may, by a star import)."""
+        self.problems.captures.append(Capture(self._span(span), name, CaptureOrigin.REBOUND, str(rebinding.line),
+                                              self.frame.context, rebinding.how, rebinding.star))
         self.complete = False
         return POISON
 
@@ -1747,7 +1757,41 @@ class Builder:
         return self.free_name(node)
 
     def free_name(self, node: ast.Name) -> Value:
-        """Python's order: enclosing functions, then the module, then builtins."""
+        """Python's order: enclosing functions, then the module, then builtins; what the model took a name of the
+        module or a builtin to be is recorded (``assume``), since Python reads it again at every call."""
+        value = self.module_name(node)
+        if not self.frame.library and not any(node.id in names for _, names in self.frame.enclosing):
+            self.assume(self.frame.path, node.id, value)
+        return value
+
+    def assume(self, namespace: str, name: str, value: Value) -> None:
+        """Record what the model took ``name`` in ``namespace`` (a file, or ``module:<dotted>``) to be."""
+        scope = self.frame.scope
+        binding = scope.bindings.get(name) if not namespace.startswith("module:") else None
+        expected: tuple[Assumed, str] | None = None
+        if isinstance(value, (ModuleRef, LibraryModule)):
+            expected = Assumed.MODULE, value.dotted
+        elif isinstance(value, ProjectModule):
+            expected = Assumed.PROJECT_MODULE, value.path
+        elif isinstance(value, FunctionRef) and value.helper is not None and not value.helper.library:
+            expected = Assumed.HELPER, f"{value.helper.path}::{value.helper.node.name}"
+        elif binding is not None and binding.kind is BindingKind.CONSTANT and binding.value is not None:
+            expected = Assumed.LITERAL, repr(ast.literal_eval(binding.value))
+        elif binding is not None:
+            return  # a capture, already a finding
+        elif isinstance(value, FunctionRef) and value.dotted.startswith("builtins.") and \
+                not namespace.startswith("module:") and name not in scope.imports:
+            expected = Assumed.BUILTIN, name
+        elif isinstance(value, (FunctionRef, BooleanDispatch, Const)):
+            dotted = scope.imports.get(name) if not namespace.startswith("module:") else f"{namespace[7:]}.{name}"
+            if dotted is not None and dotted.split(".")[0] in ("torch", "math", "einops", "builtins"):
+                dotted = _strip_dotted(dotted)
+                expected = (Assumed.LIBRARY_VALUE, f"{dotted} {constants.python_repr(value.value)}") \
+                    if isinstance(value, Const) else (Assumed.LIBRARY, dotted)
+        if expected is not None:
+            self.assumptions.setdefault((namespace, name), Assumption(namespace, name, *expected))
+
+    def module_name(self, node: ast.Name) -> Value:
         name = node.id
         span = Span.of(node)
         for scope_name, names in reversed(self.frame.enclosing):
@@ -1786,8 +1830,14 @@ class Builder:
                                                  scope, name)
             if binding.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
                 return FunctionRef(f"<module>.{name}", name)
+            if binding.rebound is not None and not self.frame.library:
+                return self.rebound_capture(span, name, binding.rebound)
             return self.capture(span, name, CaptureOrigin.GLOBAL, str(binding.line))
         if name in BUILTIN_NAMES:
+            if scope.star_imports and not self.frame.library:
+                return self.rebound_capture(span, name, scope.star_imports[0])  # it may be what the import binds
+            if f"builtins.{name}" in scope.patched and not self.frame.library:
+                return self.rebound_capture(span, name, scope.patched[f"builtins.{name}"])
             return FunctionRef(f"builtins.{name}", name)
         return self.capture(span, name, CaptureOrigin.UNDEFINED, "")
 
@@ -1980,14 +2030,21 @@ class Builder:
         base = self.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON
+        if isinstance(base, ModuleRef) and not self.frame.library and \
+                f"{base.dotted}.{node.attr}" in self.frame.scope.patched:
+            return self.rebound_capture(span, display(node), self.frame.scope.patched[f"{base.dotted}.{node.attr}"])
         if isinstance(base, ModuleRef):
-            return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
+            found = self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
+            if not self.frame.library:
+                self.assume(f"module:{base.dotted}", node.attr, found)
+            return found
         if isinstance(base, LibraryModule):
             return FunctionRef(f"{base.dotted}.{node.attr}", display(node))
         if isinstance(base, ProjectModule):
             found = self.project_value(f"{base.dotted}.{node.attr}", display(node))
             if found is None:
                 return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
+            self.assume(base.path, node.attr, found)
             return found
         if isinstance(base, FunctionRef) and base.helper is None and base.dotted.startswith("torch."):
             # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
@@ -2535,13 +2592,19 @@ class Builder:
                 return self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
             return POISON
         if isinstance(func, ast.Attribute):
+            if isinstance(callee, ModuleRef) and not self.frame.library and \
+                    f"{callee.dotted}.{func.attr}" in self.frame.scope.patched:
+                return self.rebound_capture(span, shown, self.frame.scope.patched[f"{callee.dotted}.{func.attr}"])
             if isinstance(callee, ModuleRef):
+                if not self.frame.library:
+                    self.assume(f"module:{callee.dotted}", func.attr, FunctionRef(f"{callee.dotted}.{func.attr}", shown))
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, LibraryModule):
                 return self.call_function(f"{callee.dotted}.{func.attr}", args, keywords, span, shown, node)
             if isinstance(callee, ProjectModule):
                 found = self.project_value(f"{callee.dotted}.{func.attr}", shown)
                 if isinstance(found, FunctionRef) and found.helper is not None:
+                    self.assume(callee.path, func.attr, found)
                     return self.inline(found.helper, args, keywords, span, shown)
                 return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
             if isinstance(callee, FunctionRef) and callee.helper is None and callee.dotted.startswith("torch."):

@@ -15,6 +15,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from ppy_check.model.assumptions import Assumed, Assumption
 from ppy_check.model.types import Type
 from ppy_check.schema import Native, Overload
 from ppy_check.site import RegionSite
@@ -483,3 +484,4 @@ class RegionModel:
     # Parts of the result Python hands back as a tuple subclass: (where in the result, class), the deepest first.
     # `return torch.max(x, 1)` is a torch.return_types.max at (); `return y, y.shape` a torch.Size at (1,).
     result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
+    assumptions: tuple[Assumption, ...] = ()  # the outside names it relied on, in the order it read them

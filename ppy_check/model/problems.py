@@ -21,6 +21,7 @@ class CaptureOrigin(enum.Enum):
     CLOSURE = "closure"
     ATTRIBUTE = "attribute"
     UNDEFINED = "undefined"
+    REBOUND = "rebound"  # a module-level name that `globals()[...]`, `exec` or a star import rebinds
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class Capture:
     origin: CaptureOrigin
     detail: str  # the line it was bound at, the module it came from, the enclosing function, the attribute
     context: str = ""  # how the region reached the helper it is in ("" in the region itself)
+    how: str = ""  # for REBOUND: the statement that rebinds it ("exec(...)", "from settings import *")
+    star: str | None = None  # for REBOUND by a star import: its module
 
 
 @dataclass(frozen=True)
