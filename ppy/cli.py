@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 def _explain(args: argparse.Namespace) -> int:
     """Per region: compiled, Python fallback or invalid, and why; where its C++ is; which toolchain built it."""
     from ppy_check.module import ModuleRegions
-    from ppy_check.runner import decode
+    from ppy_check.source import SourceError, read_source
     from ppy_compile.build import build_module
     from ppy_compile.cache import Cache
 
@@ -68,7 +68,11 @@ def _explain(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"ppy explain: {path}: no such file", file=sys.stderr)
         return 2
-    text = decode(path.read_bytes())
+    try:
+        text = read_source(path).text
+    except SourceError as error:
+        print(f"ppy explain: {path}:{error.line}:{error.column}: {error.message}", file=sys.stderr)
+        return 2
     regions = [r for r in ModuleRegions.load(str(path.resolve()), text).regions
                if not wanted or wanted in (r.site.qualname, r.name)]
     if not regions:
@@ -127,7 +131,7 @@ def _build(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from ppy.errors import BuildError
-    from ppy_check.runner import decode
+    from ppy_check.source import SourceError, decode
     from ppy_check.terminal import plural
     from ppy_compile.build import build_module
 
@@ -147,8 +151,13 @@ def _build(args: argparse.Namespace) -> int:
         for path, data in files:
             progress.update(task, description=f"ppy build {path}")
             try:
-                built = build_module(str(path.resolve()), decode(data))
-            except (BuildError, UnicodeDecodeError, SyntaxError, LookupError, OSError) as error:
+                built = build_module(str(path.resolve()), decode(data, str(path)).text)
+            except SourceError as error:
+                console.print(f"{path}:{error.line}:{error.column}: ppy-syntax {error.message}")
+                failed = True
+                progress.advance(task)
+                continue
+            except (BuildError, OSError) as error:
                 console.print(Text.assemble(f"{path}: ", ("cannot build", "red"), f": {error}"))
                 failed = True
                 progress.advance(task)
@@ -168,7 +177,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ppy_check.runner import decode, read
+    from ppy_check.runner import read
+    from ppy_check.source import SourceError, decode
 
     path: Path = args.file
     if os.path.isdir(path):
@@ -182,9 +192,9 @@ def _show(args: argparse.Namespace) -> int:
         print(f"ppy show: {data}", file=sys.stderr)
         return 2
     try:
-        text = decode(data)
-    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-        print(f"ppy show: {path}: not valid UTF-8 or its declared encoding ({error})", file=sys.stderr)
+        text = decode(data, str(path)).text
+    except SourceError as error:
+        print(f"ppy show: {path}:{error.line}:{error.column}: {error.message}", file=sys.stderr)
         return 2
 
     from ppy_compile.build import build_module

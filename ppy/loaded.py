@@ -16,10 +16,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from ppy.decorators import Region
-from ppy.file_reads import Stamp, derived
+from ppy_check.source import ByContent, Source, SourceError
 
-# path -> (its stat when compiled, {qualified name: code object}): one compile per file and edit.
-_compiled: dict[str, tuple[Stamp, dict[str, types.CodeType]]] = {}
+
+def _functions_of(source: Source) -> dict[str, types.CodeType]:
+    """Every function's code object in the file's bytes, compiled as an import compiles them (their own encoding)."""
+    return {code.co_qualname: code for code in _codes(compile(source.data, source.path, "exec", dont_inherit=True))}
+
+
+# One compile per file and content: kept by the digest of the bytes compiled, never by the file's stat.
+_compiled: ByContent[dict[str, types.CodeType]] = ByContent(_functions_of)
 
 
 def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
@@ -31,12 +37,9 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
 
 def _current(path: str) -> dict[str, types.CodeType] | None:
     """Every function's code object in the file's text as it is now, by qualified name; None when unreadable."""
-    def functions(text: bytes) -> dict[str, types.CodeType]:
-        return {code.co_qualname: code for code in _codes(compile(text, path, "exec", dont_inherit=True))}
-
     try:
-        return derived(_compiled, path, functions)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # an edit Python could not load either
+        return _compiled.get(path)
+    except (OSError, SourceError, SyntaxError, ValueError, RecursionError, MemoryError):  # an edit Python could not load either
         return None
 
 

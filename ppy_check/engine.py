@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from ppy_check import messages as m
 from ppy_check.diagnostic import Diagnostic
+from ppy_check.imports import one_read
 from ppy_check.model.builder import Analysis, build_model
 from ppy_check.model.problems import Problems
 from ppy_check.module import ModuleRegions
@@ -43,7 +44,8 @@ def analyse(region: Region) -> Analysis:
     """The region's model (or what stopped it), built once and shared by every rule."""
     cached = region.analysis
     if cached is None:
-        cached = region.analysis = build_model(region)
+        with one_read():  # a helper's file reached twice is one text
+            cached = region.analysis = build_model(region)
     return cached
 
 
