@@ -286,20 +286,16 @@ def test_a_helper_edited_to_the_same_size_and_mtime_is_never_compiled_as_its_old
             del sys.modules[module]
 
 
-# Python reads this file as latin-1: "\u00c3\u00aa" is the bytes c3 aa, which read as UTF-8 are one other
-# character ("\u00ea"), and the whole file is valid UTF-8: read as UTF-8, the compiled region would silently
+# Python reads these files as latin-1: "\u00c3\u00aa" is the bytes c3 aa, which read as UTF-8 are one other
+# character ("\u00ea"), and each file is valid UTF-8 too: read as UTF-8, the compiled region would silently
 # return another string. Python's string constant and loop variable are made of the two latin-1 characters.
-LATIN1_REGIONS = """\
-# -*- coding: latin-1 -*-
-import ppy
-import torch
-
-
+LATIN1_HEADER = "# -*- coding: latin-1 -*-\nimport ppy\nimport torch\n\n\n"
+LATIN1_TAGGED = LATIN1_HEADER + """\
 @ppy.opt(0)
 def tagged(x: torch.Tensor) -> tuple[torch.Tensor, str]:
     return x * 2, "\u00c3\u00aa"
-
-
+"""
+LATIN1_LOOPING = LATIN1_HEADER + """\
 @ppy.opt(0)
 def looping(x: torch.Tensor, n: int) -> torch.Tensor:
     for \u00c3\u00aa in range(n):
@@ -329,20 +325,22 @@ def _import_file(path: Path) -> object:
     return module
 
 
-def test_a_latin1_file_compiles_the_text_python_reads() -> None:
+def test_a_latin1_file_compiles_the_text_python_reads(tmp_path: Path) -> None:
     """ppy-check, the compiled region and the Python body read one text: the string constant is Python's, and the
     finding the runtime raises names the loop variable as ppy-check does."""
     from ppy_check.messages import ALL_CODES
     from ppy_check.runner import Target, run
 
-    path = _source_file("latin1_regions", LATIN1_REGIONS.encode("latin-1"))
-    module = _import_file(path)
+    module = _import_file(_source_file("latin1_regions", LATIN1_TAGGED.encode("latin-1")))
     x = torch.arange(3.0)
     compiled, python = module.tagged(x), module.tagged.python(x)
     assert module.tagged.__ppy_region__, module.tagged.fallback_reason
     assert python[1] == "\u00c3\u00aa" and compiled[1] == python[1] and torch.equal(compiled[0], python[0])
+    # An invalid region builds nothing, so it can live where the repository's own ppy-check does not look.
+    path = tmp_path / "latin1_looping.py"
+    path.write_bytes(LATIN1_LOOPING.encode("latin-1"))
     with pytest.raises(ppy.RegionError) as raised:
-        module.looping(x, 2)
+        _import_file(path).looping(x, 2)
     checked = run([Target(str(path), ALL_CODES, path)]).diagnostics
     assert "`\u00c3a`" in str(raised.value)  # Python's name: NFKC makes the second latin-1 character an "a"
     assert {(d.line, d.column, d.code, d.message) for d in raised.value.diagnostics} == \
