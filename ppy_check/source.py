@@ -117,7 +117,10 @@ def read_source(path: str | os.PathLike[str]) -> Source:
 
 
 def python_lines(text: str) -> list[str]:
-    """The text's lines as Python numbers them: split at newlines only (a form feed or U+2028 is no line break)."""
+    """The text's lines as Python numbers them: split at ``\n``, ``\r\n`` and ``\r`` only (a form feed or U+2028
+    is no line break, though ``str.splitlines`` breaks there)."""
+    if "\r" in text:  # a text not read here (check_source's callers): Python's newlines all the same
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

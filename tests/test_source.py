@@ -98,12 +98,16 @@ def test_only_regular_files_are_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["form_feed", "line_separator_in_a_string", "crlf_latin1", "lone_cr"])
-def test_lines_are_numbered_as_python_numbers_them(name: str) -> None:
-    text = decode(READABLE[name]).text
+@pytest.mark.parametrize("read", [True, False], ids=["read", "as-given"])
+def test_lines_are_numbered_as_python_numbers_them(name: str, read: bool) -> None:
+    """Whether the text came through the reader or was handed to the checker as it is (its newlines untouched)."""
+    text = decode(READABLE[name]).text if read else READABLE[name].decode("latin-1")
     lines = python_lines(text)
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.NAME:
-            assert lines[token.start[0] - 1][token.start[1]:token.end[1]] == token.string
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            line = lines[node.lineno - 1].encode("utf-8")
+            assert line[node.col_offset:node.end_col_offset].decode("utf-8") == node.id
 
 
 def _rewrite_keeping_stat(path: Path, text: str) -> None:
