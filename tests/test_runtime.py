@@ -286,6 +286,36 @@ def test_a_helper_edited_to_the_same_size_and_mtime_is_never_compiled_as_its_old
             del sys.modules[module]
 
 
+def test_a_helper_is_current_only_against_the_bytes_the_build_modelled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python loaded the helper's first text; a build modelled a second (the file was edited meanwhile), and then
+    the file went back to the first. The loaded helper is the file's text again, but not the compiled one."""
+    import hashlib
+
+    from ppy.loaded import stale_helper
+
+    def file_digest(path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    package = tmp_path / "revertpkg"
+    package.mkdir()
+    for name, text in HELPER_PACKAGE.items():
+        (package / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        model = importlib.import_module("revertpkg.model")
+        layers = package / "layers.py"
+        loaded = file_digest(layers)
+        layers.write_text(HELPER_PACKAGE["layers.py"].replace("x * by", "x * by * 2"))
+        modelled = file_digest(layers)
+        layers.write_text(HELPER_PACKAGE["layers.py"])
+        assert stale_helper(model.block, {str(layers): loaded}) is None
+        assert stale_helper(model.block, {str(layers): modelled}) == str(layers)
+    finally:
+        for name in [name for name in sys.modules if name.startswith("revertpkg")]:
+            del sys.modules[name]
+
+
 # Python reads these files as latin-1: "\u00c3\u00aa" is the bytes c3 aa, which read as UTF-8 are one other
 # character ("\u00ea"), and each file is valid UTF-8 too: read as UTF-8, the compiled region would silently
 # return another string. Python's string constant and loop variable are made of the two latin-1 characters.
