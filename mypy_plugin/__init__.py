@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from pathlib import Path
 from typing import Any, Callable
 
 from mypy.errorcodes import ErrorCode
@@ -37,6 +36,7 @@ from ppy_check.module import ModuleRegions
 from ppy_check.oracle import informed
 from ppy_check.region import Region
 from ppy_check.selection import Selection
+from ppy_check.source import ByContent, SourceError
 from ppy_check.model import types as t
 
 OPT_CALL = "ppy.decorators.Optimize.__call__"
@@ -129,7 +129,8 @@ class MypyOracle:
 class PpyPlugin(Plugin):
     def __init__(self, options: Any):
         super().__init__(options)
-        self._parsed: dict[str, tuple[tuple[int, int], list[Region], list[str]]] = {}
+        # Parses kept by the digest of the bytes read (dmypy lives long: a stat can be put back after an edit).
+        self._parsed: ByContent[ModuleRegions] = ByContent(lambda source: ModuleRegions.load(source.path, source.text))
         self._selection = Selection()
         self._selected: dict[str, bool | str] = {}  # path -> selected, or the configuration's problem
 
@@ -151,22 +152,12 @@ class PpyPlugin(Plugin):
     # ------------------------------------------------------------------------
 
     def _regions(self, path: str) -> tuple[list[Region], list[str]]:
+        """The file's regions and lines, read as Python and ppy-check read it (its coding comment, a BOM)."""
         try:
-            stat = os.stat(path)
-        except OSError:
+            module = self._parsed.get(path)
+        except (OSError, SourceError):  # mypy reports a file it cannot read or decode itself
             return [], []
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        cached = self._parsed.get(path)
-        if cached is not None and cached[0] == stamp:
-            return cached[1], cached[2]
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return [], []
-        module = ModuleRegions.load(path, text)
-        regions, lines = module.regions, module.lines
-        self._parsed[path] = (stamp, regions, lines)
-        return regions, lines
+        return module.regions, module.lines
 
     def _on_decoration(self, ctx: FunctionContext | MethodContext) -> Type:
         decorator = ctx.context

@@ -148,7 +148,8 @@ def _split_target(target: str) -> tuple[Path, str]:
 
 def _source(command: str, path: Path) -> str | int:
     """The text of the one file a command reads, or its exit status after saying in one line why not."""
-    from ppy_check.runner import decode, read
+    from ppy_check.runner import read
+    from ppy_check.source import SourceError, decode
 
     if os.path.isdir(path):
         what = {"show": "prints one file's C++", "explain": "explains one file's regions"}[command]
@@ -163,9 +164,9 @@ def _source(command: str, path: Path) -> str | int:
         print(f"ppy {command}: {data}", file=sys.stderr)
         return 2
     try:
-        return decode(data)
-    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-        print(f"ppy {command}: {path}: not valid UTF-8 or its declared encoding ({error})", file=sys.stderr)
+        return decode(data, str(path)).text
+    except SourceError as error:
+        print(f"ppy {command}: {path}:{error.line}:{error.column}: {error.message}", file=sys.stderr)
         return 2
 
 
@@ -241,7 +242,7 @@ def _build(args: argparse.Namespace) -> int:
 
     from ppy.errors import BuildError
     from ppy_check.config import ConfigError
-    from ppy_check.runner import decode
+    from ppy_check.source import SourceError, decode
     from ppy_compile.build import build_module
 
     # Paths, messages and source are the user's text, never markup or emoji codes (`:100:`
@@ -266,8 +267,13 @@ def _build(args: argparse.Namespace) -> int:
         for path, data in files:
             progress.update(task, description=f"ppy build {path}")
             try:
-                built = build_module(str(path.resolve()), decode(data))
-            except (BuildError, UnicodeDecodeError, SyntaxError, LookupError, OSError) as error:
+                built = build_module(str(path.resolve()), decode(data, str(path)).text)
+            except SourceError as error:
+                console.print(f"{path}:{error.line}:{error.column}: ppy-syntax {error.message}")
+                failed = True
+                progress.advance(task)
+                continue
+            except (BuildError, OSError) as error:
                 console.print(Text.assemble(f"{path}: ", ("cannot build", "red"), f": {error}"))
                 failed = True
                 progress.advance(task)

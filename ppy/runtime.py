@@ -35,11 +35,12 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from ppy.decorators import Region, source_digest, source_path
+from ppy.decorators import Region, source_path
 from ppy.errors import BuildError, RegionError
 from ppy.guard import Guard, Rebound, prove
 from ppy.loaded import stale_helper
 from ppy_check.site import RegionSite
+from ppy_check.source import SourceError, read_source
 
 _modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
 _built_from: dict[str, str] = {}  # source path -> the digest of the text its entry in _modules was built from
@@ -113,12 +114,15 @@ def strict() -> bool:
 
 
 def _source(region: Region) -> tuple[str, str, str]:
-    """The region's file: its path, text and digest."""
+    """The region's file: its path, its text as Python decodes it, and the digest of the bytes read (one read)."""
     path = source_path(region.python)
     if path is None:
         raise BuildError("its source file cannot be found (regions must be defined in a .py file)")
-    data = Path(path).read_bytes()
-    return path, data.decode("utf-8"), source_digest(data)
+    try:
+        source = read_source(path)
+    except SourceError as error:
+        raise BuildError(f"{Path(path).name}, line {error.line}: {error.message}") from None
+    return path, source.text, source.digest
 
 
 def build_options() -> Any:
@@ -335,7 +339,7 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
         return
     try:
         path, text, digest = _source(region)
-    except (BuildError, OSError, TypeError, UnicodeDecodeError) as error:
+    except (BuildError, OSError, TypeError) as error:
         _fallback(region, str(error))
         return
     if region._defined_from not in (None, (path, digest)):

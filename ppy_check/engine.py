@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from ppy_check import messages as m
 from ppy_check.diagnostic import Diagnostic, Edit, Fix
+from ppy_check.imports import one_read
 from ppy_check.model import budgets
 from ppy_check.model.builder import Analysis, build_model
 from ppy_check.model.problems import Problems, Suggestion
@@ -56,7 +57,8 @@ def analyse(region: Region, deadline: float | None = None) -> Analysis:
     time.monotonic()) building stops with a finding."""
     cached = region.analysis
     if cached is None:
-        cached = region.analysis = build_model(region, deadline)
+        with one_read():  # a helper's file reached twice is one text
+            cached = region.analysis = build_model(region, deadline)
     return cached
 
 

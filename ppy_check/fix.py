@@ -14,7 +14,7 @@ from io import BytesIO
 from pathlib import Path
 
 from ppy_check.diagnostic import Diagnostic, Edit
-from ppy_check.runner import check_text_of, decode, read
+from ppy_check.runner import check_text_of, read
 
 
 @dataclass
@@ -42,9 +42,10 @@ def fix_file(name: str, path: Path, codes: Sequence[str], unsafe: bool = False) 
     fixed = [d for d in checked.diagnostics if applicable(d, unsafe)]
     if not fixed:
         return FileFix([], checked.diagnostics)
-    text, applied = apply_edits(decode(data), [edit for d in fixed for edit in _edits(d)])
-    fixed = [d for d in fixed if all(edit in applied for edit in _edits(d))]
+    # Decoded by hand rather than by ppy_check.source, whose text has Python's newlines: the file keeps its own.
     encoding, _ = tokenize.detect_encoding(BytesIO(data).readline)
+    text, applied = apply_edits(data.decode(encoding), [edit for d in fixed for edit in _edits(d)])
+    fixed = [d for d in fixed if all(edit in applied for edit in _edits(d))]
     try:
         path.write_bytes(text.encode(encoding))
     except OSError as error:

@@ -92,6 +92,11 @@ TYPE_PROBLEM = "region `{region}`: `{subject}`: {why}"
 # ppy-syntax
 SYNTAX_CONSTRUCT = "region `{region}`: {what} cannot appear in a region"
 SYNTAX_PARSE = "cannot parse: {error}"
+# A file Python cannot decode, so cannot import: its bytes, as ppy_check.source reads them.
+SYNTAX_UNDECODABLE = ("cannot decode: {bytes} not {encoding} ({reason}); save the file as {encoding}, or "
+                      "declare its encoding on line 1 or 2 (`# -*- coding: latin-1 -*-`)")
+SYNTAX_ENCODING_DECLARED = ("cannot decode: {problem}; declare an encoding Python knows on line 1 or 2 "
+                            "(`# -*- coding: latin-1 -*-`), or save the file as UTF-8 without one")
 SYNTAX_DECORATOR = "region `{region}`: {what}"
 
 # Opt-in codes: known to `select`, `extend-select` and `--select`, never selected

@@ -17,6 +17,7 @@ import functools
 from pathlib import Path
 
 from ppy_check.module import ModuleRegions
+from ppy_check.source import read_source
 
 SOURCES = Path(__file__).with_name("torch_python")
 OVERRIDES = Path(__file__).with_name("torch_python_overrides.py")
@@ -36,12 +37,12 @@ def module(dotted: str) -> ModuleRegions | None:
     path = SOURCES / f"{dotted}.py.txt"
     if not path.is_file():
         return None
-    return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", path.read_text(encoding="utf-8"))
+    return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(path).text)
 
 
 @functools.lru_cache(maxsize=None)
 def _overrides() -> ModuleRegions:
-    return ModuleRegions.load(str(OVERRIDES), OVERRIDES.read_text(encoding="utf-8"))
+    return ModuleRegions.load(str(OVERRIDES), read_source(OVERRIDES).text)
 
 
 def override(dotted: str) -> tuple[ast.FunctionDef, ModuleRegions] | None:

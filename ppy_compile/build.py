@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ppy_check.errors import BuildError
 from ppy_check.diagnostic import Diagnostic
+from ppy_check.source import file_digest
 from ppy_check.version import full_version
 from ppy_compile.cache import Artifact, Cache, CacheError
 from ppy_compile.progress import building
@@ -433,6 +434,7 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
                 options: BuildOptions = BuildOptions()) -> BuiltModule | Plan:
     """The cached build of a file, or what building it takes: the quick part of a build, which can raise
     a region's findings before the slow part (compile_plan) runs, possibly in the background."""
+    from ppy_check.imports import one_read
     from ppy_compile.drift import warn_once
 
     cache = cache or Cache.open()
@@ -444,7 +446,8 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
     _import_what_the_build_needs()
     checking = threading.Thread(target=_check_shared, args=(cache,), name="ppy cache check", daemon=True)
     checking.start()
-    regions, errors, levels, silenced = _model_all(text, origin)
+    with one_read():  # every region inlines one text of each helper file: the text whose digest is recorded
+        regions, errors, levels, silenced = _model_all(text, origin)
     source_key = index_key(origin, text, options)
     return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started, checking)
 
@@ -509,7 +512,7 @@ def dependencies_changed(dependencies: Any) -> bool:
         return True
     for path, digest in dependencies.items():
         try:
-            if hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
+            if file_digest(path) != digest:
                 return True
         except (OSError, TypeError):
             return True

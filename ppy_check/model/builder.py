@@ -2000,22 +2000,23 @@ class Builder:
 
     def project_value(self, dotted: str, shown: str) -> Value | None:
         """A module or function of the project's own files, found without importing (imports.py)."""
-        from ppy_check.imports import file_digest, find_module, load_module
+        from ppy_check.imports import find_module, load_file
 
         path = find_module(self.frame.path, dotted)
         if path is not None:
             return ProjectModule(path, dotted)
         module_name, _, name = dotted.rpartition(".")
         path = find_module(self.frame.path, module_name) if module_name else None
-        module = load_module(path) if path is not None else None
-        if module is None or module.tree is None:
+        found = load_file(path) if path is not None else None
+        if path is None or found is None or found.module.tree is None:
             return None
+        module = found.module
         binding = module.scope.bindings.get(name)
         if binding is None or binding.kind is not BindingKind.FUNCTION or not isinstance(binding.node, ast.FunctionDef):
             return None
         if path not in self.dependencies and path != self.region.site.path:
-            self.dependencies[path] = file_digest(path)  # type: ignore[index]
-        return FunctionRef(dotted, shown, Helper(binding.node, module.scope, path))  # type: ignore[arg-type]
+            self.dependencies[path] = found.source.digest  # of the bytes this helper was parsed from
+        return FunctionRef(dotted, shown, Helper(binding.node, module.scope, path))
 
     # --- attributes ---------------------------------------------------------------------
 
