@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Callable
 
 from ppy_check.diagnostic import Diagnostic
-from ppy_check.docs import help_uri
 from ppy_check.rules import KNOWN_RULES
 from ppy_check.terminal import Style, render_markdown
 
@@ -82,8 +81,9 @@ def _sarif_rule(code: str) -> dict[str, object]:
         "id": code,
         "shortDescription": {"text": module.SUMMARY},
         "fullDescription": described,
+        # The rule's whole documentation, rather than a helpUri: ppy has no published address to point at,
+        # and a link to a page that does not exist is worse than none.
         "help": described,
-        "helpUri": help_uri(code),
     }
 
 
@@ -108,7 +108,7 @@ def sarif(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: S
         }
         for d in diagnostics
     ]
-    driver = {"name": "ppy-check", "version": __version__, "informationUri": help_uri(None),
+    driver = {"name": "ppy-check", "version": __version__,
               "rules": [_sarif_rule(code) for code in codes]}
     document = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
