@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from pathlib import Path
 from typing import Any, Callable
 
 from mypy.errorcodes import ErrorCode
@@ -31,10 +30,13 @@ from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigCont
 from mypy.types import Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
 
 from ppy_check import messages
+from ppy_check.config import ConfigError
 from ppy_check.engine import check_region, suppressed
 from ppy_check.module import ModuleRegions
 from ppy_check.oracle import informed
 from ppy_check.region import Region
+from ppy_check.selection import Selection
+from ppy_check.source import ByContent, SourceError
 from ppy_check.model import types as t
 
 OPT_CALL = "ppy.decorators.Optimize.__call__"
@@ -127,7 +129,10 @@ class MypyOracle:
 class PpyPlugin(Plugin):
     def __init__(self, options: Any):
         super().__init__(options)
-        self._parsed: dict[str, tuple[tuple[int, int], list[Region], list[str]]] = {}
+        # Parses kept by the digest of the bytes read (dmypy lives long: a stat can be put back after an edit).
+        self._parsed: ByContent[ModuleRegions] = ByContent(lambda source: ModuleRegions.load(source.path, source.text))
+        self._selection = Selection()
+        self._selected: dict[str, bool | str] = {}  # path -> selected, or the configuration's problem
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         if fullname == PURE:
@@ -141,27 +146,18 @@ class PpyPlugin(Plugin):
     def report_config_data(self, ctx: ReportConfigContext) -> Any:
         if "site-packages" in ctx.path or ctx.path.endswith(".pyi"):
             return None
-        return {"ppy-rules": rules_version()}
+        # Whether ppy selects the file is part of its result: excluding it (or no longer) rechecks it.
+        return {"ppy-rules": rules_version(), "ppy-selected": self._is_selected(ctx.path)}
 
     # ------------------------------------------------------------------------
 
     def _regions(self, path: str) -> tuple[list[Region], list[str]]:
+        """The file's regions and lines, read as Python and ppy-check read it (its coding comment, a BOM)."""
         try:
-            stat = os.stat(path)
-        except OSError:
+            module = self._parsed.get(path)
+        except (OSError, SourceError):  # mypy reports a file it cannot read or decode itself
             return [], []
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        cached = self._parsed.get(path)
-        if cached is not None and cached[0] == stamp:
-            return cached[1], cached[2]
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return [], []
-        module = ModuleRegions.load(path, text)
-        regions, lines = module.regions, module.lines
-        self._parsed[path] = (stamp, regions, lines)
-        return regions, lines
+        return module.regions, module.lines
 
     def _on_decoration(self, ctx: FunctionContext | MethodContext) -> Type:
         decorator = ctx.context
@@ -187,6 +183,12 @@ class PpyPlugin(Plugin):
         path = getattr(api, "path", None)
         if not path:
             return
+        selected = self._is_selected(path)
+        if isinstance(selected, str):
+            api.fail(f"ppy: {selected}", func)
+            return
+        if not selected:
+            return
         regions, lines = self._regions(path)
         region = next((r for r in regions if r.node.lineno == func.line and r.name == func.name), None)
         if region is None:
@@ -208,6 +210,16 @@ class PpyPlugin(Plugin):
             triggers = set(oracle.dependencies) | self._helper_triggers(checked, api)
             for trigger in triggers:
                 tree.plugin_deps.setdefault(trigger, set()).update({func.fullname, tree.fullname})
+
+    def _is_selected(self, path: str) -> bool | str:
+        """Whether ppy-check selects the file ([tool.ppy] exclude): the plugin reports what ppy-check does.
+        A string is the configuration's problem, to report instead."""
+        if path not in self._selected:
+            try:
+                self._selected[path] = self._selection.selected(Path(path))
+            except ConfigError as error:
+                self._selected[path] = str(error)
+        return self._selected[path]
 
     @staticmethod
     def _helper_triggers(region: Region, api: Any) -> set[str]:

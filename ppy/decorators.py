@@ -13,7 +13,6 @@ the function, and knows the region's own attributes (``samples``, ``build``,
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import os
 import sys
@@ -21,7 +20,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from ppy.file_reads import Stamp, derived
+from ppy_check.source import file_digest
 
 if TYPE_CHECKING:
     from ppy_check.site import RegionSite
@@ -120,21 +119,17 @@ def source_path(function: Callable[..., Any]) -> str | None:
     return path if path is not None and os.path.exists(path) else None
 
 
-def source_digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-# path -> (its stat, the sha256 of its bytes): a file defining many regions is read once as it is imported.
-_digests: dict[str, tuple[Stamp, str]] = {}
-
-
 def defined_from(function: Callable[..., Any]) -> tuple[str, str] | None:
-    """(path, sha256) of the file ``function`` was defined in, read now, as its module runs; None when unreadable."""
+    """(path, sha256) of the file ``function`` was defined in, read now, as its module runs; None when unreadable.
+
+    Read every time (a region's file is small, and a sha256 costs little): a digest kept by the file's stat
+    would outlive an edit that put the stat back.
+    """
     path = source_path(function)
     if path is None:
         return None
     try:
-        return path, derived(_digests, path, source_digest)
+        return path, file_digest(path)
     except OSError:
         return None
 

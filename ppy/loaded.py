@@ -4,7 +4,8 @@ A build compiles each helper from its file's text as it is when the build
 runs; Python runs the function objects the region's module imported, which
 may come from an older text (the helper's file edited since, and only the
 region's module imported again). A helper is current when the code object
-Python holds is the one its file's text compiles to now.
+Python holds is the one the bytes the build modelled compile to, and the file
+still holds those bytes.
 """
 
 from __future__ import annotations
@@ -16,10 +17,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from ppy.decorators import Region
-from ppy.file_reads import Stamp, derived
+from ppy_check.source import ByContent, Source, SourceError, read_source
 
-# path -> (its stat when compiled, {qualified name: code object}): one compile per file and edit.
-_compiled: dict[str, tuple[Stamp, dict[str, types.CodeType]]] = {}
+
+def _functions_of(source: Source) -> dict[str, types.CodeType]:
+    """Every function's code object in the file's bytes, compiled as an import compiles them (their own encoding)."""
+    return {code.co_qualname: code for code in _codes(compile(source.data, source.path, "exec", dont_inherit=True))}
+
+
+# One compile per file and content: kept by the digest of the bytes compiled, never by the file's stat.
+_compiled: ByContent[dict[str, types.CodeType]] = ByContent(_functions_of)
 
 
 def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
@@ -29,14 +36,15 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
             yield from _codes(constant)
 
 
-def _current(path: str) -> dict[str, types.CodeType] | None:
-    """Every function's code object in the file's text as it is now, by qualified name; None when unreadable."""
-    def functions(text: bytes) -> dict[str, types.CodeType]:
-        return {code.co_qualname: code for code in _codes(compile(text, path, "exec", dont_inherit=True))}
-
+def _built_from(path: str, digest: str) -> dict[str, types.CodeType] | None:
+    """Every function's code object in the file's text, by qualified name, when the file still holds the bytes
+    the build modelled (``digest``); None when it holds others, or cannot be read or compiled."""
     try:
-        return derived(_compiled, path, functions)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # an edit Python could not load either
+        source = read_source(path)
+        if source.digest != digest:
+            return None  # the helpers compiled are of bytes the file no longer holds: nothing to vouch for them
+        return _compiled.of(source)
+    except (OSError, SourceError, SyntaxError, ValueError, RecursionError, MemoryError):  # an edit Python could not load either
         return None
 
 
@@ -59,10 +67,12 @@ def _real(path: str) -> str:
 
 def stale_helper(region: Region[..., Any], dependencies: dict[str, str]) -> str | None:
     """A file the build compiled helpers from whose functions, as the region's module sees them, are not what
-    its text compiles to now; None when every one is current (or none is in sight)."""
+    the bytes the build modelled (``dependencies``: path -> their sha256) compile to; None when every one is
+    current (or none is in sight)."""
     if not dependencies:
         return None
     files = {_real(path): path for path in dependencies}
+    digests = {_real(path): digest for path, digest in dependencies.items()}
     namespace = inspect.unwrap(region.python).__globals__
     loaded: dict[str, list[types.CodeType]] = {}
     for value in list(namespace.values()):
@@ -71,7 +81,7 @@ def stale_helper(region: Region[..., Any], dependencies: dict[str, str]) -> str 
             if path in files:
                 loaded.setdefault(path, []).append(function.__code__)
     for path, codes in loaded.items():
-        current = _current(path)
+        current = _built_from(files[path], digests[path])
         if current is None or any(current.get(code.co_qualname) != code for code in codes):
             return files[path]
     return None

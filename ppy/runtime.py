@@ -21,21 +21,26 @@ for a call it cannot bind, or while an observer watches.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import inspect
 import os
 import sys
 import sysconfig
 import threading
+import time
 import types
+import weakref
 import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from ppy.decorators import Region, source_digest, source_path
+from ppy.decorators import Region, source_path
 from ppy.errors import BuildError, RegionError
+from ppy.guard import Guard, Rebound, prove
 from ppy.loaded import stale_helper
 from ppy_check.site import RegionSite
+from ppy_check.source import SourceError, read_source
 
 _modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
 _built_from: dict[str, str] = {}  # source path -> the digest of the text its entry in _modules was built from
@@ -78,10 +83,12 @@ def _entry_class(region: Region, entry: Any) -> type:
     return type(base.__name__, (base,), namespace)
 
 
-def _context(region: Region, signature: inspect.Signature, binds: bool) -> tuple[Any, ...]:
+def _context(region: Region, signature: inspect.Signature, binds: bool, guards: list[Guard],
+             rebound: Callable[[], bool]) -> tuple[Any, ...]:
     """What the compiled entry needs (the layout is ppy_bridge's `Context`): the region's code, for the frame
-    of a statement that raised; and, for the region object's own entry (``binds``), how to bind a call as
-    Python would and where to hand what it does not take."""
+    of a statement that raised; for the region object's own entry (``binds``), how to bind a call as
+    Python would and where to hand what it does not take; and the names the build assumed, which each call
+    checks (``guards``, shared by both entries), with what to do when one was rebound."""
     parameters = list(signature.parameters.values())
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return (
@@ -93,6 +100,8 @@ def _context(region: Region, signature: inspect.Signature, binds: bool) -> tuple
         sum(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in parameters),
         tuple(p.default for p in parameters),
         inspect.Parameter.empty,  # the default of a parameter that has none
+        guards,
+        rebound,
     )
 
 
@@ -105,12 +114,15 @@ def strict() -> bool:
 
 
 def _source(region: Region) -> tuple[str, str, str]:
-    """The region's file: its path, text and digest."""
+    """The region's file: its path, its text as Python decodes it, and the digest of the bytes read (one read)."""
     path = source_path(region.python)
     if path is None:
         raise BuildError("its source file cannot be found (regions must be defined in a .py file)")
-    data = Path(path).read_bytes()
-    return path, data.decode("utf-8"), source_digest(data)
+    try:
+        source = read_source(path)
+    except SourceError as error:
+        raise BuildError(f"{Path(path).name}, line {error.line}: {error.message}") from None
+    return path, source.text, source.digest
 
 
 def build_options() -> Any:
@@ -130,8 +142,11 @@ class Pending:
         if not os.environ.get("PPY_QUIET"):
             print(f"ppy: compiling the regions of {Path(plan.origin).name} in the background; until it is done they "
                   "run as Python", file=sys.stderr, flush=True)
-        # Not a daemon: a program that ends first waits for the build, so its next run starts compiled.
-        self.thread = threading.Thread(target=self._run, name=f"ppy build of {Path(plan.origin).name}")
+        # A daemon, so that the interpreter's exit does not join it unasked: `_finish_at_exit` waits for it
+        # instead, saying so, and Ctrl-C skips that wait.
+        self.thread = threading.Thread(target=self._run, name=f"ppy build of {Path(plan.origin).name}", daemon=True)
+        _started.append(self)
+        _finish_builds_at_exit()
         self.thread.start()
 
     def _run(self) -> None:
@@ -139,10 +154,77 @@ class Pending:
             self.result = _guarded(lambda: _compile_plan(self.plan), self.plan.origin)
         finally:
             self.done.set()
-        if isinstance(self.result, BuildError) and not threading.main_thread().is_alive():
+        if isinstance(self.result, BuildError) and not threading.main_thread().is_alive() and not _skipped.is_set():
             # The program ended first: no later call will warn, so the reason is said here.
-            print(f"ppy: the background build of {Path(self.plan.origin).name} failed: {self.result}",
+            from ppy_compile.toolchain import BuildInterrupted
+
+            verb = "stopped" if isinstance(self.result, BuildInterrupted) else "failed"
+            print(f"ppy: the background build of {Path(self.plan.origin).name} {verb}: {self.result}",
                   file=sys.stderr, flush=True)
+
+    def interrupted_by_fork(self) -> None:
+        """In a forked child, where no thread runs this build: done, with a result that records nothing."""
+        from ppy_compile.toolchain import BuildInterrupted
+
+        self.result = BuildInterrupted(f"the process forked while {Path(self.plan.origin).name} was building; "
+                                       "the child builds it again or uses the parent's build")
+        self.done = threading.Event()  # the parent's may have been held by a thread the child does not have
+        self.done.set()
+
+
+_started: list[Pending] = []  # every background build this process started, to finish at exit
+_skipped = threading.Event()  # Ctrl-C skipped the wait at exit: the builds left are not reported
+_at_exit_registered = False
+
+
+def _finish_builds_at_exit() -> None:
+    global _at_exit_registered
+    if not _at_exit_registered:
+        _at_exit_registered = True
+        atexit.register(_finish_at_exit)
+
+
+def _finish_at_exit() -> None:
+    """After the program's last output: let the background builds finish, so that the next run starts compiled,
+    saying so in one line; never wait for another process's build; and let Ctrl-C skip the wait, leaving nothing
+    that later reads as a failed build (a build stopped by a signal records nothing)."""
+    from ppy_compile.cache import end_waits
+    from ppy_compile.progress import say
+
+    end_waits()  # a build waiting on another process's lock gives up now: that process finishes it
+    settled = time.monotonic() + 0.3  # the time a build waiting on a lock takes to notice, and give up
+    running = [pending for pending in _started if not pending.done.wait(max(0.0, settled - time.monotonic()))]
+    if not running:
+        return
+    count = len(running)
+    say(f"ppy: finishing {count} build{'s' if count != 1 else ''} so the next run starts compiled (Ctrl-C skips)")
+    try:
+        for pending in running:
+            while not pending.done.wait(0.5):
+                pass
+    except KeyboardInterrupt:
+        _skipped.set()
+        say("ppy: skipped; the next run builds them")
+
+
+def _forget_builds_in_child() -> None:
+    """A forked child has none of its parent's threads: the builds they ran will never be done here. The child
+    gets fresh locks, and each unfinished build is settled as interrupted and forgotten, so that the child's
+    next call of its regions finds the parent's build in the cache, or builds the file itself."""
+    global _lock, _preparing, _preparing_guard
+    _lock, _preparing, _preparing_guard = threading.RLock(), weakref.WeakKeyDictionary(), threading.Lock()
+    for path, found in list(_modules.items()):
+        if isinstance(found, Pending) and not found.done.is_set():
+            found.interrupted_by_fork()
+            del _modules[path]
+            _built_from.pop(path, None)
+    for pending in _started:
+        if not pending.done.is_set():
+            pending.interrupted_by_fork()
+    _started.clear()
+
+
+os.register_at_fork(after_in_child=_forget_builds_in_child)
 
 
 def _compile_plan(plan: Any) -> Any:
@@ -151,8 +233,22 @@ def _compile_plan(plan: Any) -> Any:
     return compile_plan(plan)
 
 
+# A mode set by the program rather than its environment: `pytest --ppy-verify` must have every call compiled.
+_build_mode: str | None = None
+
+
+def set_build_mode(mode: str | None) -> None:
+    """Build as ``mode`` ("wait" or "background") whatever PPY_BUILD says; None: as PPY_BUILD says again."""
+    global _build_mode
+    if mode not in (None, "wait", "background"):
+        raise ValueError(f"build mode {mode!r} is neither 'background' nor 'wait'")
+    _build_mode = mode
+
+
 def background() -> bool:
     """Whether a cache miss builds in the background (PPY_BUILD=background, the default) or is waited for."""
+    if _build_mode is not None:
+        return _build_mode == "background" and not strict()
     mode = os.environ.get("PPY_BUILD", "background")
     if mode not in ("background", "wait"):
         warnings.warn(f"ppy: PPY_BUILD={mode!r} is neither 'background' nor 'wait'; waiting for builds", stacklevel=2)
@@ -213,17 +309,37 @@ def _built(path: str, text: str, digest: str, wait: bool = True) -> Any:
     return found
 
 
+# One lock per region, held while it is prepared: a thread that must have the compiled code (``wait``) waits
+# for the thread preparing it; one that need not runs the Python body meanwhile.
+_preparing: weakref.WeakKeyDictionary[Region[Any, Any], threading.RLock] = weakref.WeakKeyDictionary()
+_preparing_guard = threading.Lock()
+
+
 def prepare(region: Region, wait: bool = True) -> None:
     """Give the region its compiled implementation, or settle it on its Python body (without ``wait``, a build
     that has to start runs in the background, and the region stays unprepared until it is done)."""
     if region._prepared:
         return
-    region._prepared = True
+    with _preparing_guard:
+        preparing = _preparing.setdefault(region, threading.RLock())
+    if not preparing.acquire(blocking=wait):
+        return  # another thread prepares it: this call runs as Python
+    try:
+        if not region._prepared:
+            _prepare(region, wait)
+    finally:
+        preparing.release()
+
+
+def _prepare(region: Region[Any, Any], wait: bool) -> None:
+    """As ``prepare``; the region is marked prepared only once settled (compiled, or on its Python body for
+    good), so that a thread finding it marked finds its state complete."""
     if not region.compile_enabled():
+        region._prepared = True
         return
     try:
         path, text, digest = _source(region)
-    except (BuildError, OSError, TypeError, UnicodeDecodeError) as error:
+    except (BuildError, OSError, TypeError) as error:
         _fallback(region, str(error))
         return
     if region._defined_from not in (None, (path, digest)):
@@ -231,23 +347,21 @@ def prepare(region: Region, wait: bool = True) -> None:
         _fallback(region, f"{Path(path).name} changed since it was imported, so its compiled code would not be "
                           "the Python that is loaded; import it again (importlib.reload) to compile the new text")
         return
-    built = _built(path, text, digest, wait)
+    # A build started in the background before the mode became "wait" is waited for now, too.
+    built = _built(path, text, digest, wait or not background())
     rid = RegionSite.of_function(region.python).key
     if isinstance(built, Pending):
         if rid in built.plan.errors:
-            region._prepared = False  # the error repeats on every call, as the rules are still broken
             raise RegionError(region.__qualname__, built.plan.errors[rid])
         if rid in built.plan.silenced:
             _fallback(region, built.plan.silenced[rid])
             return
-        region._prepared = False  # each call looks again, until the build is done
-        return
+        return  # each call looks again, until the build is done
     if isinstance(built, BuildError):
         _fallback(region, str(built))
         return
     if rid in built.errors:
-        region._prepared = False  # the error repeats on every call, as the rules are still broken
-        raise RegionError(region.__qualname__, built.errors[rid])
+        raise RegionError(region.__qualname__, built.errors[rid])  # on every call: the rules are still broken
     if rid in built.fallbacks:
         _fallback(region, built.fallbacks[rid])
         return
@@ -261,27 +375,68 @@ def prepare(region: Region, wait: bool = True) -> None:
                           "so its compiled code would not be the Python that is loaded; import that file again, then "
                           f"{Path(path).name} (importlib.reload)")
         return
+    assumed = built.assumptions.get(rid)
+    try:
+        if assumed is None:
+            raise Rebound("its build recorded no names it assumed, so none could be proved")
+        helpers: dict[str, types.CodeType] = {}
+        guards = prove(region, assumed, helpers)
+    except Rebound as why:
+        _fallback(region, _rebound_reason(why))
+        return
     # Both are the module's function bound to a context: `_compiled` takes every parameter positionally
     # and answers NotImplemented to what it does not take (the runtime, verify and torch's operator call
     # it); the region object's own entry binds as Python does.
     entry = built.bridge.bound_entry
     signature = inspect.signature(region.python)
-    region._compiled = entry(function, _context(region, signature, binds=False))
+    rebound = _when_rebound(region, assumed, guards, helpers)
+    compiled = entry(function, _context(region, signature, False, guards, rebound))
     region._cpp_source_path = built.cpp_sources.get(rid)
     region._cpp_symbol = built.symbols.get(rid)
     region._effects = built.effects.get(rid, {})
     region._signature = signature
-    region._entry_class = _entry_class(region, entry(function, _context(region, signature, binds=True)))
+    region._entry_class = _entry_class(region, entry(function, _context(region, signature, True, guards, rebound)))
+    # Published last, complete: a thread that reads `_compiled` (call, verify, torch's operator) finds the
+    # rest of the compiled state already in place.
+    region._compiled = compiled
+    region._prepared = True
     _prepared.append(region)
     _route(region)
+
+
+def _rebound_reason(why: Exception) -> str:
+    return f"{why}; Python reads it at every call and the compiled code would not (pass a value that varies as a parameter)"
+
+
+def _when_rebound(region: Region[..., Any], assumed: list[list[str]], guards: list[Guard],
+                  helpers: dict[str, types.CodeType]) -> Callable[[], bool]:
+    """What the entry calls when a name it guards holds another object than was proved: the names are proved
+    again, and where all still hold (``mod.EPS = 1e-5`` again, a new float of the same value) the compiled code
+    goes on with the new objects; otherwise the region runs its Python body from now on, with one warning."""
+    def rebound() -> bool:
+        try:
+            guards[:] = prove(region, assumed, helpers)
+            return True
+        except Exception as why:  # pylint: disable=broad-except
+            with _lock:
+                if region._compiled is not None:
+                    region._compiled = None
+                    if region in _prepared:
+                        _prepared.remove(region)
+                    if region._entry_class is not None and region._entry_class.__base__ is not None:
+                        region.__class__ = region._entry_class.__base__
+            _fallback(region, _rebound_reason(why))
+            return False
+
+    return rebound
 
 
 def _fallback(region: Region, reason: str) -> None:
     region.fallback_reason = reason
     message = f"ppy: region `{region.__qualname__}` runs as Python: {reason}"
     if strict():
-        region._prepared = False  # strict raises on every call, not just the first
-        raise BuildError(message)
+        raise BuildError(message)  # on every call, not just the first
+    region._prepared = True
     filename, line = _caller()
     # Once per region (it is prepared once), at the user's line rather than ppy's own.
     warnings.warn_explicit(message, RegionFallbackWarning, filename, line)
@@ -308,6 +463,8 @@ def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     prepare(region, wait=False)
     compiled = region._compiled
     if compiled is None:
+        if _observer is not None:
+            _observer(region, args, kwargs)  # `--ppy-verify` counts a call the Python body answered unchecked
         return region.python(*args, **kwargs)
     if _observer is not None:
         _observer(region, args, kwargs)

@@ -20,24 +20,25 @@ import pytest
 
 from ppy.pytest_plugin import VERIFIER, Settings
 from ppy.verify_item import RegionItem
-from ppy_check.config import ConfigError, find_pyproject, load_config
+from ppy_check.config import ConfigError
 
 
 def ppy_exclusion(rootpath: Path) -> Callable[[Path], bool]:
-    """Whether ppy-check's configuration excludes a path, or a folder above it, below the config's folder."""
+    """Whether ppy-check, walking the project, would skip a file: the one selection every front-end uses
+    (``[tool.ppy]`` of the nearest pyproject.toml above the file, its patterns anchored at its folder)."""
+    from ppy_check.selection import Selection
+
+    selection = Selection()
     try:
-        pyproject = find_pyproject(rootpath)
-        config = load_config(pyproject)
+        selection.for_path(rootpath)  # a bad configuration is a usage error before anything is collected
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
-    base = pyproject.parent if pyproject is not None else rootpath
 
     def excluded(path: Path) -> bool:
         try:
-            relative = path.relative_to(base)
-        except ValueError:
-            relative = path
-        return any(config.excluded(part) for part in [relative, *relative.parents] if part.name)
+            return not selection.selected(path)
+        except ConfigError as error:
+            raise pytest.UsageError(str(error)) from None
 
     return excluded
 
@@ -47,11 +48,11 @@ class RegionFile(pytest.File):
 
     def collect(self) -> Iterator[RegionItem]:
         from ppy_check.module import ModuleRegions
-        from ppy_check.runner import decode
+        from ppy_check.source import SourceError, read_source
 
         try:
-            text = decode(self.path.read_bytes())
-        except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
+            text = read_source(self.path).text
+        except (OSError, SourceError):
             return  # ppy-check reports such a file; Python cannot import it either
         regions = ModuleRegions.load(str(self.path), text).regions
         # Two definitions of one name (say in both arms of an `if`) are told apart by line.
@@ -84,15 +85,16 @@ class RegionDir(pytest.Directory):
 
 def region_file(parent: pytest.Collector, path: Path) -> RegionFile | None:
     """A collector for ``path`` if it may hold a region (the checker's cheap prefilter), else None."""
-    from ppy_check.engine import may_hold_region
+    from ppy_check.runner import may_hold
+    from ppy_check.source import read_bytes
 
     if path.suffix != ".py" or parent.config.stash[VERIFIER].excluded(path):
         return None
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except OSError:
         return None
-    return RegionFile.from_parent(parent, path=path) if may_hold_region(data) else None
+    return RegionFile.from_parent(parent, path=path) if may_hold(data) else None  # a BOM before `import ppy` too
 
 
 def extra_roots(session: pytest.Session, settings: Settings) -> list[RegionDir]:

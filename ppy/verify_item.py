@@ -79,11 +79,16 @@ class RegionItem(pytest.Item):
             self._run_samples(verifier, record, region)
         if record.failures:
             raise RegionVerificationError("\n".join(record.failures))
+        if record.calls == 0 and record.unchecked:
+            # Called, but no call compared a value: passing would claim a check that was never made.
+            raise RegionVerificationError(self.describe(f"no value was compared: {record.nothing_compared()}"))
         if record.calls == 0:
             self.status = "unverified"
             if region is None:
                 enclosing = self.site.qualname.rpartition(".<locals>.")[0]
                 reason = f"it never came to exist: `{enclosing}` never ran" if enclosing else "its definition never ran"
+            elif record.unobserved:
+                reason = "no samples, and the session called it only in tests marked ppy_unobserved"
             else:
                 reason = "no samples, and the session never called it"
             message = self.describe(f"unverified ({reason})")

@@ -35,14 +35,42 @@ def site_key(site: RegionSite) -> SiteKey:
     return os.path.realpath(site.path), site.qualname, site.line
 
 
+# Why a call of a region compared no value: each is counted, so that an item whose calls compared nothing fails
+# saying why instead of passing (or reading as never called).
+RAISED = "raised on both sides"
+DECLINED = "went to the Python body, the compiled code not taking their arguments (one not exactly the type its " \
+           "annotation names, or an int beyond the 64 bits torch takes)"
+TRACED = "ran under a tracer (fake or wrapped tensors: opcheck, export, vmap, a dispatch mode), which has no values"
+UNBOUND = "did not bind to its parameters (Python's TypeError, raised before either side runs)"
+NOT_COMPILED = "ran the Python body because the region was not compiled yet (its build was not done)"
+
+
 @dataclass
 class Record:
     """What the session learned about one region on one device."""
 
-    calls: int = 0
+    calls: int = 0  # the calls whose values were compared
     max_error: float = 0.0
     tolerance: tuple[float, float] | None = None  # of the outputs and parameters, as the table shows it
     failures: list[str] = field(default_factory=list)
+    # Calls that compared no value, by why (RAISED, DECLINED, ...): they check nothing, so they are not `calls`.
+    unchecked: dict[str, int] = field(default_factory=dict)
+    # What one call that raised on both sides raised, to show in the item's failure.
+    raised: str | None = None
+    unobserved: int = 0  # calls made by tests marked UNOBSERVED, left unjudged
+
+    def uncompared(self, why: str) -> None:
+        self.unchecked[why] = self.unchecked.get(why, 0) + 1
+
+    def nothing_compared(self) -> str:
+        """Why the calls of an item that compared no value checked nothing: every reason, with its count."""
+        parts = []
+        for why, count in self.unchecked.items():
+            said = f"{count} {'call' if count == 1 else 'calls'} {why}"
+            if why == RAISED and self.raised is not None:
+                said += f" ({self.raised})"
+            parts.append(said)
+        return "; ".join(parts)
 
 
 class Verifier:
@@ -51,6 +79,9 @@ class Verifier:
     def __init__(self, config: pytest.Config, settings: Settings):
         from ppy import runtime
 
+        # The tests' calls must reach compiled code to be compared: a cache miss is built before the call returns,
+        # whatever PPY_BUILD says (in the background, the Python body would answer them unchecked).
+        runtime.set_build_mode("wait")
         self.config = config
         self.settings = settings
         self.excluded = ppy_exclusion(config.rootpath)
@@ -65,6 +96,7 @@ class Verifier:
         from ppy import runtime
 
         runtime.set_observer(None)
+        runtime.set_build_mode(None)
 
     # --- collection ----------------------------------------------------------
 
@@ -116,22 +148,29 @@ class Verifier:
         """A call a test made: compared now, on clones, before the real call runs."""
         import inspect
 
-        if not self.observing:
-            return  # the test holds its calls to expectations of its own (UNOBSERVED)
         key = site_key(region.site)
         devices = self.watched.get(key)
         if not devices:
             return  # no selected item judges this region
+        device = _device_of(args, kwargs)
+        if device not in devices:
+            return
+        record = self.record(region.site, device)
+        if not self.observing:
+            record.unobserved += 1  # the test holds its calls to expectations of its own (UNOBSERVED)
+            return
         if _traced(args, kwargs):
-            return  # fake or wrapped tensors (opcheck, export, vmap): no values to compare
+            record.uncompared(TRACED)
+            return
         try:
             inspect.signature(region.python).bind(*args, **kwargs)
         except TypeError:
-            return  # the real call raises Python's own error; there is nothing to compare
-        device = _device_of(args, kwargs)
-        if device in devices:
-            self.check(self.record(region.site, device), region, Call(*args, **kwargs), None, device,
-                       f"a call made by {self.current or 'the session'}")
+            record.uncompared(UNBOUND)  # the real call raises Python's own error; there is nothing to compare
+            return
+        if region._compiled is None:
+            record.uncompared(NOT_COMPILED)
+            return
+        self.check(record, region, Call(*args, **kwargs), None, device, f"a call made by {self.current or 'the session'}")
 
     def check(self, record: Record, region: Region, call: Call, move_to: str | None, device: str, source: str,
               must_run: bool = False) -> None:
@@ -151,21 +190,28 @@ class Verifier:
         if outcome.declined:
             # A call the Python body answers (the compiled code does not take its arguments) checks nothing.
             record.failures.extend(describe(region, device, mismatch, source) for mismatch in outcome.mismatches)
+            record.uncompared(DECLINED)
             if must_run:
                 record.failures.append(f"region `{region.site.qualname}` on {device}, {source}: the compiled code "
                                        "does not take its arguments (one is not exactly the type its annotation "
                                        "names, or an int is beyond the 64 bits torch takes), so the Python body "
                                        "answers it and nothing was compared")
             return
+        if outcome.raised is not None:
+            # Both sides raised: their exceptions were compared, but no value was.
+            record.failures.extend(describe(region, device, mismatch, source) for mismatch in outcome.mismatches)
+            record.uncompared(RAISED)
+            record.raised = record.raised or f"{source}: {type(outcome.raised).__name__}: {_first_line(outcome.raised)}"
+            if must_run and not outcome.mismatches:
+                record.failures.append(f"region `{region.site.qualname}` on {device}, {source}: its Python body "
+                                       f"raises {type(outcome.raised).__name__}: {outcome.raised} (a sample must "
+                                       "run; nothing was compared)")
+            return
         record.calls += 1
         if not math.isnan(outcome.max_abs):
             record.max_error = max(record.max_error, outcome.max_abs)
         record.tolerance = outcome.tolerance or record.tolerance
         record.failures.extend(describe(region, device, mismatch, source) for mismatch in outcome.mismatches)
-        if must_run and outcome.raised is not None and not outcome.mismatches:
-            record.failures.append(f"region `{region.site.qualname}` on {device}, {source}: its Python body raises "
-                                   f"{type(outcome.raised).__name__}: {outcome.raised} (a sample must run; nothing "
-                                   "was compared)")
 
     def properties(self, item: RegionItem, record: Record) -> list[tuple[str, object]]:
         """The item's line of the table, as ``user_properties`` (which xdist carries and junitxml records)."""
@@ -203,6 +249,10 @@ class Verifier:
         Console(file=buffer, width=width, force_terminal=False).print(table)
         terminalreporter.write_sep("=", "ppy verify")
         terminalreporter.write(buffer.getvalue())
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().split("\n", 1)[0]
 
 
 def _traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

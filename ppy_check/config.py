@@ -8,6 +8,7 @@ means the same whatever folder ppy-check runs from.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import functools
 import os
@@ -19,7 +20,7 @@ from pathlib import Path, PurePath
 from typing import cast
 
 from ppy_check.files import iter_files  # noqa: F401  (the pytest plugin imports the walk from here)
-from ppy_check.messages import ALL_CODES, KNOWN_CODES
+from ppy_check.messages import ALL_CODES, KNOWN_CODES, OPT_IN_CODES
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache",
@@ -124,11 +125,36 @@ class Config:
         )
 
 
-def validate_codes(codes: list[str], where: str) -> list[str]:
-    unknown = [code for code in codes if code not in KNOWN_CODES]
-    if unknown:
-        raise ConfigError(f"{where}: unknown rule code {unknown[0]!r} (codes: {', '.join(KNOWN_CODES)})")
-    return codes
+def validate_codes(selectors: list[str], where: str, selecting: bool = False) -> list[str]:
+    """The codes the selectors name, in the registry's order; ConfigError naming the first unknown one.
+
+    As in ruff, a selector is a code or a prefix of codes (``ppy`` is every rule, ``ppy-un`` three of
+    them), and ``ALL`` every code. When ``selecting``, a prefix leaves out the opt-in codes, which are
+    selected only by their full name: ``--select ppy`` means the default rules.
+    """
+    named: set[str] = set()
+    for selector in selectors:
+        if selector in KNOWN_CODES:
+            named.add(selector)
+            continue
+        prefix = "" if selector == "ALL" else selector
+        matched = [code for code in KNOWN_CODES if code.startswith(prefix)
+                   and not (selecting and code in OPT_IN_CODES)]
+        if not matched or not selector:
+            raise ConfigError(f"{where}: unknown rule code {selector!r}{did_you_mean(selector)} "
+                              f"(codes: {', '.join(KNOWN_CODES)}, or a prefix of them)")
+        named.update(matched)
+    return [code for code in KNOWN_CODES if code in named]
+
+
+def did_you_mean(text: str) -> str:
+    """``; did you mean 'ppy-loop'?`` for a text close to a rule code (a code without its ``ppy-``, a typo),
+    else nothing."""
+    lowered = text.strip().lower().replace("_", "-")
+    candidates = [code for code in KNOWN_CODES if code in (lowered, f"ppy-{lowered}")]
+    candidates = candidates or difflib.get_close_matches(lowered, KNOWN_CODES, n=1, cutoff=0.6)
+    candidates = candidates or difflib.get_close_matches(f"ppy-{lowered}", KNOWN_CODES, n=1, cutoff=0.6)
+    return f"; did you mean {candidates[0]!r}?" if candidates else ""
 
 
 def _ppy_table(pyproject: Path) -> dict[str, object] | None:
@@ -180,7 +206,7 @@ def load_config(pyproject: Path | None) -> Config:
         root=Path(os.path.abspath(pyproject.parent)),
         force_exclude=force_exclude,
         extend_exclude=lists.get("extend-exclude", []),
-        extend_select=validate_codes(lists.get("extend-select", []), f"{where} extend-select"),
+        extend_select=validate_codes(lists.get("extend-select", []), f"{where} extend-select", selecting=True),
         ignore=validate_codes(lists.get("ignore", []), f"{where} ignore"),
         per_file_ignores={pattern: validate_codes(codes, f"{where} per-file-ignores {pattern!r}") for pattern, codes in per_file.items()},
     )
@@ -189,7 +215,7 @@ def load_config(pyproject: Path | None) -> Config:
     if "exclude" in lists:
         config.exclude = lists["exclude"]
     if "select" in lists:
-        config.select = validate_codes(lists["select"], f"{where} select")
+        config.select = validate_codes(lists["select"], f"{where} select", selecting=True)
     return config
 
 

@@ -16,8 +16,6 @@ from pathlib import Path
 from ppy_check.rules import KNOWN_RULES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-# Where the README is published: a rule's SARIF helpUri is its section there.
-HOME = "https://pypi.org/project/ppy-regions/"
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -29,14 +27,6 @@ START, END = markers("rules")
 
 def heading(code: str) -> str:
     return f"`{code}`: {KNOWN_RULES[code].SUMMARY}"
-
-
-def help_uri(code: str | None) -> str:
-    """The rule's section of the published README (the README itself for None), by GitHub's heading slugs."""
-    if code is None:
-        return HOME
-    slug = re.sub(r"[^\w\- ]", "", heading(code).lower()).replace(" ", "-")
-    return f"{HOME}#{slug}"
 
 
 def render() -> str:

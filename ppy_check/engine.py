@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 
 from ppy_check import messages as m
-from ppy_check.diagnostic import Diagnostic
+from ppy_check.diagnostic import Diagnostic, Edit, Fix
+from ppy_check.imports import one_read
+from ppy_check.model import budgets
 from ppy_check.model.builder import Analysis, build_model
-from ppy_check.model.problems import Problems
+from ppy_check.model.problems import Problems, Suggestion
 from ppy_check.module import ModuleRegions
 from ppy_check.region import Region
 from ppy_check.rules import RULES, unused_ignore
@@ -34,22 +37,35 @@ def _column(lines: list[str], line: int, byte_offset: int) -> int:
     return byte_offset + 1
 
 
+def _fix(suggestion: Suggestion | None, lines: list[str]) -> Fix | None:
+    """A rule's suggested edit placed in the file, its columns counted in characters as a finding's are."""
+    if suggestion is None:
+        return None
+    span = suggestion.span
+    edit = Edit(span.line, _column(lines, span.line, span.column), span.end_line,
+                _column(lines, span.end_line, span.end_column), suggestion.content)
+    return Fix(suggestion.message, (edit,), "safe" if suggestion.safe else "unsafe")
+
+
 # The rules that read a function's syntax alone: they also check the helpers a region calls.
 STRUCTURAL = (m.LOOP, m.BRANCH, m.SYNTAX)
 EMPTY_ANALYSIS = Analysis(None, Problems())
 
 
-def analyse(region: Region) -> Analysis:
-    """The region's model (or what stopped it), built once and shared by every rule."""
+def analyse(region: Region, deadline: float | None = None) -> Analysis:
+    """The region's model (or what stopped it), built once and shared by every rule; past ``deadline`` (a
+    time.monotonic()) building stops with a finding."""
     cached = region.analysis
     if cached is None:
-        cached = region.analysis = build_model(region)
+        with one_read():  # a helper's file reached twice is one text
+            cached = region.analysis = build_model(region, deadline)
     return cached
 
 
-def check_region(region: Region, path: str, lines: list[str], codes: Iterable[str] | None = None) -> list[Diagnostic]:
+def check_region(region: Region, path: str, lines: list[str], codes: Iterable[str] | None = None,
+                 deadline: float | None = None) -> list[Diagnostic]:
     wanted = set(codes) if codes is not None else set(RULES)
-    analysis = analyse(region)
+    analysis = analyse(region, deadline)
     found: dict[tuple[int, int, str, str], Diagnostic] = {}
     any_finding = False
     for code, rule in RULES.items():
@@ -60,7 +76,9 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
             span = finding.span
             column = _column(lines, span.line, span.column)
             key = (span.line, column, finding.code, finding.message)
-            found.setdefault(key, Diagnostic(path, span.line, column, finding.code, finding.message, region.name))
+            found.setdefault(key, Diagnostic(path, span.line, column, finding.code, finding.message, region.name,
+                                             span.end_line, _column(lines, span.end_line, span.end_column),
+                                             _fix(finding.fix, lines)))
     for callee, context, anchor in analysis.callees:
         # A helper's loops and branches are the region's: the structural rules read its syntax too.
         for code in STRUCTURAL:
@@ -73,7 +91,8 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
                 message = finding.message.replace(f"region `{callee.name}`", f"region `{region.name}`", 1)
                 message += m.IN_HELPER.format(context=context)
                 key = (span.line, column, finding.code, message)
-                found.setdefault(key, Diagnostic(path, span.line, column, finding.code, message, region.name))
+                found.setdefault(key, Diagnostic(path, span.line, column, finding.code, message, region.name,
+                                                 span.end_line, _column(lines, span.end_line, span.end_column)))
     if analysis.model is None and not any_finding:
         # The builder refused something no rule explains: never let it pass as valid.
         line, column = region.node.lineno, _column(lines, region.node.lineno, region.node.col_offset)
@@ -99,8 +118,11 @@ def check_module(module: ModuleRegions, codes: Iterable[str] | None = None) -> l
     lines = module.lines
     results: list[Diagnostic] = []
     used: set[unused_ignore.Use] = set()
+    # One file's regions share one time budget: a file that runs away costs seconds, and each region it did
+    # not finish is refused with a finding (budgets.FILE_SECONDS).
+    deadline = time.monotonic() + budgets.file_seconds()
     for region in module.regions:
-        for diagnostic in check_region(region, module.path, lines, region_codes):
+        for diagnostic in check_region(region, module.path, lines, region_codes, deadline):
             line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
             directive = silencer(line_text, diagnostic.code)
             if directive is not None:

@@ -7,40 +7,73 @@ finder would find it from the importing file: relative imports from its
 package, absolute ones from its package root, the working directory and
 ``sys.path`` (without site-packages: a region's helpers are the project's own).
 Every file read this way is a dependency of the region: its digest joins the
-build's cache key, so an edit to the helper rebuilds the caller.
+build's cache key, so an edit to the helper rebuilds the caller. The digest
+recorded is that of the very bytes the helper was modelled from (one read,
+``ppy_check.source``), and within ``one_read()`` (one file's build) every
+region that reaches a file reaches the same read of it.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import os
+import contextlib
+import contextvars
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from ppy_check.module import ModuleRegions
+from ppy_check.source import ByContent, Source, SourceError, read_source
 
 
-@functools.lru_cache(maxsize=256)
-def _load(path: str, stamp: tuple[int, int]) -> ModuleRegions | None:
+@dataclass(frozen=True)
+class ProjectFile:
+    """A project file as one read gave it: the module parsed from ``source.text``, and ``source.digest``."""
+
+    source: Source
+    module: ModuleRegions
+
+
+# Parses by the digest of the bytes they came from, never by the file's stat (which can be put back).
+_parses: ByContent[ModuleRegions] = ByContent(lambda source: ModuleRegions.load(source.path, source.text))
+# Within one_read(): path -> the read every later lookup of that path gets (None: it could not be read).
+_reads: contextvars.ContextVar[dict[str, ProjectFile | None] | None] = contextvars.ContextVar("ppy_reads", default=None)
+
+
+@contextlib.contextmanager
+def one_read() -> Iterator[None]:
+    """Every ``load_file`` inside reads each file once: the regions of one build inline one text of a helper,
+    the text whose digest the build records, even when the file is rewritten while they are modelled.
+    Nested, the outermost one holds."""
+    if _reads.get() is not None:
+        yield
+        return
+    token = _reads.set({})
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return ModuleRegions.load(path, text)
+        yield
+    finally:
+        _reads.reset(token)
+
+
+def load_file(path: str) -> ProjectFile | None:
+    """The file read now (or as first read within ``one_read``) and parsed; None when unreadable or undecodable."""
+    reads = _reads.get()
+    if reads is not None and path in reads:
+        return reads[path]
+    try:
+        source = read_source(path)
+        found: ProjectFile | None = ProjectFile(source, _parses.of(source))
+    except (OSError, SourceError):
+        found = None
+    if reads is not None:
+        reads[path] = found
+    return found
 
 
 def load_module(path: str) -> ModuleRegions | None:
-    """A module's parse, cached while its file is unchanged."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return _load(path, (info.st_mtime_ns, info.st_size))
-
-
-def file_digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """A module's parse, from its file's bytes as they are now (see ``load_file``)."""
+    found = load_file(path)
+    return found.module if found is not None else None
 
 
 def _package_root(folder: Path) -> Path:

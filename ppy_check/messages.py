@@ -49,6 +49,10 @@ CAPTURED_GLOBAL = "region `{region}`: reads module-level `{name}` (bound at line
 CAPTURED_IMPORTED = "region `{region}`: reads `{name}`, imported from `{origin}`; pass it as a parameter"
 CAPTURED_CLOSURE = "region `{region}`: reads `{name}` from the enclosing function `{scope}`; pass it as a parameter"
 CAPTURED_ATTRIBUTE = "region `{region}`: reads `{text}`, an attribute of `{name}`; pass `{attr}` as a parameter"
+CAPTURED_REBOUND = ("region `{region}`: reads `{name}`, which `{how}` at line {line} rebinds, so a "
+                    "call may see another value than a build would compile in; pass it as a parameter")
+CAPTURED_STAR = ("region `{region}`: reads `{name}`, which `from {module} import *` at line {line} may rebind; import "
+                 "the names you use by name (`from {module} import ...`), or bind `{name}` after that line")
 CAPTURED_UNDEFINED = "region `{region}`: reads `{name}`, which is not defined in this module; pass it as a parameter"
 
 # ppy-impure
@@ -62,12 +66,37 @@ UNSUPPORTED_ATTRIBUTE = "region `{region}`: `{text}` has no ATen lowering ({why}
 UNSUPPORTED_INTERNAL = ("region `{region}`: ppy could not model this region, and no rule said why "
                         "(a ppy bug worth reporting)")
 
+# ppy-unsupported: the checker stopped following a region (ppy_check/model/budgets.py), by the budget that ran out
+BUDGET_INT_BITS = ("region `{region}`: `{subject}` folds to an int of more than {limit:,.0f} bits where the region "
+                   "is built (torch takes 64); compute it in the caller and pass it as a parameter")
+BUDGET_ITEMS = ("region `{region}`: `{subject}` builds a tuple of more than {limit:,.0f} items (nested ones counted) "
+                "where the region is built; build it in the caller and pass it as a parameter")
+BUDGET_TEXT = ("region `{region}`: `{subject}` builds a string of more than {limit:,.0f} characters where the region "
+               "is built; pass the string as a parameter")
+BUDGET_STEPS = ("region `{region}`: `{subject}` takes more than {limit:,.0f} expressions to model, with the helpers it "
+                "inlines (a helper that calls another twice doubles them at each level); compute each helper's "
+                "result once and reuse it (`y = f(x)`, then `y + y`), or split the work into regions the caller "
+                "calls in turn")
+BUDGET_TIME = ("region `{region}`: not checked past `{subject}`: this file's regions took more than the {limit:g} s "
+               "ppy-check spends on one file; split the file, or give it more time with PPY_CHECK_FILE_SECONDS")
+BUDGET_DEPTH = ("region `{region}`: `{subject}` nests expressions or helper calls deeper than ppy follows; split it "
+                "into statements, or call helpers less deep")
+BUDGET_MEMORY = ("region `{region}`: modelling `{subject}` ran out of memory; compute it in the caller, or split it "
+                 "into statements")
+BUILDER_FAILED = ("region `{region}`: ppy-check failed modelling `{subject}` ({error}), a ppy bug worth reporting; "
+                  "the region is refused and the rest of the file is checked")
+
 # ppy-type
 TYPE_PROBLEM = "region `{region}`: `{subject}`: {why}"
 
 # ppy-syntax
 SYNTAX_CONSTRUCT = "region `{region}`: {what} cannot appear in a region"
 SYNTAX_PARSE = "cannot parse: {error}"
+# A file Python cannot decode, so cannot import: its bytes, as ppy_check.source reads them.
+SYNTAX_UNDECODABLE = ("cannot decode: {bytes} not {encoding} ({reason}); save the file as {encoding}, or "
+                      "declare its encoding on line 1 or 2 (`# -*- coding: latin-1 -*-`)")
+SYNTAX_ENCODING_DECLARED = ("cannot decode: {problem}; declare an encoding Python knows on line 1 or 2 "
+                            "(`# -*- coding: latin-1 -*-`), or save the file as UTF-8 without one")
 SYNTAX_DECORATOR = "region `{region}`: {what}"
 
 # Opt-in codes: known to `select`, `extend-select` and `--select`, never selected

@@ -15,6 +15,7 @@ from ppy_check import messages as m
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.region import Region, find_regions
 from ppy_check.scope import ModuleScope, build_scope
+from ppy_check.source import python_lines
 
 
 def parse_module(text: str, path: str) -> ast.Module | Diagnostic:
@@ -45,7 +46,7 @@ class ModuleRegions:
     @classmethod
     def load(cls, path: str, text: str) -> ModuleRegions:
         tree = parse_module(text, path)
-        lines = text.splitlines()
+        lines = python_lines(text)  # as ast numbers them: a form feed is no line break
         if isinstance(tree, Diagnostic):
             return cls(path, text, lines, None, ModuleScope(), syntax_error=tree)
         scope = build_scope(tree)

@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Callable
 
 from ppy_check.diagnostic import Diagnostic
-from ppy_check.docs import help_uri
 from ppy_check.rules import KNOWN_RULES
 from ppy_check.terminal import Style, render_markdown
 
@@ -37,12 +36,23 @@ def full(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: St
         out.append(_location(d, style))
         lines = sources.get(d.path, [])
         if 0 < d.line <= len(lines):
-            text = lines[d.line - 1].rstrip("\n").expandtabs(4)
+            raw = lines[d.line - 1].rstrip("\n")
             gutter = f"{d.line:>5} | "
-            out.append(style(gutter, "blue") + text)
-            out.append(" " * (len(gutter) + d.column - 1) + style("^", "bold", "red"))
+            out.append(style(gutter, "blue") + raw.expandtabs(4))
+            start, end = _underlined(raw, d)
+            out.append(" " * (len(gutter) + start) + style("^" * (end - start), "bold", "red"))
         out.append("")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def _underlined(raw: str, d: Diagnostic) -> tuple[int, int]:
+    """The columns (0-based, tabs expanded, end exclusive) to underline on the finding's first line: its
+    whole span there, to the end of the line's text when the span goes on to later lines; one at least."""
+    first = d.column - 1
+    last = d.end_column - 1 if d.end_line == d.line else len(raw.rstrip())
+    start = len(raw[:first].expandtabs(4))
+    end = len(raw[:max(last, first)].expandtabs(4))
+    return start, max(end, start + 1)
 
 
 def as_json(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: Style) -> str:
@@ -56,7 +66,8 @@ def _escape(text: str, property_value: bool = False) -> str:
 
 def github(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: Style) -> str:
     return "".join(
-        f"::error file={_escape(d.path, True)},line={d.line},col={d.column},title={d.code}::"
+        f"::error file={_escape(d.path, True)},line={d.line},col={d.column},endLine={d.end_line},"
+        f"endColumn={d.end_column},title={d.code}::"
         f"{_escape(d.code + ' ' + d.message)}\n"
         for d in diagnostics
     )
@@ -70,8 +81,9 @@ def _sarif_rule(code: str) -> dict[str, object]:
         "id": code,
         "shortDescription": {"text": module.SUMMARY},
         "fullDescription": described,
+        # The rule's whole documentation, rather than a helpUri: ppy has no published address to point at,
+        # and a link to a page that does not exist is worse than none.
         "help": described,
-        "helpUri": help_uri(code),
     }
 
 
@@ -88,14 +100,15 @@ def sarif(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: S
             "locations": [{
                 "physicalLocation": {
                     "artifactLocation": {"uri": d.path},
-                    "region": {"startLine": d.line, "startColumn": d.column},
+                    "region": {"startLine": d.line, "startColumn": d.column,
+                               "endLine": d.end_line, "endColumn": d.end_column},
                 },
                 "logicalLocations": [{"name": d.region, "kind": "function"}] if d.region else [],
             }],
         }
         for d in diagnostics
     ]
-    driver = {"name": "ppy-check", "version": __version__, "informationUri": help_uri(None),
+    driver = {"name": "ppy-check", "version": __version__,
               "rules": [_sarif_rule(code) for code in codes]}
     document = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

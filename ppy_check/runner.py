@@ -12,17 +12,17 @@ import codecs
 import contextlib
 import gc
 import os
-import tokenize
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from io import BytesIO
 from pathlib import Path
 
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.engine import check_source, may_hold_region
+from ppy_check.messages import SYNTAX
+from ppy_check.source import SourceError, decode, python_lines, read_bytes
 
 # Below this many candidate files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 8
@@ -62,12 +62,6 @@ class RunResult:
     errors: list[str] = field(default_factory=list)
 
 
-def decode(data: bytes) -> str:
-    """Source text by the file's own encoding declaration (UTF-8 unless it says otherwise; a BOM is dropped)."""
-    encoding, _ = tokenize.detect_encoding(BytesIO(data).readline)
-    return data.decode(encoding)
-
-
 def may_hold(data: bytes) -> bool:
     # The prefilter anchors `import ppy` at a line start; a BOM sits before the first one.
     return may_hold_region(data.removeprefix(codecs.BOM_UTF8))
@@ -86,7 +80,7 @@ def display(path: Path) -> str:
 def read(path: Path) -> bytes | str:
     """The file's bytes, or a one-line reason it cannot be read."""
     try:
-        return path.read_bytes()
+        return read_bytes(path)
     except OSError as error:
         return f"{display(path)}: cannot read: {error.strerror or error}"
 
@@ -105,17 +99,17 @@ def region_candidates(files: Iterable[Path]) -> tuple[list[tuple[Path, bytes]], 
 
 def check_text_of(path: str, data: bytes, codes: Sequence[str]) -> FileResult:
     try:
-        text = decode(data)
-    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-        reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
-        return FileResult(path, error=f"{path}: not valid UTF-8 or its declared encoding ({reason})")
+        text = decode(data, path).text
+    except SourceError as error:  # Python could not import it either: a file that does not parse
+        found = [error.diagnostic()] if SYNTAX in codes else []
+        return FileResult(path, found, python_lines(data.decode("utf-8", "replace")) if found else [])
     try:
         diagnostics = check_source(text, path, codes)
     except Exception as error:  # this file's failure is this file's alone
         if os.environ.get("PPY_DEBUG"):
             traceback.print_exc()
         return FileResult(path, error=f"{path}: cannot check: {_why(error)}; a ppy-check limitation worth reporting")
-    return FileResult(path, diagnostics, text.splitlines() if diagnostics else [])
+    return FileResult(path, diagnostics, python_lines(text) if diagnostics else [])
 
 
 def _why(error: Exception) -> str:

@@ -36,6 +36,17 @@ class Binding:
     kind: BindingKind
     value: ast.expr | None = None  # what a name bound once is bound to (a literal, for a constant)
     node: ast.AST | None = None  # the def or class statement, for functions and classes
+    rebound: Rebinding | None = None  # a statement that rebinds it behind its assignments' back
+
+
+@dataclass(frozen=True)
+class Rebinding:
+    """A statement that rebinds module-level names without assigning them: ``globals()["SCALE"] = 3``,
+    ``exec("SCALE = 3")``, ``from settings import *`` (which may rebind any name bound before it)."""
+
+    line: int
+    how: str  # the statement as a reader would name it: "globals()[...]", "exec", "from settings import *"
+    star: str | None = None  # the module of a star import
 
 
 @dataclass
@@ -43,6 +54,11 @@ class ModuleScope:
     imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted target (stable imports only)
     modules: set[str] = field(default_factory=set)  # the local names bound by `import x`
     bindings: dict[str, Binding] = field(default_factory=dict)
+    # The module's `from m import *` statements: any builtin a region calls may be one of the names they bind.
+    star_imports: list[Rebinding] = field(default_factory=list)
+    # Attributes of imported modules the module itself assigns (`F.gelu = my_gelu`, `builtins.max = min`,
+    # `setattr(torch, "add", ...)`), by dotted name: a region reading one does not call what ppy would lower.
+    patched: dict[str, Rebinding] = field(default_factory=dict)
 
     def resolve(self, node: ast.expr) -> str | None:
         """The dotted name an expression refers to through imports, or None.
@@ -128,6 +144,88 @@ def _global_declarations(module: ast.Module) -> set[str]:
     return names
 
 
+def _is_globals(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals" \
+        and not node.args and not node.keywords
+
+
+def _literal_keys(node: ast.expr) -> Iterator[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield node.value
+
+
+def _dynamic_rebinds(module: ast.Module) -> Iterator[tuple[str, Rebinding]]:
+    """Names the module rebinds without assigning them, wherever that is written: ``globals()["NAME"] = ...``
+    (also ``+=``, ``del``, ``globals().update(NAME=...)``) and the bindings of ``exec("NAME = ...")`` run in the
+    module's namespace (at module level, or with ``globals()`` as its namespace). A key or code known only when
+    it runs is the runtime's to catch (ppy/guard.py)."""
+    for node in ast.walk(module):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript) and _is_globals(target.value):
+                    for key in _literal_keys(target.slice):
+                        yield key, Rebinding(node.lineno, "globals()[...]")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_globals(node.func.value) \
+                and node.func.attr in ("update", "setdefault", "__setitem__", "pop", "__delitem__"):
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    yield keyword.arg, Rebinding(node.lineno, f"globals().{node.func.attr}(...)")
+            for argument in node.args[:1]:
+                keys = argument.keys if isinstance(argument, ast.Dict) else [argument]
+                for written in keys:
+                    if written is not None:
+                        for name in _literal_keys(written):
+                            yield name, Rebinding(node.lineno, f"globals().{node.func.attr}(...)")
+    for statement in _top_level(module.body):
+        for node in ast.walk(statement) if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                        ast.ClassDef)) else ():
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "exec" and \
+                    len(node.args) == 1 and not node.keywords:
+                yield from _exec_bindings(node)
+    for node in ast.walk(module):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "exec" and \
+                len(node.args) >= 2 and _is_globals(node.args[1]):
+            yield from _exec_bindings(node)
+
+
+def _patches(module: ast.Module, scope: ModuleScope) -> Iterator[tuple[str, Rebinding]]:
+    """Attributes of imported modules assigned (or deleted) anywhere in the module, by dotted name."""
+    for node in ast.walk(module):
+        targets: list[ast.expr] = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("setattr", "delattr") and len(node.args) >= 2:
+            owner = scope.resolve(node.args[0])
+            for attribute in _literal_keys(node.args[1]):
+                if owner is not None:
+                    yield f"{owner}.{attribute}", Rebinding(node.lineno, f"{node.func.id}(...)")
+        for target in targets:
+            for item in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                dotted = scope.resolve(item) if isinstance(item, ast.Attribute) else None
+                if dotted is not None:
+                    yield dotted, Rebinding(node.lineno, f"{ast.unparse(item)} = ...")
+
+
+def _exec_bindings(call: ast.Call) -> Iterator[tuple[str, Rebinding]]:
+    """The names ``exec`` of literal code binds in the namespace it runs in."""
+    code = call.args[0]
+    if not (isinstance(code, ast.Constant) and isinstance(code.value, str)):
+        return
+    try:
+        tree = ast.parse(code.value)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return  # exec raises where this code runs; it binds nothing
+    for statement in _top_level(tree.body):
+        for name, _ in _bindings_of(statement):
+            yield name, Rebinding(call.lineno, "exec(...)")
+    for name in _global_declarations(tree):
+        yield name, Rebinding(call.lineno, "exec(...)")
+
+
 @dataclass
 class _Bound:
     line: int
@@ -199,11 +297,25 @@ def build_scope(module: ast.Module) -> ModuleScope:
         for name, binding in _bindings_of(statement):
             bound.setdefault(name, []).append(binding)
     rebound = _global_declarations(module)
+    dynamic: dict[str, Rebinding] = {}
+    for name, rebinding in _dynamic_rebinds(module):
+        dynamic.setdefault(name, rebinding)
+    scope.star_imports = [Rebinding(s.lineno, f"from {'.' * s.level}{s.module or ''} import *",
+                                    "." * s.level + (s.module or "")) for s in _top_level(module.body)
+                          if isinstance(s, ast.ImportFrom) and any(alias.name == "*" for alias in s.names)]
+    for name, bindings in bound.items():
+        # A star import after a name's binding may bind it again (one before it is undone by the binding).
+        star = next((r for r in scope.star_imports if r.line > bindings[0].line), None)
+        if star is not None:
+            dynamic.setdefault(name, star)
+    for name, rebinding in dynamic.items():
+        if name not in bound:
+            scope.bindings[name] = Binding(name, rebinding.line, BindingKind.VALUE, rebound=rebinding)
     for name, bindings in bound.items():
         first = bindings[0]
         targets = {(b.import_target, b.is_module) for b in bindings}
         same_import = first.import_target is not None and len(targets) == 1
-        stable = name not in rebound and (len(bindings) == 1 or same_import)
+        stable = name not in rebound and name not in dynamic and (len(bindings) == 1 or same_import)
         if stable and first.import_target is not None:
             scope.imports[name] = first.import_target
             if first.is_module:
@@ -215,5 +327,8 @@ def build_scope(module: ast.Module) -> ModuleScope:
         constant = stable and first.import_target is None and first.value is not None and is_literal(first.value)
         kind = BindingKind.CONSTANT if constant else BindingKind.VALUE
         # A value bound once keeps its expression: torch's own modules alias builtins this way (torch_python.py).
-        scope.bindings[name] = Binding(name, first.line, kind, first.value if stable else None)
+        scope.bindings[name] = Binding(name, first.line, kind, first.value if stable else None,
+                                       rebound=dynamic.get(name))
+    for dotted, rebinding in _patches(module, scope):
+        scope.patched.setdefault(dotted, rebinding)
     return scope

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -17,8 +18,21 @@ _RESET = "\x1b[0m"
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "cyan": "36", "blue": "34"}
 
 
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and the noun it takes: ``nouns`` where the plural is not the noun and an s."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def stdout_closed() -> None:
+    """After a BrokenPipeError (the reader of standard output, `head` say, has gone): point standard output at
+    /dev/null, so that nothing more is written to the closed pipe, not even the flush at exit (which would print
+    "Exception ignored ... BrokenPipeError")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no standard output with a descriptor: nothing to flush there
+        pass
 
 
 def wants_colour(stream: TextIO) -> bool:

@@ -17,6 +17,7 @@ import functools
 from pathlib import Path
 
 from ppy_check.module import ModuleRegions
+from ppy_check.source import read_source
 
 SOURCES = Path(__file__).with_name("torch_python")
 OVERRIDES = Path(__file__).with_name("torch_python_overrides.py")
@@ -36,12 +37,12 @@ def module(dotted: str) -> ModuleRegions | None:
     path = SOURCES / f"{dotted}.py.txt"
     if not path.is_file():
         return None
-    return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", path.read_text(encoding="utf-8"))
+    return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(path).text)
 
 
 @functools.lru_cache(maxsize=None)
 def _overrides() -> ModuleRegions:
-    return ModuleRegions.load(str(OVERRIDES), OVERRIDES.read_text(encoding="utf-8"))
+    return ModuleRegions.load(str(OVERRIDES), read_source(OVERRIDES).text)
 
 
 def override(dotted: str) -> tuple[ast.FunctionDef, ModuleRegions] | None:
@@ -118,12 +119,6 @@ def _assigned(cls: ast.ClassDef, value: ast.expr, tensor_module: ModuleRegions,
     if isinstance(value, ast.Attribute) and ast.unparse(value.value) == "_C.TensorBase":
         return value.attr
     return None
-
-
-# Methods torch/_tensor.py overrides with another meaning than the builtin of the same name, so ppy never binds the
-# builtin for them: `Tensor.index(positions, dims)` binds first-class dimensions (functorch.dim), where the builtin
-# `index` is advanced indexing.
-PYTHON_OVER_NATIVE = frozenset({"index"})
 
 
 _GENERATOR = "it reads or changes the global random generator; do that in the caller"

@@ -21,16 +21,18 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ppy_check.errors import BuildError
 from ppy_check.diagnostic import Diagnostic
+from ppy_check.source import file_digest
 from ppy_check.version import full_version
 from ppy_compile.cache import Artifact, Cache, CacheError
 from ppy_compile.progress import building
+from ppy_compile.toolchain import BuildInterrupted
 from ppy_compile.options import MODULE_NAME, BuildOptions
 from ppy_compile.runtime_cpp import BRIDGE_SOURCE, PCH_HEADER
 
@@ -71,6 +73,9 @@ class BuiltModule:
     built: bool = False  # False when it came from the cache
     bridge: Any = None  # the bridge's Python module, when the regions are compiled
     dependencies: dict[str, str] = field(default_factory=dict)  # other files the regions reached -> their sha256
+    # site key -> the names from outside its body the build took as fixed: [namespace, name, assumed, expected]
+    # (ppy_check.model.ir.Assumption), which the runtime proves before it runs the compiled code (ppy/guard.py).
+    assumptions: dict[str, list[list[str]]] = field(default_factory=dict)
 
 
 # What this process loaded, by build key. A shared object is loaded through
@@ -86,6 +91,15 @@ _loaded: dict[str, tuple[Artifact, Any]] = {}
 # program prepares another file) would otherwise each load their own copy, and a second copy of the bridge
 # registers its pybind11 types twice.
 _loading = threading.RLock()
+
+
+def _new_loading_lock_in_child() -> None:
+    """A forked child has no thread that could release a hold its parent's threads had at the fork."""
+    global _loading
+    _loading = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_new_loading_lock_in_child)
 
 
 def _load_bridge(cache: Cache, key: str) -> None:
@@ -222,7 +236,7 @@ def _ensure_all_shared(cache: Cache, with_pch: bool) -> tuple[str, str | None]:
     tool = toolchain()
     wanted = [BRIDGE, PCH] if with_pch else [BRIDGE]
     missing = [shared for shared in wanted if cache.valid(shared.key(tool)) is None]
-    if len(missing) > 1:
+    if len(missing) > 1 and compile_jobs() > 1:
         description = " and ".join(shared.description for shared in missing)
         with building(f"ppy: {description} (once per torch version)"):
             _at_once([functools.partial(_ensure_shared, cache, shared, False) for shared in missing])
@@ -261,6 +275,17 @@ def _at_once(calls: list[Callable[[], T]]) -> list[T]:
 
 def _ensure_bridge(cache: Cache) -> str:
     return _ensure_shared(cache, BRIDGE)
+
+
+def compile_jobs() -> int:
+    """How many compilers a build runs at once: ``$PPY_JOBS`` (``ppy build -j``), else one per core."""
+    text = os.environ.get("PPY_JOBS", "").strip()
+    if text:
+        try:
+            return max(1, int(text))
+        except ValueError:
+            raise BuildError(f"PPY_JOBS={text!r} is not a number of compilers") from None
+    return os.cpu_count() or 1
 
 
 def use_pch() -> bool:
@@ -409,6 +434,7 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
                 options: BuildOptions = BuildOptions()) -> BuiltModule | Plan:
     """The cached build of a file, or what building it takes: the quick part of a build, which can raise
     a region's findings before the slow part (compile_plan) runs, possibly in the background."""
+    from ppy_check.imports import one_read
     from ppy_compile.drift import warn_once
 
     cache = cache or Cache.open()
@@ -417,11 +443,23 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
         return found
     warn_once()
     started = time.perf_counter()
+    _import_what_the_build_needs()
     checking = threading.Thread(target=_check_shared, args=(cache,), name="ppy cache check", daemon=True)
     checking.start()
-    regions, errors, levels, silenced = _model_all(text, origin)
+    with one_read():  # every region inlines one text of each helper file: the text whose digest is recorded
+        regions, errors, levels, silenced = _model_all(text, origin)
     source_key = index_key(origin, text, options)
     return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started, checking)
+
+
+def _import_what_the_build_needs() -> None:
+    """The build's imports made here, in the caller's thread, before any build thread starts: a fork while a
+    thread held an import's lock (torch's cpp_extension takes a while) leaves the child waiting on it for good."""
+    import ppy_compile.unit  # noqa: F401  (the printer, and the lowering it imports)
+    from ppy_compile.toolchain import toolchain
+
+    with contextlib.suppress(BuildError, ImportError):  # no compiler, or no torch: the build itself says so
+        toolchain()
 
 
 def _check_shared(cache: Cache) -> None:
@@ -441,11 +479,20 @@ def compile_plan(plan: Plan) -> BuiltModule:
     from ppy_compile.toolchain import CompilerCrash
 
     try:
-        return _build(plan)
+        return _build_once_more_if_cleared(plan)
     except CompilerCrash:
         if not _pch_crashes(plan.cache):
             raise
-        return _build(plan)  # with a precompiled header built anew
+        return _build_once_more_if_cleared(plan)  # with a precompiled header built anew
+
+
+def _build_once_more_if_cleared(plan: Plan) -> BuiltModule:
+    """A build that `ppy cache clear` undercut while it ran (it removed what the build made or uses) is made
+    again, once: the second build finds nothing and builds it all."""
+    try:
+        return _build(plan)
+    except CacheCleared:
+        return _build(plan)
 
 
 def build_module(origin: str, text: str, cache: Cache | None = None, options: BuildOptions = BuildOptions()) -> BuiltModule:
@@ -465,20 +512,31 @@ def dependencies_changed(dependencies: Any) -> bool:
         return True
     for path, digest in dependencies.items():
         try:
-            if hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
+            if file_digest(path) != digest:
                 return True
         except (OSError, TypeError):
             return True
     return False
 
 
+def _assumptions_json(found: Any) -> dict[str, list[list[str]]]:
+    """An index's assumptions, checked for shape: a region's list of [namespace, name, assumed, expected] strings."""
+    if not isinstance(found, dict) or not all(
+            isinstance(key, str) and isinstance(rows, list) and all(
+                isinstance(row, list) and len(row) == 4 and all(isinstance(part, str) for part in row) for row in rows)
+            for key, rows in found.items()):
+        raise ValueError("an index whose assumptions are not lists of four strings")
+    return found
+
+
 def _from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     result = BuiltModule(
-        errors={rid: [Diagnostic(**d) for d in found] for rid, found in index["errors"].items()},
+        errors={rid: [Diagnostic.from_json(d) for d in found] for rid, found in index["errors"].items()},
         symbols=dict(index["symbols"]),
         fallbacks=dict(index.get("fallbacks", {})),
         effects=dict(index.get("effects", {})),
         dependencies=dict(index.get("dependencies", {})),
+        assumptions=_assumptions_json(index["assumptions"]),
     )
     builds = index["builds"]
     if not isinstance(builds, dict) or set(builds) != set(result.symbols):
@@ -501,13 +559,15 @@ def _build(plan: Plan) -> BuiltModule:
     effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
                for r in regions}
     dependencies = {path: digest for r in regions for path, digest in r.model.dependencies.items()}
+    assumptions = {r.model.site.key: [[a.namespace, a.name, a.assumed.value, a.expected] for a in r.model.assumptions]
+                   for r in regions}
     index: dict[str, Any] = {
         "origin": plan.origin, "builds": {}, "bridge": None, "symbols": symbols, "fallbacks": dict(plan.silenced),
-        "effects": effects, "dependencies": dependencies,
+        "effects": effects, "dependencies": dependencies, "assumptions": assumptions,
         "errors": {key: _diagnostics_json(found) for key, found in plan.errors.items()},
     }
     result = BuiltModule(errors=plan.errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects,
-                         dependencies=dependencies)
+                         dependencies=dependencies, assumptions=assumptions)
     if plan.shared_checked is not None:
         plan.shared_checked.join()
     if regions:
@@ -517,7 +577,12 @@ def _build(plan: Plan) -> BuiltModule:
         if builds:
             index["builds"], index["bridge"] = builds, bridge_key
             cache.write_index(plan.source_key, index)
-            loaded = _from_index(cache, index)
+            try:
+                loaded = _from_index(cache, index)
+            except FileNotFoundError as gone:  # a module built or found a moment ago: removed since
+                cache.discard_index(plan.source_key)
+                raise CacheCleared(f"a module it built was removed before it was loaded (ppy cache clear): {gone}") \
+                    from None
             loaded.built = True
             return loaded
     cache.write_index(plan.source_key, index)
@@ -583,7 +648,7 @@ def _build_regions(plan: Plan, tool: Any, bridge_key: str, fallbacks: dict[str, 
             levels = "/".join(str(level) for level in sorted({build.level for build in missing.values()}))
             what = f"{count} region{'s' if count != 1 else ''} of {Path(plan.origin).name} (-O{levels}" + \
                 (f"; {kept} unchanged)" if kept else ")")
-            groups = _groups(list(missing.values()), os.cpu_count() or 1)
+            groups = _groups(list(missing.values()), compile_jobs())
             with building(f"ppy: building {what}"):
                 for built, failed in _at_once([functools.partial(_compile_group, plan, tool, bridge_key, group)
                                                for group in groups]):
@@ -676,7 +741,7 @@ def _compile_unit(plan: Plan, tool: Any, bridge_key: str, group: list[_RegionBui
     key = _sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "", *(b.digest for b in group))
     if cache.valid(key) is not None:
         return key
-    with cache.locked(key), cache.staging(key) as folder:
+    with cache.locked(key), _using_shared(cache, bridge_key, pch_key), cache.staging(key) as folder:
         (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
         bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
         write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
@@ -689,3 +754,21 @@ def _compile_unit(plan: Plan, tool: Any, bridge_key: str, group: list[_RegionBui
             "digests": [b.digest for b in group],
             "seconds": round(time.perf_counter() - plan.started, 2)})
     return key
+
+
+class CacheCleared(BuildInterrupted):
+    """`ppy cache clear` removed a build this one uses while it ran: the build is made again, once."""
+
+
+@contextlib.contextmanager
+def _using_shared(cache: Cache, bridge_key: str, pch_key: str | None) -> Iterator[None]:
+    """The bridge and header a module compiles against, held so that `ppy cache clear --all` keeps them until
+    the module is built; and there still (a clear before the hold removed them: the build starts over)."""
+    keys = [bridge_key, *([pch_key] if pch_key else [])]
+    with contextlib.ExitStack() as held:
+        for key in keys:
+            held.enter_context(cache.locked(key, shared=True))
+            if cache.valid(key) is None:
+                raise CacheCleared("the bridge or precompiled header it compiles against was removed while it built "
+                                   "(ppy cache clear --all)")
+        yield

@@ -32,6 +32,8 @@ import os
 import re
 import secrets
 import tempfile
+import threading
+import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
@@ -43,6 +45,7 @@ from ppy_check.errors import BuildError
 from ppy_compile import safedir
 from ppy_compile.fallback import fallback_caches, private_root, remove_ended, try_lock
 from ppy_compile.safedir import Untrusted
+from ppy_compile.toolchain import BuildInterrupted
 
 MANIFEST = "manifest.json"
 FOLDERS = ("builds", "index", "holders", "locks")
@@ -160,6 +163,125 @@ class Artifact:
 
     def close(self) -> None:
         os.close(self.fd)
+
+
+# --- locks ---------------------------------------------------------------------
+
+# How long a build waits for another process's build of the same key before it gives up (PPY_LOCK_TIMEOUT).
+LOCK_TIMEOUT_SECONDS = 900.0
+# The descriptors of lock files this process has open: a forked child closes its copies, which would
+# otherwise hold its parent's locks for as long as the child lives.
+_open_locks: set[int] = set()
+# Lock files (by path) this process holds, and how many times: a wait on one of them is on this process's own
+# build, which is making progress, so it has no bound.
+_held: dict[str, int] = {}
+_held_guard = threading.Lock()
+# Set once the interpreter exits: a build then never waits on another process's.
+_exiting = threading.Event()
+
+
+class LockWaitEnded(BuildInterrupted):
+    """A wait on another process's build of the same key gave up (its bound passed, or the program ended)."""
+
+
+def end_waits() -> None:
+    """From now on, waits on other processes' locks give up at once (the program is exiting)."""
+    _exiting.set()
+
+
+def _close_lock(fd: int) -> None:
+    _open_locks.discard(fd)
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def _forget_locks_in_child() -> None:
+    """In a forked child: close the copies of the parent's lock descriptors (closing a copy releases nothing
+    while the parent holds its own), and forget the parent's holds and exit."""
+    global _held_guard
+    for fd in list(_open_locks):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _open_locks.clear()
+    _held.clear()
+    _held_guard = threading.Lock()
+    _exiting.clear()
+
+
+os.register_at_fork(after_in_child=_forget_locks_in_child)
+
+
+def lock_timeout() -> float:
+    value = os.environ.get("PPY_LOCK_TIMEOUT", "")
+    try:
+        return float(value) if value else LOCK_TIMEOUT_SECONDS
+    except ValueError:
+        warnings.warn(f"ppy: PPY_LOCK_TIMEOUT={value!r} is not a number of seconds; using {LOCK_TIMEOUT_SECONDS:.0f}",
+                      stacklevel=2)
+        return LOCK_TIMEOUT_SECONDS
+
+
+class _LockWait:
+    """One wait for a lock file: polled, so that it can end at its bound or when the program exits."""
+
+    def __init__(self, path: str, shared: bool):
+        self.path = path
+        self.operation = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+        self.started = time.monotonic()
+        self.timeout = lock_timeout()
+
+    def until_taken(self, fd: int) -> None:
+        pause = 0.005
+        while not try_lock(fd, self.operation):
+            with _held_guard:
+                ours = _held.get(self.path, 0) > 0
+            if not ours and _exiting.is_set():
+                raise LockWaitEnded(f"the program ended while {self._holder(fd)} was building the same code "
+                                    f"(lock {self.path}); it was not waited for, and the next run uses its build")
+            if not ours and time.monotonic() - self.started > self.timeout:
+                raise LockWaitEnded(f"gave up after {self.timeout:.0f} s waiting for {self._holder(fd)} to finish "
+                                    f"building the same code (lock {self.path}): if that process is stopped (Ctrl-Z) "
+                                    "or hung, resume or end it; PPY_LOCK_TIMEOUT sets the wait. Nothing was recorded, "
+                                    "and the next run builds it")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+
+    def taken(self, fd: int) -> None:
+        with _held_guard:
+            _held[self.path] = _held.get(self.path, 0) + 1
+        if self.operation == fcntl.LOCK_EX:
+            with contextlib.suppress(OSError):  # who holds it, for the message of whoever waits
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+
+    @staticmethod
+    def released(path: str) -> None:
+        with _held_guard:
+            if _held.get(path, 0) > 1:
+                _held[path] -= 1
+            else:
+                _held.pop(path, None)
+
+    @staticmethod
+    def _holder(fd: int) -> str:
+        """The process holding the lock, as its file records it, and whether it is stopped."""
+        try:
+            pid = int(os.pread(fd, 32, 0).decode("ascii").strip())
+        except (OSError, ValueError, UnicodeDecodeError):
+            return "another process"
+        state = _process_state(pid)
+        if state is None:
+            return f"process {pid}"
+        return f"process {pid} (stopped)" if state in ("T", "t") else f"process {pid}"
+
+
+def _process_state(pid: int) -> str | None:
+    """The state letter of a process (R, S, T ...), from /proc; None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 # --- the cache -------------------------------------------------------------------
@@ -291,19 +413,95 @@ class Cache:
             safedir.remove(parent, name)
 
     @contextlib.contextmanager
-    def locked(self, key: str) -> Iterator[None]:
-        """Held while building ``key``: concurrent builders of one key wait and reuse the result."""
-        fd = self._lock_fd(key)
+    def locked(self, key: str, shared: bool = False) -> Iterator[None]:
+        """Held while building ``key`` (``shared``: while a build uses it, so that nothing removes it meanwhile):
+        concurrent builders of one key wait and reuse the result.
+
+        A wait on another process has a bound (``PPY_LOCK_TIMEOUT`` seconds) and, once the interpreter exits,
+        none at all: both raise LockWaitEnded, which records nothing.
+        """
+        fd = self._acquire(key, shared)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
-            os.close(fd)  # closing releases the lock
+            self._release(key, fd, shared)
 
     def _lock_fd(self, key: str) -> int:
         with self._folder("locks") as locks:
             return os.open(f"{_check_key(key)}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                            dir_fd=locks)
+
+    def _lock_path(self, key: str) -> str:
+        return str(self.root / "locks" / f"{key}.lock")
+
+    def _acquire(self, key: str, shared: bool) -> int:
+        """A descriptor holding the lock of ``key``: the lock file that is in place now, not one `ppy cache clear`
+        removed while this process waited on it (whoever holds a removed file holds nothing anyone else sees)."""
+        wait = _LockWait(self._lock_path(key), shared)
+        while True:
+            fd = self._lock_fd(key)
+            _open_locks.add(fd)
+            try:
+                wait.until_taken(fd)
+                if self._lock_in_place(key, fd):
+                    wait.taken(fd)
+                    return fd
+            except BaseException:
+                _close_lock(fd)
+                raise
+            _close_lock(fd)
+
+    def _try_lock(self, key: str) -> int | None:
+        """The lock of ``key``, taken only if nobody holds it now; its descriptor, or None."""
+        while True:
+            fd = self._lock_fd(key)
+            _open_locks.add(fd)
+            try:
+                if not try_lock(fd):
+                    _close_lock(fd)
+                    return None
+                if self._lock_in_place(key, fd):
+                    return fd
+            except BaseException:
+                _close_lock(fd)
+                raise
+            _close_lock(fd)
+
+    @contextlib.contextmanager
+    def _unless_held(self, name: str) -> Iterator[bool]:
+        """Whether nobody holds the lock of the entry ``name`` (held through the block when it is free; a name
+        that is no key, or whose lock file is gone, has no holder)."""
+        if not is_key(name):
+            yield True
+            return
+        with self._folder("locks") as locks:
+            try:
+                os.stat(f"{name}.lock", dir_fd=locks, follow_symlinks=False)
+                exists = True
+            except FileNotFoundError:
+                exists = False
+        fd = self._try_lock(name) if exists else None
+        try:
+            yield fd is not None or not exists
+        finally:
+            if fd is not None:
+                _close_lock(fd)
+
+    def _lock_in_place(self, key: str, fd: int) -> bool:
+        with self._folder("locks") as locks:
+            try:
+                named = os.stat(f"{key}.lock", dir_fd=locks, follow_symlinks=False)
+            except FileNotFoundError:
+                return False
+        held = os.fstat(fd)
+        return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+    def _release(self, key: str, fd: int, shared: bool) -> None:
+        if not shared:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)  # the pid it names would otherwise outlive the hold
+        _LockWait.released(self._lock_path(key))
+        _close_lock(fd)  # closing releases the lock
 
     @contextlib.contextmanager
     def staging(self, key: str) -> Iterator[Path]:
@@ -438,11 +636,12 @@ class Cache:
         if match is None:
             yield safedir.age_of(builds, name) > (LOG_SECONDS if name.endswith(".log") else STALE_SECONDS)
             return
-        fd = self._lock_fd(match.group(1))
+        fd = self._try_lock(match.group(1))
         try:
-            yield try_lock(fd)
+            yield fd is not None
         finally:
-            os.close(fd)
+            if fd is not None:
+                _close_lock(fd)
 
     def _entries(self, builds: int) -> Iterator[tuple[str, str]]:
         """(name, kind) of each entry in builds/: "bridge", "pch", "module", or "broken"."""
@@ -485,31 +684,71 @@ class Cache:
             "fallbacks": [f for f in fallback_caches() if f.path != self.root],
         }
 
-    def clear(self, everything: bool = False) -> int:
+    def logs(self) -> list[tuple[Path, float, str]]:
+        """The logs of failed builds, oldest first: where each is, when it was written, and its text (a log
+        larger than the index limit, or one that is not a plain file of this user's, is named, not read)."""
+        found = []
+        with self._folder("builds") as builds:
+            for name in self._leftovers(builds):
+                if not name.endswith(".log"):
+                    continue
+                where = self.root / "builds" / name
+                try:
+                    written = os.stat(name, dir_fd=builds, follow_symlinks=False).st_mtime
+                    text = safedir.read_file(builds, name, str(where), _INDEX_LIMIT).decode("utf-8", "replace")
+                except FileNotFoundError:
+                    continue  # removed meanwhile
+                except (OSError, Untrusted) as error:
+                    written, text = 0.0, f"(not shown: {error})"
+                found.append((where, written, text))
+        return sorted(found, key=lambda log: log[1])
+
+    def clear(self, everything: bool = False) -> tuple[int, int]:
         """Remove the modules, the index and the logs; with ``everything``, the bridge and precompiled header too.
 
-        Returns how many builds were removed. Builds in progress are left alone.
+        Returns how many builds were removed, and how many were kept because a build holds them (one being
+        made, or a bridge or header a module build is compiling against). Builds in progress are left alone.
         """
-        count = 0
+        removed = in_use = 0
         with self._folder("builds") as builds:
             self._sweep(builds)
             for name in self._leftovers(builds):
                 if name.endswith(".log"):
                     self._discard(builds, name)
             for name, kind in list(self._entries(builds)):
-                if everything or kind not in SHARED_KINDS:
-                    self._discard(builds, name)
-                    count += 1
+                if not everything and kind in SHARED_KINDS:
+                    continue
+                with self._unless_held(name) as free:
+                    if free:
+                        self._discard(builds, name)
+                    removed += free
+                    in_use += not free
         for folder in ("index", "holders"):
             with self._folder(folder) as entries:
                 for name in os.listdir(entries):
                     if not name.startswith("."):  # a dot-file is one being written
                         self._discard(entries, name)
         if everything:
-            with self._folder("locks") as locks:
-                for name in os.listdir(locks):
-                    self._discard(locks, name)
-        return count
+            self._clear_locks()
+        return removed, in_use
+
+    def _clear_locks(self) -> None:
+        """Remove the lock files nobody holds. Each is removed while held, so that a process that opened it
+        meanwhile finds, once it has the lock, that it is no longer in place, and takes the new one."""
+        with self._folder("locks") as locks:
+            for name in os.listdir(locks):
+                key = name.removesuffix(".lock")
+                if not is_key(key) or name != f"{key}.lock":
+                    self._discard(locks, name)  # not a lock ppy makes
+                    continue
+                fd = self._try_lock(key)
+                if fd is None:
+                    continue  # a build holds it
+                try:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=locks)
+                finally:
+                    _close_lock(fd)
 
     def prune(self) -> dict[str, list[int]]:
         """Remove what nothing will use: leftovers of killed builds, broken entries, ended processes' fallback caches.

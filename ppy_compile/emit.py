@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ppy_check.model import types as t
 from ppy_check.model.ir import (
     Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
-    Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, SliceIndex, Span,
+    Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, ShownSeq, SliceIndex, Span,
     Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData,
 )
 from ppy_check.model.constants import PYTHON_TYPE_DTYPES
@@ -169,22 +169,21 @@ class Printer:
             value = self.returned(statement.value, self.model.returns)
             self.emit(f"return {value};", span)
 
-    def message(self, pieces: tuple[str | Expr, ...]) -> str:
-        """A raise's message: literal text joined, run-time ints, bools, strs and dtypes formatted as Python's str() does."""
+    def message(self, pieces: tuple[str | Expr | ShownSeq, ...]) -> str:
+        """A raise's message: literal text joined, run-time values formatted as Python's str() does."""
         if all(isinstance(piece, str) for piece in pieces):
             return string_literal("".join(piece for piece in pieces if isinstance(piece, str)))
         parts = []
         for piece in pieces:
             if isinstance(piece, str):
                 parts.append(std_string(piece))
-            elif piece.type == t.BOOL:
-                parts.append(f"::std::string(({self.expr(piece)}) ? \"True\" : \"False\")")
-            elif isinstance(piece.type, t.DtypeT):
-                parts.append(f"ppy::dtype_str({self.expr(piece)})")
+            elif isinstance(piece, ShownSeq):
+                parts.append(f"ppy::seq_str({self.expr(piece.value)}, {string_literal(piece.opening)}, "
+                             f"{string_literal(piece.closing)}, {'true' if piece.tuple_comma else 'false'})")
             elif isinstance(piece.type, t.StrT):
                 parts.append(f"::std::string({self.expr(piece)})")
-            else:
-                parts.append(f"::std::to_string(static_cast<int64_t>({self.expr(piece)}))")
+            else:  # cast, so that the overload is the one of the value's Python type
+                parts.append(f"ppy::shown(static_cast<{cpp_type(piece.type)}>({self.expr(piece)}))")
         return " + ".join(parts)
 
     def block(self, body: tuple[Stmt, ...], assigned: list[tuple[Var, Expr | None]]) -> None:

@@ -47,10 +47,10 @@ def _remove(creator: int, path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def try_lock(fd: int) -> bool:
-    """Take the lock on ``fd`` if nobody holds it; whether it was taken."""
+def try_lock(fd: int, operation: int = fcntl.LOCK_EX) -> bool:
+    """Take the lock on ``fd`` (exclusive, or ``fcntl.LOCK_SH``) if nobody holds it against that; whether it was taken."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, operation | fcntl.LOCK_NB)
     except OSError as error:
         if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
             return False

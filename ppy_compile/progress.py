@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
+
+from ppy_compile.toolchain import BuildInterrupted
 
 
 @contextlib.contextmanager
@@ -35,9 +38,39 @@ def building(description: str) -> Iterator[None]:
         console.print(f"{description}: done in {time.perf_counter() - started:.1f} s", style="dim")
         return
     print(f"{description} ...", end=" ", file=sys.stderr, flush=True)
+    with _guard:
+        _open.append(description)
     try:
         yield
-    except BaseException:
-        print(f"failed after {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    except BaseException as error:
+        # Stopped from outside (a signal, Ctrl-C, a full disk): not a failure of the code being built.
+        outcome = "stopped" if isinstance(error, (KeyboardInterrupt, BuildInterrupted)) else "failed"
+        _finish(description, f"{outcome} after {time.perf_counter() - started:.1f} s")
         raise
-    print(f"done in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    _finish(description, f"done in {time.perf_counter() - started:.1f} s")
+
+
+# The steps whose line is written up to its "...", waiting for its end; and those that `say` broke into.
+_open: list[str] = []
+_broken: set[str] = set()
+_guard = threading.Lock()
+
+
+def _finish(description: str, outcome: str) -> None:
+    with _guard:
+        _open.remove(description)
+        again = description in _broken
+        _broken.discard(description)
+        # A step whose line `say` broke into names itself again, on a line of its own.
+        print(f"{description}: {outcome}" if again else outcome, file=sys.stderr, flush=True)
+
+
+def say(message: str) -> None:
+    """``message`` on a line of its own on stderr, even while a step's line waits for its end (``PPY_QUIET``
+    silences it)."""
+    if os.environ.get("PPY_QUIET"):
+        return
+    with _guard:
+        start = "\n" if _open and not sys.stderr.isatty() and not set(_open) <= _broken else ""
+        _broken.update(_open)
+        print(f"{start}{message}", file=sys.stderr, flush=True)

@@ -100,7 +100,9 @@ bool forward_ad_active() {
 // Python call path (Region.__call__) for anything the entry does not take as it is. Otherwise
 // (the module, or the context of `region._compiled`) every parameter comes positionally and an
 // argument not exactly its type answers NotImplemented: the caller runs the Python body.
-enum Context { PYTHON_BODY, BINDS, SLOW_CALL, NAMES, POSITIONAL, POSITIONAL_ONLY, DEFAULTS, REQUIRED, CONTEXT_SIZE };
+enum Context {
+    PYTHON_BODY, BINDS, SLOW_CALL, NAMES, POSITIONAL, POSITIONAL_ONLY, DEFAULTS, REQUIRED, GUARDS, REBOUND, CONTEXT_SIZE
+};
 
 static bool is_context(PyObject* self) {
     return PyTuple_CheckExact(self) && PyTuple_GET_SIZE(self) == CONTEXT_SIZE;
@@ -155,6 +157,35 @@ int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargs
         PyObject* fallback = PyTuple_GET_ITEM(defaults, j);
         if (fallback == required) return 0;
         out[j] = fallback;
+    }
+    return 1;
+}
+
+// The names from outside the region's body that its build took as fixed (a module constant, `F`, `F.gelu`,
+// a helper, a builtin): Python reads them again at every call, so the compiled code answers only while each is
+// bound to the object ppy/guard.py proved when the region was prepared. GUARDS is a list, one tuple per name:
+// (namespace dict, name, the object proved), or (namespace dict, name) for a name it must not bind (a builtin
+// the module would shadow). A few dict lookups of interned names: the region's whole per-call price. On a
+// miss REBOUND proves the names again: True, it took the new objects and the compiled code goes on; False,
+// the region now runs its Python body. 1: every name is current; 0: the Python body answers; -1: an error.
+int names_current(PyObject* self) {
+    if (!is_context(self)) return 1;  // the module's own function, which ppy's benches call: no region around it
+    PyObject* guards = PyTuple_GET_ITEM(self, GUARDS);
+    if (!PyList_CheckExact(guards)) {
+        PyErr_SetString(PyExc_SystemError, "a ppy region context whose guards are not a list");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(guards); ++i) {
+        PyObject* guard = PyList_GET_ITEM(guards, i);
+        PyObject* held = PyDict_GetItemWithError(PyTuple_GET_ITEM(guard, 0), PyTuple_GET_ITEM(guard, 1));
+        if (held == nullptr && PyErr_Occurred()) return -1;
+        PyObject* proved = PyTuple_GET_SIZE(guard) == 3 ? PyTuple_GET_ITEM(guard, 2) : nullptr;
+        if (held == proved) continue;
+        PyObject* kept = PyObject_CallNoArgs(PyTuple_GET_ITEM(self, REBOUND));
+        if (kept == nullptr) return -1;
+        int still = PyObject_IsTrue(kept);
+        Py_DECREF(kept);
+        return still;
     }
     return 1;
 }
@@ -313,6 +344,7 @@ int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargs
 PyObject* not_taken(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 PyObject* slow_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 PyObject* located(PyObject* self, int offset);
+int names_current(PyObject* self);
 }
 
 namespace ppy {
@@ -782,6 +814,38 @@ template <class T> inline std::vector<T> join(std::initializer_list<std::vector<
     std::vector<T> out;
     for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
     return out;
+}
+// str() of a Python float: its shortest repr, by CPython's own code (`1.5`, `2.0`, `1e+300`, `inf`).
+inline std::string float_str(double value) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    char* text = PyOS_double_to_string(value, 'r', 0, Py_DTSF_ADD_DOT_0, nullptr);
+    std::string out = text == nullptr ? std::to_string(value) : std::string(text);
+    if (text == nullptr) PyErr_Clear();
+    PyMem_Free(text);
+    PyGILState_Release(state);
+    return out;
+}
+inline std::string dtype_str(at::ScalarType dtype);
+// str() of what a message formats at run time, as Python prints it: an int, a bool, a float, a number (a float
+// parameter may hold an int), a dtype.
+inline std::string shown(int64_t value) { return std::to_string(value); }
+inline std::string shown(bool value) { return value ? "True" : "False"; }
+inline std::string shown(double value) { return float_str(value); }
+inline std::string shown(at::ScalarType value) { return dtype_str(value); }
+inline std::string shown(const at::Scalar& value) {
+    if (value.isBoolean()) return shown(value.toBool());
+    return value.isIntegral(false) ? shown(value.toLong()) : float_str(value.toDouble());
+}
+// A sequence of run-time length as Python prints it: `(1, 2)`, `(1,)`, `[1, 2]`, `torch.Size([1, 2])`.
+template <class T>
+inline std::string seq_str(const std::vector<T>& items, const char* opening, const char* closing, bool tuple_comma) {
+    std::string out = opening;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += shown(static_cast<T>(items[i]));
+    }
+    if (tuple_comma && items.size() == 1) out += ",";
+    return out + closing;
 }
 // str() of a torch.dtype, for a message that formats one known only at run time.
 inline std::string dtype_str(at::ScalarType dtype) {

@@ -226,16 +226,31 @@ class CompilerCrash(CompileError):
 
 
 class BuildInterrupted(BuildError):
-    """The machine, not the source, stopped the build (a full disk, no memory): the cache records nothing
-    about the regions, so the next process tries again."""
+    """The machine or a person, not the source, stopped the build (a signal, a full disk, no memory, a missing
+    tool): the cache records nothing about the regions and keeps no log, so the next process tries again."""
 
 
 _DIAGNOSTIC = re.compile(r"\berror:", re.IGNORECASE)
 _ERROR_LINE = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: error: (.*)$")
-_CRASH = re.compile(r"internal compiler error|signal terminated program|Segmentation fault|PLEASE submit a bug report")
+# GCC says "confused by earlier errors, bailing out" for an internal error met after a diagnostic of its own (a
+# precompiled header with zeroed bytes gives "sorry, unimplemented: unexpected AST of kind error_mark", then that).
+_CRASH = re.compile(r"internal compiler error|signal terminated program|Segmentation fault|PLEASE submit a bug report|"
+                    r"confused by earlier errors, bailing out")
 # What the machine says when it, not the source, stops a compiler (strerror's texts, as GCC and ld quote them).
 _MACHINE = re.compile(r"No space left on device|Disk quota exceeded|Cannot allocate memory|Too many open files|"
-                      r"Read-only file system|virtual memory exhausted")
+                      r"Read-only file system|virtual memory exhausted|out of memory allocating")
+# A compiler, assembler or linker ended by a signal someone sent (Ctrl-C, kill, the OOM killer's SIGKILL), as GCC's
+# driver, collect2 and clang report it: the program was stopped, it did not fail. A crash (SIGSEGV) is not here.
+_SIGNALLED = re.compile(r"(?:Killed|Interrupt|Terminated|Hangup|Quit) signal terminated program \S+|"
+                        r"terminated with signal (?:1|2|3|9|15) \[[^]]*\]|"
+                        r"(?:internal compiler error|unable to execute command): (?:Killed|Terminated|Interrupt)\b")
+# A tool of the build that is not there to run (a compiler uninstalled since the toolchain was read).
+_MISSING_TOOL = re.compile(r"cannot execute '[^']*'|cannot find 'ld'|: not found$|command not found|"
+                           r"No such file or directory \(program|execvp: No such file", re.MULTILINE)
+# ninja's own words when a signal (SIGINT, SIGTERM, SIGHUP) stopped it, and the wrapper's when its parent was gone.
+_NINJA_STOPPED = re.compile(r"build stopped: interrupted by user|ppy: the build's parent process is gone")
+# Exit statuses that say a signal ended the program: 128 + SIGINT, SIGKILL, SIGTERM (as a shell reports them).
+_SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 
 # Run in the child between fork and exec, so that ninja dies with the process
 # that started it, and takes its compilers along (on SIGTERM it signals each
@@ -262,23 +277,73 @@ def run_ninja(folder: Path, tool: Toolchain) -> None:
     result = subprocess.run(_ninja_command(folder, tool), capture_output=True, text=True)
     if result.returncode == 0:
         return
-    output = (result.stdout + result.stderr).strip()
+    raise build_failure(folder, result.returncode, (result.stdout + result.stderr).strip())
+
+
+def build_failure(folder: Path, returncode: int, output: str) -> BuildError:
+    """What a failed ninja run in ``folder`` means, by its cause.
+
+    Only the compiler or linker rejecting the code (it ran to its end and printed an error) is a verdict on
+    the regions: a CompileError, its log kept. A signal, a full disk, no memory or a missing tool says
+    nothing about them: BuildInterrupted, with no log, which nothing records, so the next run builds again.
+    """
+    summary = _summary(output)
+    stopped = _stopped(returncode, output)
+    if stopped is not None:
+        return BuildInterrupted(f"the build was stopped: {stopped} ({summary}); nothing was recorded, and the next "
+                                "process that runs the region builds it again")
+    log = _keep_log(folder, output)
+    where = f" (full log: {log})" if log else ""
+    if _CRASH.search(output):
+        return CompilerCrash(f"the C++ compiler crashed: {summary}{where}", [])
+    located = [(int(m.group(1)), m.group(2)) for line in output.splitlines() if (m := _ERROR_LINE.match(line.strip()))]
+    return CompileError(f"the C++ compiler failed: {summary}{where}", located)
+
+
+def _stopped(returncode: int, output: str) -> str | None:
+    """Why the build stopped when it was not the code's fault (None: the compiler or linker rejected it)."""
+    import signal
+
+    if returncode < 0:
+        return f"ninja was ended by {signal.Signals(-returncode).name}" if -returncode in signal.valid_signals() \
+            else f"ninja was ended by signal {-returncode}"
+    if _NINJA_STOPPED.search(output) or returncode in _SIGNAL_EXITS:
+        return f"interrupted ({_SIGNAL_EXITS.get(returncode, 'a signal')}, Ctrl-C or kill)"
+    if (machine := _MACHINE.search(output)) is not None:
+        return machine.group(0)
+    if (signalled := _SIGNALLED.search(output)) is not None:
+        return f"{signalled.group(0)} (out of memory, or ended by someone)"
+    if (missing := _MISSING_TOOL.search(output)) is not None:
+        return f"a tool of the build is missing: {missing.group(0)}"
+    if not _diagnostics(output):
+        ninja = next((line.strip() for line in output.splitlines() if line.startswith("ninja: error:")), None)
+        return f"ninja could not run the build ({ninja})" if ninja else \
+            "a build step ended without an error message (a signal, most likely)"
+    return None
+
+
+def _diagnostics(output: str) -> list[str]:
+    """The compiler's and the linker's own "error:" lines (ninja's are about the build, not the code)."""
+    return [line for line in output.splitlines() if _DIAGNOSTIC.search(line) and not line.startswith("ninja: ")]
+
+
+def _summary(output: str) -> str:
+    # The compiler's and the linker's own "error:" lines first: the command line ninja echoes mentions
+    # "error" too when a path in it does (a project, or the cache, in a folder called so).
+    errors = _diagnostics(output) or \
+        [line for line in output.splitlines() if "error" in line.lower() and "ninja" not in line.lower()]
+    if errors:
+        return errors[0].strip()
+    # No error line (a step ended by a signal): the step ninja names, not the command line it echoes.
+    failed = [line for line in output.splitlines() if line.startswith("FAILED:")] or output.splitlines()[-1:]
+    return failed[0].strip()[:300] if failed else "no output"
+
+
+def _keep_log(folder: Path, output: str) -> Path | None:
+    """The failed build's output, beside its staging folder (`ppy cache logs` shows it)."""
     log = folder.parent / f"{folder.name}.log"
     try:
         log.write_text(output, encoding="utf-8")
     except OSError:
-        log = None  # type: ignore[assignment]
-    # The compiler's and the linker's own "error:" lines first: the command line ninja echoes mentions
-    # "error" too when a path in it does (a project, or the cache, in a folder called so).
-    errors = [line for line in output.splitlines() if _DIAGNOSTIC.search(line)] or \
-        [line for line in output.splitlines() if "error" in line.lower() and "ninja" not in line.lower()]
-    summary = errors[0].strip() if errors else (output.splitlines()[-1] if output else "unknown error")
-    where = f" (full log: {log})" if log else ""
-    machine = _MACHINE.search(output)
-    if machine:
-        raise BuildInterrupted(f"the build stopped: {machine.group(0)} ({summary}){where}; the next process "
-                               "that runs the region tries again")
-    if _CRASH.search(output):
-        raise CompilerCrash(f"the C++ compiler crashed: {summary}{where}", [])
-    located = [(int(m.group(1)), m.group(2)) for line in output.splitlines() if (m := _ERROR_LINE.match(line.strip()))]
-    raise CompileError(f"the C++ compiler failed: {summary}{where}", located)
+        return None
+    return log

@@ -134,6 +134,9 @@ def _entry(region: UnitRegion, name: str, below: str | None) -> str:
         f"static PyObject* {name}(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {{",
         f"    PyObject* bound[{max(count, 1)}];",
         "    PyObject* const* argv = args;",
+        # A module constant, helper or torch function the build assumed was rebound: Python's answer, not the build's.
+        "    int current = ppy_bridge::names_current(self);",
+        f"    if (current <= 0) return current < 0 ? nullptr : {bail};",
         # Every parameter given positionally, in order, is the call that needs no binding.
         f"    if ({'true' if any(p.kwonly for p in model.params) else f'kwnames != nullptr || PyVectorcall_NARGS(nargsf) != {count}'}) {{",
         f"        int ready = ppy_bridge::bind(self, {string_literal(model.name)}, args, nargsf, kwnames, {count}, bound);",

@@ -213,3 +213,35 @@ def test_a_torch_reinstalled_under_the_same_version_is_another_build(monkeypatch
     monkeypatch.setattr(toolchains, "_file_identity",
                         lambda path: real(path) + ":reinstalled" if path.endswith("libtorch_cpu.so") else real(path))
     assert build.light_identity(BuildOptions()) != before
+
+
+THREE_REGIONS = TWO_REGIONS + "\n\n@ppy.opt(1, compile=False)\ndef kept(x: torch.Tensor) -> torch.Tensor:\n    return x - 1\n"
+
+
+def test_ppy_build_counts_every_region_and_cache_logs_shows_why_one_failed(
+        fresh_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A region whose C++ does not compile, and one marked compile=False, are regions of the file all the same
+    ("1 of 3 regions compiled", not "1 of 1"); the compiler's log of the failure is what `ppy cache logs` shows."""
+    from ppy.cli import main as ppy_main
+    from ppy_compile import emit
+
+    original = emit.Printer.function
+
+    def function(self: emit.Printer) -> str:
+        text = original(self)
+        return text.replace("try {", "try {\n        not_a_name_in_cpp;") if self.model.name == "faulty" else text
+
+    monkeypatch.setattr(emit.Printer, "function", function)
+    monkeypatch.setattr(build.os, "cpu_count", lambda: 1)
+    source = tmp_path / "model.py"
+    source.write_text(THREE_REGIONS, encoding="utf-8")
+    assert ppy_main(["build", str(source)]) == 1
+    assert "ppy build: 1 of 3 regions compiled, in 1 file" in capsys.readouterr().err
+    assert ppy_main(["cache", "info"]) == 0
+    assert "logs of failed builds: 1 (" in (info := capsys.readouterr().out) and "`ppy cache logs` shows them" in info
+    assert ppy_main(["cache", "logs"]) == 0
+    logs = capsys.readouterr().out
+    assert logs.startswith(f"==> {fresh_cache / 'builds'}/.") and "not_a_name_in_cpp" in logs
+    assert logs.rstrip().endswith("1 log of failed builds (`ppy cache clear` removes them)")
+    assert ppy_main(["cache", "clear"]) == 0 and ppy_main(["cache", "logs"]) == 0
+    assert "no logs of failed builds" in capsys.readouterr().out

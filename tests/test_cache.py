@@ -284,7 +284,7 @@ def test_kill_9_mid_build_leaves_no_compiler_running_and_prune_removes_its_stagi
     assert list(staging.glob("*.so")) == []  # stopped, not finished
     assert Cache(fresh_cache).info()["staging"]["stale"][0] == 1
     assert ppy_main(["cache", "prune"]) == 0
-    assert "removed 1 leftover of killed builds" in capsys.readouterr().out
+    assert "removed 1 leftover of a killed build (" in capsys.readouterr().out
     assert not staging.exists()
 
 
@@ -398,11 +398,11 @@ def test_cache_info_clear_and_clear_all(fresh_cache: Path, toolchain_entries: li
     assert f"precompiled headers: {shared - 1}" in out
     assert ppy_main(["cache", "clear"]) == 0
     out = capsys.readouterr().out
-    assert "removed 1 builds" in out and "kept the bridge and the precompiled header" in out
+    assert "removed 1 build from" in out and "kept the bridge and the precompiled header" in out
     assert sorted(p.name for p in (fresh_cache / "builds").iterdir()) == sorted(toolchain_entries)
     assert list((fresh_cache / "index").iterdir()) == []
     assert ppy_main(["cache", "clear", "--all"]) == 0
-    assert f"removed {shared} builds" in capsys.readouterr().out
+    assert f"removed {shared} builds from" in capsys.readouterr().out
     assert list((fresh_cache / "builds").iterdir()) == []
 
 
@@ -412,6 +412,36 @@ def test_ppy_build_ahead_of_time(fresh_cache: Path, capsys: pytest.CaptureFixtur
     assert code == 1  # the fixture folder holds a region that breaks the rules
     assert "ppy-loop" in err and "2 of 3 regions compiled, in 2 files" in err
     assert len(_entries(fresh_cache, "module")) == 2
+
+
+TWO_REGIONS = (
+    "import ppy\nimport torch\n\n\n@ppy.opt(1)\ndef jobs_a(x: torch.Tensor) -> torch.Tensor:\n    return x * 3 - 1\n\n\n"
+    "@ppy.opt(1)\ndef jobs_b(x: torch.Tensor) -> torch.Tensor:\n    return x / 3 + 1\n"
+)
+
+
+def test_ppy_build_jobs_is_how_many_compilers_run_at_once(fresh_cache: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """With one compiler the two regions are one unit (units are as many as compilers, one per core by
+    default); --quiet leaves only findings, and there are none."""
+    monkeypatch.setenv("PPY_JOBS", "")  # what ppy build -j sets is undone after the test
+    source = tmp_path / "two.py"
+    source.write_text(TWO_REGIONS)
+    assert ppy_main(["build", "-j", "1", "--quiet", str(source)]) == 0
+    assert capsys.readouterr().err == ""
+    (module,) = _entries(fresh_cache, "module")
+    assert sorted(json.loads((module / "manifest.json").read_text())["regions"]) == ["jobs_a", "jobs_b"]
+
+
+def test_ppy_jobs_must_be_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ppy_compile.build import compile_jobs
+
+    monkeypatch.setenv("PPY_JOBS", "3")
+    assert compile_jobs() == 3
+    monkeypatch.setenv("PPY_JOBS", "many")
+    with pytest.raises(BuildError, match="PPY_JOBS='many' is not a number of compilers"):
+        compile_jobs()
 
 
 # --- the toolchain -----------------------------------------------------------------

@@ -46,6 +46,31 @@ def test_a_file_starting_with_a_bom_is_checked(tmp_path: Path) -> None:
     assert ("bom.py", 7, 5, "ppy-loop") in {(f["path"], f["line"], f["column"], f["code"]) for f in findings}
 
 
+@pytest.mark.parametrize("breaker", ["\x0c", "\x1c", "\u2028"])
+def test_a_character_splitlines_breaks_at_is_no_line_break(tmp_path: Path, breaker: str) -> None:
+    """Python numbers lines at newlines alone: a form feed (or U+2028 in a comment) above a region moves neither a
+    finding's line, its column, nor the suppression comment that silences it."""
+    text = "import ppy\nimport torch\n" + f"# page{breaker}break\n\x0c\n" + GOOD_WITH_FINDING.removeprefix("import ppy\nimport torch\n")
+    suppressed = text.replace("for i in range(2):", "for i in range(2):  # ppy: ignore[ppy-loop]")
+    (tmp_path / "paged.py").write_text(text, encoding="utf-8")
+    (tmp_path / "quiet.py").write_text(suppressed, encoding="utf-8")
+    result = check(["--select", "ppy-loop", "paged.py", "quiet.py"], tmp_path)
+    assert result.returncode == 1, result.stderr
+    found = {(f["path"], f["line"], f["column"], f["code"]) for f in json.loads(result.stdout)}
+    assert found == {("paged.py", 9, 5, "ppy-loop")}
+
+
+def test_a_latin1_file_is_read_by_its_coding_comment(tmp_path: Path) -> None:
+    """A non-ASCII name in a latin-1 file is the name Python reads, in the finding, at Python's column."""
+    text = "# -*- coding: latin-1 -*-\n" + GOOD_WITH_FINDING.replace("for i in", "r\u00e9p = 1; for i in").replace(
+        "r\u00e9p = 1; for", "r\u00e9p = 1\n    for")
+    (tmp_path / "latin.py").write_bytes(text.encode("latin-1"))
+    result = check(["latin.py"], tmp_path)
+    assert result.returncode == 1, result.stderr
+    found = {(f["line"], f["column"], f["code"]) for f in json.loads(result.stdout)}
+    assert (9, 5, "ppy-loop") in found
+
+
 def test_a_fifo_in_a_folder_is_skipped_unopened(tmp_path: Path) -> None:
     (tmp_path / "good.py").write_text(GOOD_WITH_FINDING)
     os.mkfifo(tmp_path / "pipe.py")

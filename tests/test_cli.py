@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import os
@@ -109,12 +110,39 @@ def test_github_and_sarif(project: Path, capsys: pytest.CaptureFixture[str]) -> 
     for result in results:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
     for rule in rules:
-        assert rule["helpUri"].startswith("https://") and f"#{rule['id']}-" in rule["helpUri"]
+        assert "helpUri" not in rule  # no published address: the documentation travels in `help`
         text = rule["fullDescription"]["text"]
         assert "**Fix.**" not in text and "\nFix. " in text, rule["id"]
         assert "**Fix.**" in rule["fullDescription"]["markdown"] and rule["help"]["text"] == text
-    assert len({r["helpUri"] for r in rules}) == len(rules)
+    assert "informationUri" not in document["runs"][0]["tool"]["driver"]
     assert document["runs"][0]["columnKind"] == "unicodeCodePoints"
+
+
+def test_end_positions_in_json_sarif_github_and_full(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each finding spans the offending thing: json and SARIF give its end (the column past its last
+    character), github's annotation too, and `full` underlines all of it on its first line."""
+    _, out, _ = run(["--output-format", "json", "bad.py"], capsys)
+    spans = {f["code"]: (f["line"], f["column"], f["end_line"], f["end_column"]) for f in json.loads(out)}
+    assert spans["ppy-unsupported"] == (9, 14, 9, 22)  # `range(3)`
+    assert spans["ppy-loop"] == (9, 5, 10, 18)  # the whole `for` statement
+    assert spans["ppy-captured"] == (10, 17, 10, 18)  # `W`
+    _, out, _ = run(["--output-format", "sarif", "bad.py"], capsys)
+    regions = {r["ruleId"]: r["locations"][0]["physicalLocation"]["region"]
+               for r in json.loads(out)["runs"][0]["results"]}
+    assert regions["ppy-unsupported"] == {"startLine": 9, "startColumn": 14, "endLine": 9, "endColumn": 22}
+    _, out, _ = run(["--output-format", "github", "bad.py"], capsys)
+    assert "line=9,col=14,endLine=9,endColumn=22,title=ppy-unsupported::" in out
+    _, out, _ = run(["--output-format", "full", "bad.py"], capsys)
+    assert "    9 |     for i in range(3):\n" + " " * 21 + "^" * 8 + "\n" in out  # range(3)
+    assert "    9 |     for i in range(3):\n" + " " * 12 + "^" * 18 + "\n" in out  # to the line's end
+
+
+def test_full_underlines_below_tabs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.py").write_text("import ppy, torch\n\n@ppy.opt(3)\ndef f(x: torch.Tensor) -> torch.Tensor:\n"
+                                   "\treturn x.item()\n")
+    _, out, _ = run(["--no-config", "--output-format", "full", "t.py"], capsys)
+    assert "    5 |     return x.item()\n" + " " * 19 + "^" * 8 + "\n" in out
 
 
 def test_select_ignore_statistics_exit_zero(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -142,6 +170,36 @@ def test_pyproject_config(project: Path, capsys: pytest.CaptureFixture[str]) -> 
     (project / "pyproject.toml").write_text("[tool.ppy]\nselekt = []\n")
     code, _, err = run(["."], capsys)
     assert code == 2 and "unknown key" in err and "Traceback" not in err
+
+
+def test_select_and_ignore_take_prefixes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As in ruff: a prefix names every code it starts; the opt-in ones only by their full name."""
+    (project / "bad.py").write_text(THREE_PROBLEMS.replace("return x", "return x  # ppy: ignore[ppy-impure]"))
+    everything = {"ppy-loop", "ppy-captured", "ppy-untyped", "ppy-unsupported"}
+    for prefix in ("ppy", "ppy-", "ALL"):
+        _, out, _ = run(["--output-format", "json", "--select", prefix, "bad.py"], capsys)
+        assert {f["code"] for f in json.loads(out)} == everything, prefix
+    _, out, _ = run(["--output-format", "json", "--select", "ppy-un", "bad.py"], capsys)
+    assert {f["code"] for f in json.loads(out)} == {"ppy-unsupported", "ppy-untyped"}
+    _, out, _ = run(["--output-format", "json", "--select", "ppy-un,ppy-unused-ignore", "bad.py"], capsys)
+    assert {f["code"] for f in json.loads(out)} == {"ppy-unsupported", "ppy-untyped", "ppy-unused-ignore"}
+    _, out, _ = run(["--output-format", "json", "--ignore", "ppy-un", "bad.py"], capsys)
+    assert {f["code"] for f in json.loads(out)} == {"ppy-loop", "ppy-captured"}
+    (project / "pyproject.toml").write_text('[tool.ppy]\nselect = ["ppy-c"]\n')
+    _, out, _ = run(["--output-format", "json", "bad.py"], capsys)
+    assert {f["code"] for f in json.loads(out)} == {"ppy-captured"}
+
+
+@pytest.mark.parametrize(("given", "meant"), [("loop", "ppy-loop"), ("ppy-lop", "ppy-loop"), ("Captured", "ppy-captured"),
+                                              ("unused_ignore", "ppy-unused-ignore"), ("ppy-typ", "ppy-type")])
+def test_unknown_code_says_what_was_meant(given: str, meant: str, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["--explain", given], capsys)
+    assert code == 2 and f"unknown rule code {given!r}; did you mean {meant!r}?" in err
+    if given != "ppy-typ":  # a prefix of ppy-type: a selection, not a typo
+        code, _, err = run(["--select", given, "bad.py"], capsys)
+        assert code == 2 and f"--select: unknown rule code {given!r}; did you mean {meant!r}?" in err
+    code, _, err = run(["--explain", "zzzz"], capsys)
+    assert code == 2 and "did you mean" not in err and "ppy-loop" in err  # the list of codes
 
 
 def test_explain_is_plain_text_when_piped(capsys: pytest.CaptureFixture[str]) -> None:
@@ -208,10 +266,12 @@ def test_bad_input_is_one_line_each_and_others_still_checked(
     findings = json.loads(out)
     assert any(f["path"] == "broken.py" and f["code"] == "ppy-syntax" and f["line"] == 4 for f in findings)
     assert any(f["path"] == "bad.py" for f in findings)
+    # Bytes Python cannot decode make a file that does not parse: a finding at the bad bytes, as Python's import says.
+    assert any(f["path"] == "latin.py" and f["code"] == "ppy-syntax" and (f["line"], f["column"]) == (2, 6)
+               and "byte 0xff is not UTF-8" in f["message"] for f in findings)
     assert "Traceback" not in err
     lines = err.strip().splitlines()
     assert any("does-not-exist: no such file or directory" in line for line in lines)
-    assert any("latin.py: not valid UTF-8" in line for line in lines)
     assert any("dangling.py: cannot read" in line for line in lines)
 
 
@@ -268,7 +328,7 @@ def test_summary_counts_files_with_findings(project: Path, capsys: pytest.Captur
 
 @pytest.mark.parametrize("setup, args, problem", [
     (lambda p: None, ["nosuch"], "nosuch: no such file or directory"),
-    (lambda p: (p / "latin.py").write_bytes(b"import ppy\nx = '\xff'\n"), ["latin.py"], "latin.py: not valid UTF-8"),
+    (lambda p: os.mkfifo(p / "pipe.py"), ["pipe.py"], "pipe.py: not a regular file"),
 ])
 def test_summary_never_says_passed_when_something_was_not_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], setup, args, problem
@@ -301,7 +361,7 @@ def test_stdin_alone_and_bad_stdin(project: Path, capsys: pytest.CaptureFixture[
     code, out, _ = run_stdin(["-"], LOOP_REGION.encode(), capsys, monkeypatch)
     assert code == 1 and out.startswith("-:5:5: ppy-loop")
     code, out, err = run_stdin(["-"], b"import ppy\nx = '\xff'\n", capsys, monkeypatch)
-    assert (code, out) == (2, "") and "-: not valid UTF-8" in err and "passed" not in err
+    assert code == 1 and out.startswith("-:2:6: ppy-syntax cannot decode: byte 0xff is not UTF-8") and "passed" not in err
     with pytest.raises(SystemExit) as usage:
         run_stdin(["--stdin-filename", "m.py", "bad.py"], b"", capsys, monkeypatch)
     assert usage.value.code == 2 and "--stdin-filename names standard input" in capsys.readouterr().err
@@ -454,6 +514,101 @@ def test_unused_ignore_counts_findings_of_deselected_rules(
     assert code == 1 and "m.py:6:20: ppy-unused-ignore region `f`: `ppy-loop` in" in out and "ppy-unsupported" in out
 
 
+SUPPRESSED = textwrap.dedent(
+    """\
+    import ppy
+    import torch
+
+
+    @ppy.opt(3)
+    def f(x: torch.Tensor, n: int) -> torch.Tensor:
+        # ppy: ignore
+        y = x * 2  # ppy: ignore[ppy-loop]
+        z = y + 1  # noqa: E501  # type: ignore[ppy-branch, attr-defined]
+        w = z - 1  # ppy: ignore[ppy-loop, ppy-impure] keep this note
+        print(w)  # ppy: ignore[ppy-unsupported, ppy-loop]
+        return w  # ppy: ignore  # trailing
+    """
+)
+FIXED = textwrap.dedent(
+    """\
+    import ppy
+    import torch
+
+
+    @ppy.opt(3)
+    def f(x: torch.Tensor, n: int) -> torch.Tensor:
+        y = x * 2
+        z = y + 1  # noqa: E501  # type: ignore[attr-defined]
+        w = z - 1  # keep this note
+        print(w)  # ppy: ignore[ppy-unsupported]
+        return w  # trailing
+    """
+)
+
+
+def test_fix_removes_what_silences_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """As ruff's RUF100 fix: the codes that silence nothing leave the comment, and a comment left with none
+    goes (its line too, when it was alone there); mypy's codes and the rest of the comment stay."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.py").write_text(SUPPRESSED)
+    code, _, err = run(["--no-config", "--extend-select", "ppy-unused-ignore", "s.py"], capsys)
+    assert code == 1 and "Found 7 findings in 1 file (7 fixable with --fix)." in err
+    _, out, _ = run(["--no-config", "--extend-select", "ppy-unused-ignore", "--output-format", "json", "s.py"], capsys)
+    fixes = {f["line"]: f["fix"] for f in json.loads(out)}
+    assert fixes[8] == {"message": "remove `# ppy: ignore[ppy-loop]`", "applicability": "safe",
+                        "edits": [{"line": 8, "column": 14, "end_line": 8, "end_column": 39, "content": ""}]}
+    code, _, err = run(["--no-config", "--extend-select", "ppy-unused-ignore", "--fix", "s.py"], capsys)
+    assert code == 0 and "Fixed 7 findings. All checks passed (1 file)." in err
+    assert (tmp_path / "s.py").read_text() == FIXED
+    code, _, _ = run(["--no-config", "--extend-select", "ppy-unused-ignore", "--fix", "s.py"], capsys)
+    assert code == 0 and (tmp_path / "s.py").read_text() == FIXED
+
+
+def test_fix_keeps_the_encoding_and_line_endings_and_what_it_cannot_fix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = codecs.BOM_UTF8 + SUPPRESSED.replace("print(w)", "print('é')").replace("\n", "\r\n").encode()
+    data = data.replace(b"    y = x * 2", b"    for _ in range(n):\r\n        x = x + 1\r\n    y = x * 2")
+    (tmp_path / "s.py").write_bytes(data)
+    code, _, err = run(["--no-config", "--extend-select", "ppy-unused-ignore", "--fix", "s.py"], capsys)
+    assert code == 1 and "Fixed 7 findings. Found 2 findings in 1 file." in err  # the loop and its range stay
+    fixed = (tmp_path / "s.py").read_bytes()
+    assert fixed.startswith(codecs.BOM_UTF8) and b"\r\n" in fixed and b"\n" not in fixed.replace(b"\r\n", b"")
+    assert fixed.decode("utf-8-sig").replace("\r\n", "\n") == FIXED.replace("print(w)", "print('é')").replace(
+        "    y = x * 2", "    for _ in range(n):\n        x = x + 1\n    y = x * 2")
+
+
+def test_unsafe_fix_only_with_unsafe_fixes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`x.mT()` as `x.mT` changes what the body does (it raised a TypeError): applied only when asked."""
+    monkeypatch.chdir(tmp_path)
+    source = "import ppy, torch\n\n@ppy.opt(3)\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x.mT() + x.T  ( ) * 2\n"
+    (tmp_path / "p.py").write_text(source)
+    _, out, _ = run(["--no-config", "--output-format", "json", "p.py"], capsys)
+    assert [f["fix"]["applicability"] for f in json.loads(out)] == ["unsafe", "unsafe"]
+    code, _, err = run(["--no-config", "--fix", "p.py"], capsys)
+    assert code == 1 and "Found 2 findings in 1 file (2 fixable with --fix --unsafe-fixes)." in err
+    assert (tmp_path / "p.py").read_text() == source
+    code, _, err = run(["--no-config", "--fix", "--unsafe-fixes", "p.py"], capsys)
+    assert code == 0 and "Fixed 2 findings." in err
+    assert (tmp_path / "p.py").read_text() == source.replace("x.mT() + x.T  ( ) * 2", "x.mT + x.T * 2")
+
+
+def test_fix_applies_only_to_selected_rules_and_files(project: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "s.py").write_text(SUPPRESSED)
+    code, _, _ = run(["--fix", "s.py"], capsys)  # ppy-unused-ignore is opt-in: nothing to fix
+    assert code == 0 and (project / "s.py").read_text() == SUPPRESSED
+    with pytest.raises(SystemExit):
+        run_stdin(["--fix", "-"], b"", capsys, monkeypatch)
+    assert "--fix rewrites files: it does not take standard input" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--unsafe-fixes", "s.py"])
+    assert "--unsafe-fixes applies fixes with --fix" in capsys.readouterr().err
+
+
 def test_unused_ignore_is_documented(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["--explain", "ppy-unused-ignore"], capsys)
     assert code == 0 and "Fix." in out and "RUF100" in out
@@ -485,3 +640,26 @@ def test_ppy_show_names_a_folder_clearly(tmp_path: Path, monkeypatch: pytest.Mon
     assert "src: a folder; ppy show prints one file's C++" in capsys.readouterr().err
     assert ppy_main(["show", "nosuch.py"]) == 2
     assert "nosuch.py: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command, status", [
+    pytest.param(["-m", "ppy_check", "--help"], 0, id="ppy-check --help"),  # argparse's own printing copes
+    pytest.param(["-m", "ppy_check", "--explain", "ppy-loop"], 2, id="ppy-check --explain"),
+    pytest.param(["-m", "ppy_check", "tests/fixtures"], 2, id="ppy-check findings"),
+    pytest.param(["-m", "ppy.cli", "--help"], 0, id="ppy --help"),
+    pytest.param(["-m", "ppy.cli", "cache", "info"], 2, id="ppy cache info"),
+    pytest.param(["-m", "ppy.cli", "cache", "logs"], 2, id="ppy cache logs"),
+])
+def test_a_closed_standard_output_is_handled_quietly(command: list[str], status: int, tmp_path: Path) -> None:
+    """`ppy cache info | head` and the like: the reader went away before the command wrote; no traceback, no
+    "Exception ignored" at exit, nothing on stderr."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the command writes anything
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PPY_CACHE_DIR": str(tmp_path / "cache")}
+    try:
+        result = subprocess.run([sys.executable, *command], stdout=write, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                env=env, timeout=120)
+    finally:
+        os.close(write)
+    assert result.stderr == "", result.stderr
+    assert result.returncode == status

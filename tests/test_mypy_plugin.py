@@ -152,3 +152,37 @@ def test_dmypy_follows_edits(project: Path) -> None:
         assert (19, "ppy-unsupported") in [(f[1], f[3]) for f in changed]
     finally:
         mypy(["--status-file", str(status), "stop"], project, command="dmypy")
+
+
+ENCODED_REGION = textwrap.dedent(
+    """\
+    import ppy
+    import torch
+
+
+    @ppy.opt(3)
+    def f(x: torch.Tensor, n: int) -> torch.Tensor:
+        for \u00e9t\u00e9 in range(n):
+            x = x * 2
+        return x
+    """
+)
+
+
+def test_the_plugin_reads_a_file_as_python_and_ppy_check_do(tmp_path: Path) -> None:
+    """A coding comment and a byte-order mark: the plugin reads the text Python reads, so its findings are
+    ppy-check's, names and columns included (it read UTF-8 alone, and found no region in either file)."""
+    files = {
+        "latin.py": ("# -*- coding: latin-1 -*-\n" + ENCODED_REGION).encode("latin-1"),
+        "bom.py": b"\xef\xbb\xbf" + ENCODED_REGION.encode("utf-8"),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    result = mypy(sorted(files), tmp_path, env={"PYTHONIOENCODING": "utf-8"})
+    from ppy_check.messages import ALL_CODES
+    from ppy_check.runner import Target, run
+
+    checked = run([Target(name, ALL_CODES, tmp_path / name) for name in sorted(files)]).diagnostics
+    through_check = sorted((d.path, d.line, d.column, d.code, d.message) for d in checked)
+    assert {f[0] for f in through_check} == set(files) and any("`\u00e9t\u00e9`" in f[4] for f in through_check)
+    assert findings(result.stdout) == through_check, result.stdout[-3000:]

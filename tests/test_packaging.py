@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import tomllib
 import venv
 import zipfile
@@ -20,8 +21,9 @@ OWN_NAMES = {"ppy", "ppy_check", "ppy_compile", "ppy_mypy"}
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel, built from a copy of the sources (an in-tree build would write build/ into the checkout)."""
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist, as `python -m build` makes it (setuptools' PEP 517 hook), from a copy of the sources
+    (an in-tree build would write build/ and *.egg-info into the checkout)."""
     source = tmp_path_factory.mktemp("source")
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     for name in ("pyproject.toml", "README.md"):
@@ -29,6 +31,21 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folders = {setuptools["package-dir"].get(p.split(".")[0], p.split(".")[0]) for p in setuptools["packages"]}
     for folder in folders:
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path_factory.mktemp("sdist")
+    result = subprocess.run([sys.executable, "-c", f"from setuptools import build_meta; build_meta.build_sdist({str(out)!r})"],
+                            capture_output=True, text=True, cwd=source)
+    assert result.returncode == 0, result.stderr
+    (built,) = out.glob("*.tar.gz")
+    return built
+
+
+@pytest.fixture(scope="module")
+def wheel(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from the unpacked sdist, as `python -m build` does: a file the sdist lacks is missing here too."""
+    unpacked = tmp_path_factory.mktemp("unpacked")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(unpacked, filter="data")
+    (source,) = unpacked.iterdir()
     out = tmp_path_factory.mktemp("wheel")
     result = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--quiet", "-w", str(out), str(source)],
@@ -37,6 +54,27 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert result.returncode == 0, result.stderr
     (built,) = out.glob("*.whl")
     return built
+
+
+def _metadata(wheel: Path) -> str:
+    names = zipfile.ZipFile(wheel).namelist()
+    (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    return zipfile.ZipFile(wheel).read(metadata).decode()
+
+
+def test_sdist_is_named_and_holds_the_readme(sdist: Path) -> None:
+    assert sdist.name.startswith("ppy_regions-")
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"pyproject.toml", "README.md", "PKG-INFO", "ppy_check/opdata.json", "mypy_plugin/__init__.py"} <= names
+
+
+def test_torch_extra_brings_numpy_and_names_no_address(wheel: Path) -> None:
+    """torch warns on every start without numpy; ppy has no published address, so the metadata invents none."""
+    metadata = _metadata(wheel)
+    torch_extra = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:") and 'extra == "torch"' in line]
+    assert any(line.startswith("Requires-Dist: numpy") for line in torch_extra), torch_extra
+    assert "Project-URL:" not in metadata and "pypi.org" not in metadata
 
 
 def test_wheel_is_ppy_regions_and_claims_only_ppy_names(wheel: Path) -> None:
@@ -128,3 +166,36 @@ def test_mypy_plugin_from_the_checkout() -> None:
     import ppy
 
     assert ppy.plugin("1").__module__ == "mypy_plugin"
+
+
+def test_wheel_runs_ppy_build_and_the_pytest_plugin(wheel: Path, tmp_path: Path, toolchain_entries: list[str]) -> None:
+    """The torch-needing commands from the installed wheel. torch, pytest and the rest come from this environment's
+    site-packages, reached after the fresh one's own (a .pth line: nothing is downloaded, and the checkout's
+    editable install, itself a .pth file there, is not read); the build cache is the session's, so only what no
+    other test built is compiled."""
+    env = tmp_path / "env"
+    venv.EnvBuilder(with_pip=False).create(env)
+    python = env / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
+                              "--quiet", str(wheel)], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr
+    (site / "dev_environment.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    located = subprocess.run([str(python), "-c", "import ppy, ppy_compile, torch; print(ppy.__file__, ppy_compile.__file__)"],
+                             capture_output=True, text=True, cwd=tmp_path, env=clean)
+    assert located.returncode == 0, located.stderr
+    assert all(path.startswith(str(site)) for path in located.stdout.split()), located.stdout
+
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "tests" / "regions" / "tiny.py", project / "tiny.py")
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\nppy_devices = ["cpu"]\n')
+    built = subprocess.run([str(env / "bin" / "ppy"), "build", "tiny.py"], capture_output=True, text=True, cwd=project,
+                           env=clean, timeout=600)
+    assert built.returncode == 0, built.stderr
+    assert "ppy build: 1 of 1 region compiled, in 1 file" in built.stderr
+    collected = subprocess.run([str(python), "-m", "pytest", "--ppy-verify", "--co", "-q", "-p", "no:cacheprovider"],
+                               capture_output=True, text=True, cwd=project, env=clean, timeout=600)
+    assert "tiny.py::scale_shift[cpu]" in collected.stdout, collected.stdout + collected.stderr

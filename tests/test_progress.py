@@ -54,3 +54,32 @@ def test_quiet_is_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
     with building("ppy: anything"):
         pass
     assert stream.getvalue() == ""
+
+
+def test_a_line_said_during_a_step_stands_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ppy's line at exit ("finishing 1 build ...") while a step's line waits for its end: the step's line is
+    ended first, and the step names itself again when it ends."""
+    from ppy_compile.progress import say
+
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    stream = _Stream(tty=False)
+    monkeypatch.setattr(sys, "stderr", stream)
+    with building("ppy: building 1 region of model.py (-O1)"):
+        say("ppy: finishing 1 build so the next run starts compiled (Ctrl-C skips)")
+        say("ppy: a second line")
+    lines = [line.rstrip() for line in stream.getvalue().splitlines()]
+    assert lines[:3] == ["ppy: building 1 region of model.py (-O1) ...",
+                         "ppy: finishing 1 build so the next run starts compiled (Ctrl-C skips)", "ppy: a second line"]
+    assert lines[3].startswith("ppy: building 1 region of model.py (-O1): done in ") and len(lines) == 4
+
+
+def test_a_step_stopped_from_outside_is_not_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ppy_compile.toolchain import BuildInterrupted
+
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    stream = _Stream(tty=False)
+    monkeypatch.setattr(sys, "stderr", stream)
+    with pytest.raises(BuildInterrupted), building("ppy: building 1 region of model.py (-O1)"):
+        raise BuildInterrupted("the build was stopped: interrupted (SIGINT, Ctrl-C or kill)")
+    assert "ppy: building 1 region of model.py (-O1) ... stopped after " in stream.getvalue()
+    assert "failed" not in stream.getvalue()

@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -231,6 +232,160 @@ def test_a_helper_edited_after_import_is_not_compiled_under_the_old_python(
         runtime.set_observer(observer)
         for name in [name for name in sys.modules if name.startswith("stalepkg")]:
             del sys.modules[name]
+
+
+def _rewrite_keeping_stat(path: Path, text: str) -> None:
+    """Rewrite to the same size with the modification time put back: an editor's "keep timestamps", `touch -d`,
+    a checkout or a restore."""
+    before = path.stat()
+    assert len(text.encode()) == before.st_size
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+@pytest.mark.parametrize("bytecode", [False, True], ids=["source", "stale-bytecode"])
+def test_a_helper_edited_to_the_same_size_and_mtime_is_never_compiled_as_its_old_text(
+        monkeypatch: pytest.MonkeyPatch, bytecode: bool) -> None:
+    """A long-lived process reloads both modules after the helper's file was rewritten to the same size with its
+    mtime put back. The build must inline the helper's new text (its parse was kept by the file's stat, so the old
+    text was compiled while the new file's digest was recorded). Where Python itself loads the old helper from a
+    bytecode cache that the same stat vouches for, the region runs as Python, naming the file; compiled or not,
+    the answer is Python's."""
+    from generated import SOURCES
+    from ppy import runtime
+    from ppy.runtime import RegionFallbackWarning
+
+    name = f"samesize_{'bytecode' if bytecode else 'source'}"
+    package = SOURCES / name
+    package.mkdir(parents=True, exist_ok=True)
+    for file, text in HELPER_PACKAGE.items():
+        if not (package / file).exists() or (package / file).read_text(encoding="utf-8") != text:
+            (package / file).write_text(text, encoding="utf-8")
+    shutil.rmtree(package / "__pycache__", ignore_errors=True)
+    monkeypatch.setattr(sys, "dont_write_bytecode", not bytecode)
+    monkeypatch.syspath_prepend(str(SOURCES))
+    observer = runtime._observer
+    runtime.set_observer(None)  # the compiled entry itself, not the verifier's comparison
+    try:
+        model = importlib.import_module(f"{name}.model")
+        assert model.block(torch.ones(2)).tolist() == [3.0, 3.0] and model.block.__ppy_region__
+        _rewrite_keeping_stat(package / "layers.py", HELPER_PACKAGE["layers.py"].replace("x * by", "x - by"))
+        importlib.reload(importlib.import_module(f"{name}.layers"))
+        model = importlib.reload(model)
+        python = model.block.python(torch.ones(2)).tolist()
+        assert python == ([3.0, 3.0] if bytecode else [0.0, 0.0])  # what Python itself loaded
+        if bytecode:
+            with pytest.warns(RegionFallbackWarning, match=r"layers.py changed since .* import that file again"):
+                assert model.block(torch.ones(2)).tolist() == python
+            assert not model.block.__ppy_region__
+        else:
+            assert model.block(torch.ones(2)).tolist() == python and model.block.__ppy_region__
+    finally:
+        runtime.set_observer(observer)
+        for module in [module for module in sys.modules if module.startswith(name)]:
+            del sys.modules[module]
+
+
+def test_a_helper_is_current_only_against_the_bytes_the_build_modelled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python loaded the helper's first text; a build modelled a second (the file was edited meanwhile), and then
+    the file went back to the first. The loaded helper is the file's text again, but not the compiled one."""
+    import hashlib
+
+    from ppy.loaded import stale_helper
+
+    def file_digest(path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    package = tmp_path / "revertpkg"
+    package.mkdir()
+    for name, text in HELPER_PACKAGE.items():
+        (package / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        model = importlib.import_module("revertpkg.model")
+        layers = package / "layers.py"
+        loaded = file_digest(layers)
+        layers.write_text(HELPER_PACKAGE["layers.py"].replace("x * by", "x * by * 2"))
+        modelled = file_digest(layers)
+        layers.write_text(HELPER_PACKAGE["layers.py"])
+        assert stale_helper(model.block, {str(layers): loaded}) is None
+        assert stale_helper(model.block, {str(layers): modelled}) == str(layers)
+    finally:
+        for name in [name for name in sys.modules if name.startswith("revertpkg")]:
+            del sys.modules[name]
+
+
+# Python reads these files as latin-1: "\u00c3\u00aa" is the bytes c3 aa, which read as UTF-8 are one other
+# character ("\u00ea"), and each file is valid UTF-8 too: read as UTF-8, the compiled region would silently
+# return another string. Python's string constant and loop variable are made of the two latin-1 characters.
+LATIN1_HEADER = "# -*- coding: latin-1 -*-\nimport ppy\nimport torch\n\n\n"
+LATIN1_TAGGED = LATIN1_HEADER + """\
+@ppy.opt(0)
+def tagged(x: torch.Tensor) -> tuple[torch.Tensor, str]:
+    return x * 2, "\u00c3\u00aa"
+"""
+LATIN1_LOOPING = LATIN1_HEADER + """\
+@ppy.opt(0)
+def looping(x: torch.Tensor, n: int) -> torch.Tensor:
+    for \u00c3\u00aa in range(n):
+        x = x * 2
+    return x
+"""
+# A UTF-8 file that starts with a byte-order mark, which Python drops.
+BOM_REGIONS = "import ppy\nimport torch\n\n\n@ppy.opt(0)\ndef tagged(x: torch.Tensor) -> tuple[torch.Tensor, str]:\n" \
+              "    return x + 1, \"caf\u00e9\"\n"
+
+
+def _source_file(name: str, data: bytes) -> Path:
+    """``data`` at a stable path (a cache hit on the next run), rewritten only when it differs."""
+    from generated import SOURCES
+
+    path = SOURCES / f"{name}.py"
+    if not path.exists() or path.read_bytes() != data:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return path
+
+
+def _import_file(path: Path) -> object:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_latin1_file_compiles_the_text_python_reads(tmp_path: Path) -> None:
+    """ppy-check, the compiled region and the Python body read one text: the string constant is Python's, and the
+    finding the runtime raises names the loop variable as ppy-check does."""
+    from ppy_check.messages import ALL_CODES
+    from ppy_check.runner import Target, run
+
+    module = _import_file(_source_file("latin1_regions", LATIN1_TAGGED.encode("latin-1")))
+    x = torch.arange(3.0)
+    compiled, python = module.tagged(x), module.tagged.python(x)
+    assert module.tagged.__ppy_region__, module.tagged.fallback_reason
+    assert python[1] == "\u00c3\u00aa" and compiled[1] == python[1] and torch.equal(compiled[0], python[0])
+    # An invalid region builds nothing, so it can live where the repository's own ppy-check does not look.
+    path = tmp_path / "latin1_looping.py"
+    path.write_bytes(LATIN1_LOOPING.encode("latin-1"))
+    with pytest.raises(ppy.RegionError) as raised:
+        _import_file(path).looping(x, 2)
+    checked = run([Target(str(path), ALL_CODES, path)]).diagnostics
+    assert "`\u00c3a`" in str(raised.value)  # Python's name: NFKC makes the second latin-1 character an "a"
+    assert {(d.line, d.column, d.code, d.message) for d in raised.value.diagnostics} == \
+        {(d.line, d.column, d.code, d.message) for d in checked}
+
+
+def test_a_file_with_a_byte_order_mark_compiles(capsys: pytest.CaptureFixture[str]) -> None:
+    path = _source_file("bom_regions", b"\xef\xbb\xbf" + BOM_REGIONS.encode("utf-8"))
+    module = _import_file(path)
+    x = torch.arange(3.0)
+    compiled = module.tagged(x)
+    assert module.tagged.__ppy_region__, module.tagged.fallback_reason
+    assert compiled[1] == "caf\u00e9" and torch.equal(compiled[0], x + 1)
+    assert ppy_main(["build", str(path)]) == 0
+    assert "1 of 1 region compiled" in capsys.readouterr().err
 
 
 SUPPRESSED = textwrap.dedent(

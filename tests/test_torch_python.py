@@ -20,7 +20,11 @@ until it is classified here.
 
 from __future__ import annotations
 
+import ast
+import copy
+import inspect
 import re
+import types as pytypes
 from typing import Any
 
 import pytest
@@ -30,11 +34,12 @@ from generated import load_module, write_source
 
 import ppy
 from ppy.verify import compare_call
+from ppy_check import torch_python
 from ppy_check.engine import check_source
 from ppy_check.gen_opdata import HAND_BOUND, python_functions
 from ppy_check.model import types
 from ppy_check.model.builder import build_model
-from ppy_check.model.ir import Return
+from ppy_check.model.ir import Branch, Require, Return, Stmt
 from ppy_check.module import ModuleRegions
 
 Sample = tuple[tuple[Any, ...], dict[str, Any]]
@@ -546,6 +551,62 @@ def compiled() -> list[tuple[str, ppy.Region, list[Any]]]:
     assert not findings, "\n".join(d.concise() for d in findings)
     module = load_module(path, "torch_python_samples")
     return [(CASES[i][0], getattr(module, f"sample_{i}"), params[i]) for i in range(len(CASES))]
+
+
+def _statements(body: tuple[Stmt, ...]) -> list[Stmt]:
+    found: list[Stmt] = []
+    for statement in body:
+        found.append(statement)
+        if isinstance(statement, Branch):
+            found += _statements(statement.then_body) + _statements(statement.else_body)
+    return found
+
+
+def test_no_compiled_check_prints_an_f_string_template() -> None:
+    """Every check torch's Python code keeps on a run-time value, in every sample's model, prints what its f-string
+    formats (a float, a tuple, a torch.Size, arithmetic on a rank), never the template's `{...}`: Python would print
+    the value, so a compiled raise must too (tests/test_library_messages.py holds the printed text to Python's)."""
+    text = HEADER + "\n\n".join(_region(f"sample_{i}", name, sample, probe=False)[0]
+                                 for i, (name, sample) in enumerate(CASES))
+    left = set()
+    for region in ModuleRegions.load("torch_python_samples.py", text).regions:
+        model = build_model(region).model
+        for statement in _statements(model.body if model else ()):
+            if isinstance(statement, Require):
+                left |= {(CASES[int(region.name.removeprefix("sample_"))][0], piece) for piece in statement.message
+                         if isinstance(piece, str) and re.search(r"\{[^{}]+\}", piece)}
+    assert not left, sorted(left)
+
+
+def _python_level_methods() -> list[str]:
+    """The methods of the installed torch.Tensor defined in Python, in torch/_tensor.py, that the samples call:
+    several shadow a builtin of TensorBase of the same name (norm, split, stft, istft, unflatten)."""
+    defined = {name: inspect.unwrap(value) for name, value in vars(torch.Tensor).items() if callable(value)}
+    # A builtin wrapped in Python (`__pow__ = _handle_..._not_implemented(TensorBase.pow)`) is the builtin's.
+    return sorted(name for name in (key.removeprefix("Tensor.") for key in LOWERED if key.startswith("Tensor."))
+                  if isinstance(defined.get(name), pytypes.FunctionType) and defined[name].__module__ == "torch._tensor")
+
+
+MARK = "the method torch/_tensor.py defines ran"
+
+
+@pytest.mark.parametrize("name", _python_level_methods())
+def test_a_method_python_implements_in_tensor_py_is_what_a_region_runs(name: str, monkeypatch: pytest.MonkeyPatch,
+                                                                        ) -> None:
+    """Python runs torch/_tensor.py's method, never the builtin it shadows (`x.norm()` is torch.norm, then
+    linalg.vector_norm, with their checks and messages): with that method's body made to raise, a region calling
+    it must see the raise, whatever the builtin would have taken."""
+    found = torch_python.tensor_method(name)
+    assert isinstance(found, tuple), f"ppy does not read Tensor.{name} from torch/_tensor.py"
+    node, module = found
+    marked = copy.copy(node)
+    marked.body = ast.parse(f"raise ValueError({MARK!r})").body
+    original = torch_python.tensor_method
+    monkeypatch.setattr(torch_python, "tensor_method", lambda wanted: (marked, module) if wanted == name
+                        else original(wanted))
+    source, _ = _region(f"probe_{name}", f"Tensor.{name}", LOWERED[f"Tensor.{name}"][0], probe=False)
+    messages = [d.message for d in check_source(HEADER + source, f"probe_{name}.py")]
+    assert any(MARK in message for message in messages), messages
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])

@@ -116,3 +116,13 @@ def test_paths_on_the_command_line_replace_testpaths_and_ppy_paths(project: pyte
 def test_without_the_flag_no_region_is_collected(project: pytest.Pytester) -> None:
     result = run(project, "--co", "-q")
     assert {line for line in result.stdout.lines if "::" in line} == {"tests/test_a.py::test_a"}
+
+
+def test_files_are_read_as_python_reads_them(project: pytest.Pytester) -> None:
+    """A file starting with a byte-order mark (whose `import ppy` the prefilter missed: its regions went unverified,
+    silently) and a latin-1 file are collected; a file Python cannot decode is ppy-check's to report."""
+    src = project.path / "src"
+    (src / "bom.py").write_bytes(b"\xef\xbb\xbf" + REGION.format(name="bom").encode())
+    (src / "latin.py").write_bytes(("# -*- coding: latin-1 -*-\n" + REGION.format(name="caf\u00e9")).encode("latin-1"))
+    (src / "undecodable.py").write_bytes(b"import ppy\nx = '\xff'\n")
+    assert collected(project) == ALL | {"src/bom.py::bom[cpu]", "src/latin.py::caf\u00e9[cpu]"}

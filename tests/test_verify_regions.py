@@ -193,3 +193,144 @@ def test_regions_are_skipped_when_ppy_is_disabled(project: pytest.Pytester) -> N
     result = run(project, "--ppy-verify", "tests/statuses.py::twice[cpu]", PPY_DISABLE="1")
     result.assert_outcomes(skipped=1)
     assert "PPY_DISABLE=1: every region runs as Python" in result.stdout.str()
+
+
+# Regions the tests call only in ways that compare no value, and one they also call in a way that does.
+UNCOMPARED = textwrap.dedent(
+    '''
+    import ppy
+    import torch
+
+
+    @ppy.opt(1)
+    def refused(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y
+
+
+    @ppy.opt(1)
+    def traced(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+
+    @ppy.opt(1)
+    def declined(n: int) -> int:
+        return n + 1
+
+
+    @ppy.opt(1)
+    def unbound(x: torch.Tensor) -> torch.Tensor:
+        return x - 1
+
+
+    @ppy.opt(1)
+    def mixed(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+    '''
+)
+
+UNCOMPARED_TESTS = textwrap.dedent(
+    '''
+    import pytest
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    import uncompared
+
+
+    class Passing(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+
+    def test_raises():
+        with pytest.raises(RuntimeError, match="must match the size"):
+            uncompared.refused(torch.ones(3), torch.ones(4))
+
+
+    def test_traced():
+        with Passing():
+            assert uncompared.traced(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+    def test_declined():
+        assert uncompared.declined(2 ** 70) == 2 ** 70 + 1
+
+
+    def test_unbound():
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            uncompared.unbound(torch.ones(2), y=1)
+
+
+    def test_mixed():
+        with pytest.raises(RuntimeError):
+            uncompared.mixed(torch.ones(3), torch.ones(4))
+        assert uncompared.mixed(torch.ones(2), torch.ones(2)).tolist() == [1.0, 1.0]
+    '''
+)
+
+
+@pytest.fixture
+def uncompared(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(uncompared=UNCOMPARED, test_uncompared=UNCOMPARED_TESTS)
+    pytester.makeini("[pytest]\nppy_devices = cpu\n")
+    return pytester
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_item_whose_calls_compared_no_value_fails_saying_why(uncompared: pytest.Pytester, strict: bool) -> None:
+    result = run(uncompared, "--ppy-verify", *(["--ppy-verify-strict"] if strict else []))
+    result.assert_outcomes(passed=5 + 1, failed=4)  # the five tests and `mixed`; the other four regions fail
+    out = result.stdout.str()
+    rows = table_rows(result)
+    for name in ("refused", "traced", "declined", "unbound"):
+        assert rows[f"uncompared.py::{name}", "cpu"] == ["0", "-", "-", "failed"], name
+    # A call that raised on both sides compared the exceptions, not a value: it is not a call checked.
+    assert rows["uncompared.py::mixed", "cpu"] == ["1", "0.00e+00", "1.3e-06, 1e-05", "passed"]
+    assert ("region `refused` on cpu: no value was compared: 1 call raised on both sides (a call made by "
+            "test_uncompared.py::test_raises: RuntimeError: The size of tensor a (3) must match the size of tensor b "
+            "(4)") in out
+    assert "region `traced` on cpu: no value was compared: 1 call ran under a tracer" in out
+    assert ("region `declined` on cpu: no value was compared: 1 call went to the Python body, the compiled code not "
+            "taking their arguments") in out
+    assert "region `unbound` on cpu: no value was compared: 1 call did not bind to its parameters" in out
+    assert "got NotImplemented" not in out
+
+
+COLD = textwrap.dedent(
+    '''
+    import ppy
+    import torch
+
+
+    @ppy.opt(1)
+    def unsampled(x: torch.Tensor) -> torch.Tensor:
+        return x * 5 - 2
+    '''
+)
+
+
+def test_a_cold_cache_is_built_before_the_tests_calls_so_they_are_compared(
+        pytester: pytest.Pytester, fresh_cache: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without PPY_BUILD in the environment a cache miss builds in the background, and the test's call would run
+    # the Python body unchecked: --ppy-verify waits for builds itself.
+    monkeypatch.delenv("PPY_BUILD", raising=False)
+    pytester.makepyfile(cold=COLD, test_cold="import cold, torch\n\n\ndef test_call():\n"
+                                              "    assert cold.unsampled(torch.ones(2)).tolist() == [3.0, 3.0]\n")
+    pytester.makeini("[pytest]\nppy_devices = cpu\n")
+    result = run(pytester, "--ppy-verify")
+    result.assert_outcomes(passed=2)
+    assert table_rows(result)["cold.py::unsampled", "cpu"] == ["1", "0.00e+00", "1.3e-06, 1e-05", "passed"]
+
+
+def test_a_call_made_before_the_build_is_done_compared_nothing_and_says_so(
+        pytester: pytest.Pytester, fresh_cache: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A test that asks for background builds itself: its call runs the Python body, unchecked, and the item says so.
+    pytester.makepyfile(cold=COLD, test_cold="import cold, torch\nfrom ppy import runtime\n\n\n"
+                                              "def test_call(monkeypatch):\n"
+                                              "    monkeypatch.setattr(runtime, '_build_mode', 'background')\n"
+                                              "    assert cold.unsampled(torch.ones(2)).tolist() == [3.0, 3.0]\n")
+    pytester.makeini("[pytest]\nppy_devices = cpu\n")
+    result = run(pytester, "--ppy-verify")
+    result.assert_outcomes(passed=1, failed=1)
+    assert ("region `unsampled` on cpu: no value was compared: 1 call ran the Python body because the region was "
+            "not compiled yet") in result.stdout.str()

@@ -21,23 +21,27 @@ import ast
 import contextlib
 import dataclasses
 import enum
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Union
+import typing
+from typing import Any, TypeGuard, Union
 
 from ppy_check import torch_python
-from ppy_check.model import constants, hostmath
+from ppy_check.model import budgets, constants, hostmath
 from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
 from ppy_check.model.ir import (
-    Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    Assumed, Assumption, Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
-    SeqSlice, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
+    SeqSlice, ShownSeq, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
-from ppy_check.model.problems import Capture, CaptureOrigin, Problems, TypeProblem, Unsupported
+from ppy_check.model.budgets import Budget, Exceeded
+from ppy_check.model.problems import (Capture, CaptureOrigin, OverBudget, Problems, Suggestion, TypeProblem,
+                                      Unsupported)
 from ppy_check.region import Region, describe_function, function_locals
-from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope
+from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope, Rebinding
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
 
 # Python namespaces whose builtins reach a native function (``opdata.json``'s bindings).
@@ -169,6 +173,11 @@ PROPERTY_REFUSALS = {
     "is_leaf": "autograd's graph is read outside the region",
 }
 
+# What an exception's message formats at run time as Python's str() does, alone or as a sequence's items.
+_SHOWN_SCALARS = (t.INT, t.BOOL, t.FLOAT, t.NUMBER, t.DTYPE)
+# The pieces of an exception's message: literal text, and run-time values formatted into it.
+Message = tuple[str | Expr | ShownSeq, ...]
+
 BINARY_OPS = {
     ast.Add: HostOp.ADD, ast.Sub: HostOp.SUB, ast.Mult: HostOp.MUL, ast.Div: HostOp.TRUEDIV,
     ast.FloorDiv: HostOp.FLOORDIV, ast.Mod: HostOp.MOD, ast.Pow: HostOp.POW, ast.LShift: HostOp.LSHIFT,
@@ -187,6 +196,8 @@ TENSOR_INPLACE = {
     ast.Mod: "remainder_", ast.Pow: "pow_", ast.MatMult: None, ast.BitAnd: "__iand__", ast.BitOr: "__ior__",
     ast.BitXor: "__ixor__", ast.LShift: "__ilshift__", ast.RShift: "__irshift__",
 }
+# Tensor.__invert__'s words for a tensor that is neither integer nor bool.
+INVERT_REFUSED = "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
 TENSOR_COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 GRAD_DECORATORS = {
@@ -303,6 +314,119 @@ class _LibraryRefused(Exception):
     """A call of torch's Python code cannot be followed: its first problem, recorded, stands for the whole call."""
 
 
+class _OutOfBudget(Exception):
+    """A budget of the whole region ran out (steps, time): building stops, and that is the region's one finding."""
+
+    def __init__(self, exceeded: Exceeded):
+        super().__init__(exceeded.budget.value)
+        self.exceeded = exceeded
+
+
+# How many expressions the builder evaluates between two looks at the clock.
+CLOCK_EVERY = 64
+
+
+@dataclass(frozen=True)
+class _TemplateStart:
+    """Where the model stood when a helper's inlining began (Builder.remember keeps what it added)."""
+
+    body: int
+    vars: int
+    snapshot: tuple[int, int, int, int, int, bool]
+    structural: int
+    branches: int
+    budgets: int
+    callees: int
+    natives: set[str]
+    kinds: int
+    sizes: set[Expr]
+    inlined: int
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A helper's model for one kind of arguments: what inlining it added, and the arguments it was built on."""
+
+    leaves: tuple[Expr, ...]  # the bound arguments, tuples before their items
+    body: tuple[Any, ...]
+    value: Expr
+    first_var: int  # its variables are those numbered above first_var, up to last_var
+    last_var: int
+    writes: tuple[Write, ...]
+    callees: tuple[tuple[Region, str, Span | None], ...]
+    chain: str  # how the region reached the helper (each callee's chain ends with it)
+    natives: frozenset[str]
+    random: bool
+    sizes: tuple[Expr, ...]
+    kinds: tuple[tuple[Expr, str], ...]
+    reached: frozenset[int]  # the helpers inlined, by identity: reused only where none of them is being inlined
+    statements: int  # its cost in steps (budgets.MAX_STEPS): its statements and the helpers it reaches
+
+
+class _Cloner:
+    """Copies of a template's model nodes: the first call's arguments replaced by this call's, each of its
+    variables by a new one; a node shared in the template is one node in the copy."""
+
+    def __init__(self, mapping: dict[int, Any], first_var: int, last_var: int, new_var: Any):
+        self.mapping = mapping
+        self.first_var, self.last_var = first_var, last_var
+        self.new_var = new_var
+        self.vars: dict[Var, Var] = {}
+
+    def clone(self, node: Any) -> Any:
+        found = self.mapping.get(id(node))
+        if found is not None:
+            return found
+        if isinstance(node, tuple):
+            return tuple(self.clone(item) for item in node)
+        if isinstance(node, Var):
+            copy: Any = self.new_var(node.name, node.type) if self.first_var < node.index <= self.last_var else node
+            if copy is not node:
+                self.vars[node] = copy
+        elif type(node) in _MODEL_NODES:
+            changes = {}
+            for name in _MODEL_NODES[type(node)]:
+                value = getattr(node, name)
+                cloned = self.clone(value)
+                if cloned is not value:
+                    changes[name] = cloned
+            copy = dataclasses.replace(node, **changes) if changes else node
+        else:
+            return node
+        self.mapping[id(node)] = copy
+        return copy
+
+
+def _model_nodes() -> dict[type, tuple[str, ...]]:
+    """The model's node classes whose fields may hold other nodes, and those fields."""
+    from ppy_check.model import ir
+
+    leaves = (ir.Span, ir.DtypeName, ir.EnumName, ir.ResultClass, ir.Write, ir.ParamInfo, ir.RegionModel, ir.Var)
+    return {kind: tuple(f.name for f in dataclasses.fields(kind) if f.name not in ("span", "type", "aliases"))
+            for kind in vars(ir).values()
+            if isinstance(kind, type) and dataclasses.is_dataclass(kind) and kind not in leaves}
+
+
+_MODEL_NODES = _model_nodes()
+
+
+_EXPRESSIONS: tuple[type, ...] = typing.get_args(Expr)
+
+
+def _is_expr(value: object) -> TypeGuard[Expr]:
+    return isinstance(value, _EXPRESSIONS)
+
+
+def _count_statements(body: tuple[Any, ...]) -> int:
+    """Statements, those of run-time decisions' ways included: what instantiating a template costs."""
+    total = 0
+    for statement in body:
+        total += 1
+        if isinstance(statement, Branch):
+            total += _count_statements(statement.then_body) + _count_statements(statement.else_body)
+    return total
+
+
 class _Jump(Exception):
     """`break` or `continue` in a loop of torch's Python code that is being unrolled."""
 
@@ -343,15 +467,56 @@ class Frame:
     finished: bool = False  # the rest of the function was built inside a run-time branch (library_if)
 
 
+# Expressions inside one that display() spells as written; past them a message shows `...` (the text is cut at
+# 60 characters anyway), so that displaying each level of a deep expression costs no more than this.
+DISPLAY_NODES = 64
+
+
 def display(node: ast.AST) -> str:
     """Source text for a message: one line, at most 60 characters."""
-    text = _plain_text(node)
-    if text is None:
-        text = ast.unparse(node)
+    plain = _plain_text(node) if _smaller_than(node, DISPLAY_NODES) else None
+    text = plain if plain is not None else ast.unparse(node if _smaller_than(node, DISPLAY_NODES)
+                                                       else _pruned(node, [DISPLAY_NODES]))
     first, *rest = text.splitlines() or [""]
     if rest:
         first += " ..."
     return first if len(first) <= 60 else first[:57] + "..."
+
+
+def _smaller_than(node: ast.AST, limit: int) -> bool:
+    """Whether the tree under ``node`` holds fewer than ``limit`` expressions (it is walked no further)."""
+    pending = [node]
+    seen = 0
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.expr):
+            seen += 1
+            if seen >= limit:
+                return False
+        pending.extend(ast.iter_child_nodes(current))
+    return True
+
+
+def _pruned(node: ast.AST, budget: list[int]) -> ast.AST:
+    """A copy of ``node`` with ``budget`` expressions of its own, and every one past them `...`. The last fields are
+    copied first: deep expressions nest on the left (`x + x + ...`, `x.abs().abs()...`), so the copy keeps the
+    operands written last, as they are, and the deep rest reads `...`."""
+    if isinstance(node, ast.expr):
+        budget[0] -= 1
+    copy = type(node)()
+    for name, value in reversed(list(ast.iter_fields(node))):
+        if isinstance(value, ast.AST):
+            value = _pruned_child(value, budget)
+        elif isinstance(value, list):
+            value = [_pruned_child(item, budget) if isinstance(item, ast.AST) else item for item in reversed(value)][::-1]
+        setattr(copy, name, value)
+    return copy
+
+
+def _pruned_child(node: ast.AST, budget: list[int]) -> ast.AST:
+    if budget[0] <= 0 and isinstance(node, ast.expr):
+        return ast.Name(id="...")
+    return _pruned(node, budget)
 
 
 def _plain_text(node: ast.AST) -> str | None:
@@ -396,8 +561,14 @@ def _strip_dotted(dotted: str) -> str:
 
 
 class Builder:
-    def __init__(self, region: Region, data: OpData | None = None):
+    def __init__(self, region: Region, data: OpData | None = None, deadline: float | None = None):
         self.region = region
+        self.deadline = deadline  # time.monotonic() past which the region is refused (ppy-check's file budget)
+        self.steps = 0  # expressions evaluated, the inlined ones included (budgets.MAX_STEPS)
+        # The statement of the region's own body being built, which a finding for the whole region names.
+        self.at: ast.stmt | None = None
+        # The items (nested ones counted) of each tuple type met, by identity; the type is kept so its id stays its own.
+        self.leaves_of: dict[int, tuple[t.TupleT, int]] = {}
         self.scope = region.scope
         self.data = data or opdata()
         self.problems = Problems()
@@ -419,10 +590,18 @@ class Builder:
         self.returned = False
         self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path)
         self.dependencies: dict[str, str] = {}  # other files the region reached: path -> sha256
+        # The names from outside the body the model took as fixed, by (namespace, name): what the runtime proves.
+        self.assumptions: dict[tuple[str, str], Assumption] = {}
         self.anchor: Span | None = None  # the call in the region's file that reached another file
         self.inlining: list[ast.AST] = []  # the helpers being inlined, outermost first (recursion is refused)
         self.returned_value: Value | None = None
         self.callees: list[tuple[Region, str, Span | None]] = []
+        # Each (helper, how it was reached, anchor) once: a helper called on many paths is checked once per path.
+        self.callees_seen: set[tuple[int, str, Span | None]] = set()
+        self.callees_reached: list[tuple[Region, str, Span | None]] = []
+        # A helper's model, by what it depends on (template_key), and the helpers each inlining reached.
+        self.templates: dict[tuple[Any, ...], _Template] = {}
+        self.inlined: list[int] = []
         # Sequences known to be lists or tuples (by identity; the value is kept so its id stays its own), for the
         # `isinstance(x, list)` tests of torch's Python code.
         self.sequence_kinds: dict[int, tuple[Expr, str]] = {}
@@ -466,8 +645,18 @@ class Builder:
         if not self.complete or self.problems:
             return Analysis(None, self.problems, self.writes, self.callees)
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
-                            self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes)
+                            self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes,
+                            tuple(self.assumptions.values()))
         return Analysis(model, self.problems, self.writes, self.callees)
+
+    def stopped(self, exceeded: Exceeded | None, error: str = "") -> Analysis:
+        """The region's analysis when building stopped part way: one finding, at the statement of the region's body
+        it had reached. What was recorded before is dropped: part of it may be tentative, taken back only by the
+        steps the stop cut short; the helpers reached so far still have their syntax checked."""
+        statement = self.at if self.at is not None else self.region.node
+        problems = Problems()
+        problems.budgets.append(OverBudget(Span.of(statement), _statement_text(statement), exceeded, error=error))
+        return Analysis(None, problems, [], self.callees)
 
     def _grad_mode(self) -> GradMode:
         """A grad-mode decorator under ppy's is understood; any other decorator there is refused."""
@@ -510,18 +699,45 @@ class Builder:
             raise _LibraryRefused
         return POISON
 
-    def type_problem(self, span: Span, subject: str, why: str) -> Poisoned:
+    def type_problem(self, span: Span, subject: str, why: str, fix: Suggestion | None = None) -> Poisoned:
         subject, why = self._library_subject(subject, why)
-        self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context))
+        self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context, fix))
         self.complete = False
         if self.frame.library:
             raise _LibraryRefused
         return POISON
 
+    def over_budget(self, span: Span, subject: str, exceeded: Exceeded) -> Poisoned:
+        """A value too large to fold where the region is built: a finding, as `unsupported` records one."""
+        if self.frame.library and self.frame.called_as:
+            subject = self.frame.called_as  # the user's call; torch's code is not theirs to change
+        self.problems.budgets.append(OverBudget(self._span(span), subject, exceeded, self.frame.context))
+        self.complete = False
+        if self.frame.library:
+            raise _LibraryRefused
+        return POISON
+
+    def _uncalled(self, node: ast.Call) -> Suggestion | None:
+        """`x.mT()` as `x.mT`, in the region's own code: unsafe, since the call raises a TypeError where
+        the attribute does not."""
+        if self.frame.context or self.frame.library or self.anchor is not None or node.args or node.keywords:
+            return None
+        func = Span.of(node.func)
+        called = Span.of(node)
+        return Suggestion(Span(func.end_line, func.end_column, called.end_line, called.end_column), "",
+                          "remove the call", safe=False)
+
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
         if self.frame.library:
             return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
         self.problems.captures.append(Capture(self._span(span), name, origin, detail, self.frame.context))
+        self.complete = False
+        return POISON
+
+    def rebound_capture(self, span: Span, name: str, rebinding: Rebinding) -> Poisoned:
+        """A module-level name the module rebinds behind its assignments (or may, by a star import)."""
+        self.problems.captures.append(Capture(self._span(span), name, CaptureOrigin.REBOUND, str(rebinding.line),
+                                              self.frame.context, rebinding.how, rebinding.star))
         self.complete = False
         return POISON
 
@@ -542,6 +758,8 @@ class Builder:
             if self.returned or self.frame.finished:
                 # Code after `return` never runs; Python compiles it anyway.
                 continue
+            if not self.inlining:
+                self.at = statement
             try:
                 if self.frame.library and isinstance(statement, ast.If):
                     self.frame.rests.append(statements[index + 1:])
@@ -687,6 +905,10 @@ class Builder:
             targets = [statement.target]
         for target in targets:
             self.bind_poison(target)
+        if isinstance(statement, ast.Return) and self.inlining:
+            # A helper's `return` that could not be modelled hands back what its problem already explains: the
+            # call is not None to its caller (that would cascade into findings on correct lines there).
+            self.returned, self.returned_value = True, POISON
 
     def statement(self, node: ast.stmt) -> None:
         if self.frame.library and isinstance(node, (ast.If, ast.Raise, ast.Assert)) or \
@@ -704,15 +926,19 @@ class Builder:
             if isinstance(value, (Call, TensorIndex)) or _may_raise(value):
                 self.body.append(Eval(value, Span.of(node)))  # type: ignore[arg-type]
         elif isinstance(node, ast.Assign):
+            first_var = self.vars
             value = self.expr(node.value, top=True)
-            if len(node.targets) > 1:
+            chained = len(node.targets) > 1
+            if chained:
                 value = self.atom(value, node.value)
             for target in node.targets:
-                self.assign(target, value, node)
+                # `h = w = x.shape[1]`: every target holds the one value, so none may take its variable over.
+                self.assign(target, value, node, None if chained else first_var)
                 self.track_list(target, node.value)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
-                self.assign(node.target, self.expr(node.value, top=True), node)
+                first_var = self.vars
+                self.assign(node.target, self.expr(node.value, top=True), node, first_var)
                 self.track_list(node.target, node.value)
         elif self.frame.library and isinstance(node, (ast.Break, ast.Continue)):
             raise _Jump(node)
@@ -934,7 +1160,7 @@ class Builder:
                          "known only at run time")
         raise _Abandon
 
-    def require(self, test: ast.expr, node: ast.stmt, error: PythonException, message: tuple[str | Expr, ...],
+    def require(self, test: ast.expr, node: ast.stmt, error: PythonException, message: Message,
                 negate: bool) -> None:
         """Keep a check of torch's Python code on a run-time value: the compiled region raises where it would."""
         span = Span.of(node)
@@ -949,7 +1175,7 @@ class Builder:
                          f"torch's Python code checks `{display(test)}`, which {why}")
         raise _Abandon
 
-    def raised(self, node: ast.Raise) -> tuple[PythonException | None, tuple[str | Expr, ...]]:
+    def raised(self, node: ast.Raise) -> tuple[PythonException | None, Message]:
         """The exception a `raise` of torch's Python code makes, and its message: literal text, and the values an
         f-string formats (what is known here as text, a run-time int or bool as itself)."""
         call = node.exc
@@ -960,37 +1186,89 @@ class Builder:
             return error, (name or "",)
         return error, self.message(call.args[0])
 
-    def message(self, text: ast.expr) -> tuple[str | Expr, ...]:
+    def message(self, text: ast.expr) -> Message:
         """An exception's message in torch's Python code: literal text, and the values an f-string formats."""
         if isinstance(text, ast.Constant) and isinstance(text.value, str):
             return (text.value,)
         if isinstance(text, ast.JoinedStr):
-            return tuple(part.value if isinstance(part, ast.Constant) else self.formatted(part)
-                         for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
+            return tuple(piece for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue))
+                         for piece in ((part.value,) if isinstance(part, ast.Constant) else self.formatted(part)))
         return (display(text),)
 
-    def formatted(self, part: ast.FormattedValue) -> str | Expr:
-        """One `{...}` of a raise's f-string: its text where it is known here, the value where it is a run-time int,
-        bool, str or dtype that nothing can fail computing (the message is built before the check fails), else its source."""
+    def formatted(self, part: ast.FormattedValue) -> Message:
+        """One `{...}` of a raise's f-string: its text where it is known here, the run-time value where it is one
+        the compiled code prints as Python's str() does and nothing can fail computing (the message is built before
+        the check fails), else its source."""
         shown = "{" + display(part.value) + "}"
         if part.format_spec is not None or part.conversion not in (-1, ord("s")):
-            return shown
+            return (shown,)
         known = self.try_constant(part.value)
         if known is not None:
             value = known.value
-            return str(value) if isinstance(value, (str, int, float, bool)) or value is None else shown
+            return (str(value),) if isinstance(value, (str, int, float, bool)) or value is None else (shown,)
         saved = self.snapshot()
         try:
             value = self.expr(part.value)
         except (_Abandon, _LibraryRefused):
             value = POISON
         added = self.body[saved[0]:]
-        if isinstance(value, Expr) and value.type in (t.INT, t.BOOL, t.DTYPE, t.STR) and _cannot_raise(value) \
-                and len(self.problems.unsupported) == saved[1] and len(self.problems.types) == saved[2] \
-                and all(isinstance(s, Let) and _cannot_raise(s.value) for s in added):
-            return value
+        if isinstance(value, Expr) and len(self.problems.unsupported) == saved[1] \
+                and len(self.problems.types) == saved[2] and all(isinstance(s, Let) and self.computes_safely(s.value)
+                                                                 for s in added):
+            pieces = self.shown(value)
+            if pieces is not None:
+                return pieces
         self.rollback(saved)
-        return shown
+        return (shown,)
+
+    def shown(self, value: Expr) -> Message | None:
+        """``value`` as the pieces of a message that print it as Python's str() does; None where the compiled code
+        cannot (a str inside a tuple, which Python quotes; a value whose computing may fail)."""
+        if value.type in _SHOWN_SCALARS or isinstance(value.type, t.StrT):
+            return (value,) if self.computes_safely(value) else None
+        opening, closing = ("torch.Size([", "])") if self.is_size(value) else \
+            ("[", "]") if self.kind_of(value) == "list" else ("(", ")")
+        if isinstance(value.type, t.SeqT) and value.type.item in _SHOWN_SCALARS and self.computes_safely(value):
+            return (ShownSeq(value, opening, closing, opening == "("),)
+        if not isinstance(value.type, t.TupleT):
+            return None
+        items = [_item(value, i) for i in range(len(value.type.items))]
+        if not all(item.type in _SHOWN_SCALARS and self.computes_safely(item) for item in items):
+            return None
+        pieces: list[str | Expr | ShownSeq] = [opening]
+        for index, item in enumerate(items):
+            pieces.extend((", ", item) if index else (item,))
+        return (*pieces, "," if len(items) == 1 and opening == "(" else "", closing)
+
+    def computes_safely(self, value: Expr) -> bool:
+        """Whether computing a value a message shows cannot fail (it is computed before the check that raises it):
+        what _cannot_raise allows, a tuple's items, slices and joins of such sequences, and arithmetic on a rank
+        or a length, which cannot overflow (`{-ndim}`, `{len(out_size) + 1}`)."""
+        if isinstance(value, Item):
+            return self.computes_safely(value.base)
+        if isinstance(value, MakeSeq):
+            return all(self.computes_safely(part) for part, _ in value.parts)
+        if isinstance(value, SeqSlice):
+            return self.computes_safely(value.base) and all(
+                bound is None or self.computes_safely(bound) for bound in (value.lower, value.upper)) and (
+                value.step is None or isinstance(value.step, Const) and value.step.value != 0)
+        return _cannot_raise(value) or self.small(value)
+
+    def small(self, value: Expr, depth: int = 0) -> bool:
+        """Whether an int is a rank, a length or a small literal, or a sum, difference or negation of a few of
+        them, or the least or greatest of them: 64-bit arithmetic on it cannot overflow."""
+        if depth > 4:
+            return False
+        if isinstance(value, Const):
+            return isinstance(value.value, int) and abs(value.value) < 2**32
+        if isinstance(value, (Length, TensorQuery)):
+            return isinstance(value, Length) or value.query is Query.DIM
+        if isinstance(value, Read):
+            known = self.values.get(value.var)
+            return known is not None and self.small(known, depth + 1)
+        if isinstance(value, Host) and value.op in (HostOp.ADD, HostOp.SUB, HostOp.NEG, HostOp.MIN, HostOp.MAX):
+            return all(self.small(operand, depth + 1) for operand in value.operands)
+        return False
 
     def snapshot(self) -> tuple[int, int, int, int, int, bool]:
         """Where the model stands, to take back what a tentative step recorded (rollback)."""
@@ -1165,7 +1443,7 @@ class Builder:
             raise _Abandon
         if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
             if not hostmath.fits_int64(value.value):
-                self.type_problem(value.span, str(value.value), "the int does not fit in the 64 bits torch takes "
+                self.type_problem(value.span, budgets.shown_int(value.value), "the int does not fit in the 64 bits torch takes "
                                   "(Python would raise OverflowError when torch receives it)")
                 raise _Abandon
         if isinstance(value, (Const, Param, Read)):
@@ -1177,11 +1455,13 @@ class Builder:
             return self.mark(MakeTuple(items, value.type, value.span, value.aliases), self.kind_of(value))  # type: ignore[return-value]
         return self.mark(self.let(value), self.kind_of(value))  # type: ignore[return-value]
 
-    def assign(self, target: ast.expr, value: Value, statement: ast.stmt) -> None:
+    def assign(self, target: ast.expr, value: Value, statement: ast.stmt, renames_after: int | None = None) -> None:
+        """Bind ``target`` to ``value``. ``renames_after``: a temporary made after that variable count (by this
+        statement alone) that only this target holds may take the target's name; None: it may not."""
         if isinstance(target, ast.Name):
-            self.bind_name(target.id, value)
+            self.bind_name(target.id, value, renames_after)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            self.unpack(target, value, statement)
+            self.unpack(target, value, statement, renames_after)
         elif isinstance(target, ast.Subscript):
             self.store(target, value, statement)
         elif isinstance(target, ast.Starred):
@@ -1190,16 +1470,17 @@ class Builder:
             self.unsupported(Span.of(target), display(target),
                              "assigning to an attribute changes an object outside the region")
 
-    def bind_name(self, name: str, value: Value) -> None:
+    def bind_name(self, name: str, value: Value, renames_after: int | None = None) -> None:
         if isinstance(value, (Poisoned, UntypedParam)):
             self.env[name] = POISON
             return
         if isinstance(value, (ModuleRef, FunctionRef, LibraryModule, BooleanDispatch, KeywordDict)):
             self.env[name] = value  # an alias of a module or function: known at build time
             return
-        if isinstance(value, Read) and self.body and isinstance(self.body[-1], Let) and self.body[-1].var is value.var \
-                and not value.var.name:
-            # The value was just computed into a temporary: give the variable the user's name.
+        if renames_after is not None and isinstance(value, Read) and value.var.index > renames_after and self.body \
+                and isinstance(self.body[-1], Let) and self.body[-1].var is value.var and not value.var.name:
+            # The value was just computed into a temporary that nothing else holds: give it the user's name. (A
+            # temporary an earlier statement made may be held by another name's tuple: `t = (x.sum(), 1)`.)
             last = self.body.pop()
             self.env[name] = self.mark(self.let(last.value, name), self.kind_of(value))
             return
@@ -1208,7 +1489,8 @@ class Builder:
             return
         self.env[name] = self.let(value, name)
 
-    def unpack(self, target: ast.Tuple | ast.List, value: Value, statement: ast.stmt) -> None:
+    def unpack(self, target: ast.Tuple | ast.List, value: Value, statement: ast.stmt,
+               renames_after: int | None = None) -> None:
         if isinstance(value, Poisoned):
             self.bind_poison(target)
             return
@@ -1259,8 +1541,10 @@ class Builder:
         else:
             self.type_problem(span, display(target), f"cannot unpack a {source.type}")
             raise _Abandon
+        if renames_after is not None and _repeats_a_variable(values):
+            renames_after = None  # `p, q = (x.sum(),) * 2`: both names hold the one temporary
         for element, item in zip(target.elts, values):
-            self.assign(element.value if isinstance(element, ast.Starred) else element, item, statement)
+            self.assign(element.value if isinstance(element, ast.Starred) else element, item, statement, renames_after)
 
     def store(self, target: ast.Subscript, value: Value, statement: ast.stmt) -> None:
         base = self.atom(self.expr(target.value), target.value)
@@ -1297,17 +1581,18 @@ class Builder:
         if not isinstance(node.target, ast.Name):
             self.unsupported(span, display(node.target), "assigning to an attribute changes an object outside the region")
             raise _Abandon
+        first_var = self.vars
         current = self.name(node.target)
         if isinstance(current, Poisoned):
             raise _Abandon
         current_atom = self.atom(current, node.target)
         other = self.atom(self.expr(node.value), node.value)
-        if isinstance(current_atom.type, t.TensorT):
+        if isinstance(current_atom.type, t.TensorT) and TENSOR_INPLACE.get(type(node.op)) is not None:
             # `x += y` on a tensor is Tensor.__iadd__: the same tensor, written in place.
             result = self.operator(node.op, current_atom, other, span, in_place=True, text=display(node))
             self.body.append(Eval(result, span))  # type: ignore[arg-type]
             return
-        self.bind_name(node.target.id, self.operator(node.op, current_atom, other, span, text=display(node)))
+        self.bind_name(node.target.id, self.operator(node.op, current_atom, other, span, text=display(node)), first_var)
 
     def ret(self, node: ast.Return) -> None:
         span = Span.of(node)
@@ -1343,7 +1628,11 @@ class Builder:
 
     def expr(self, node: ast.expr, top: bool = False) -> Value:
         """The value of an expression; with ``top``, a call is left for the statement to bind."""
+        self.count_step()
         value = self._expr(node)
+        if _is_expr(value) and isinstance(value.type, t.TupleT) and self.leaves(value.type) > budgets.MAX_ITEMS:
+            self.over_budget(Span.of(node), display(node), Exceeded(Budget.ITEMS, budgets.MAX_ITEMS))
+            raise _Abandon
         if isinstance(node, (ast.List, ast.ListComp)):
             self.mark(value, "list")
         elif isinstance(node, ast.Tuple):
@@ -1353,6 +1642,23 @@ class Builder:
         if _needs_binding(value):  # type: ignore[arg-type]
             return self.mark(self.let(value), self.kind_of(value))  # type: ignore[arg-type]
         return value
+
+    def count_step(self) -> None:
+        """One more expression evaluated: the region's step budget, and now and then the clock."""
+        self.steps += 1
+        if self.steps > budgets.MAX_STEPS:
+            raise _OutOfBudget(Exceeded(Budget.STEPS, budgets.MAX_STEPS))
+        if self.deadline is not None and self.steps % CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+            raise _OutOfBudget(Exceeded(Budget.TIME, budgets.file_seconds()))
+
+    def leaves(self, kind: t.TupleT) -> int:
+        """How many items a tuple of this type holds, nested tuples' items counted (each shared type once)."""
+        known = self.leaves_of.get(id(kind))
+        if known is not None and known[0] is kind:
+            return known[1]
+        count = sum(self.leaves(item) if isinstance(item, t.TupleT) else 1 for item in kind.items)
+        self.leaves_of[id(kind)] = (kind, count)
+        return count
 
     def _expr(self, node: ast.expr) -> Value:
         # Each branch takes the node's span only where it needs it: most names are read from `env` without one.
@@ -1434,6 +1740,8 @@ class Builder:
                 continue
             return self.unsupported(Span.of(node), display(node), "an f-string builds its text at run time; "
                                     "pass the string as a parameter")
+        if sum(map(len, parts)) > budgets.MAX_TEXT:
+            return self.over_budget(Span.of(node), display(node), Exceeded(Budget.TEXT, budgets.MAX_TEXT))
         return Const("".join(parts), t.STR, Span.of(node))
 
     # --- names ----------------------------------------------------------------------------
@@ -1449,7 +1757,41 @@ class Builder:
         return self.free_name(node)
 
     def free_name(self, node: ast.Name) -> Value:
-        """Python's order: enclosing functions, then the module, then builtins."""
+        """Python's order: enclosing functions, then the module, then builtins; what the model took a name of the
+        module or a builtin to be is recorded (``assume``), since Python reads it again at every call."""
+        value = self.module_name(node)
+        if not self.frame.library and not any(node.id in names for _, names in self.frame.enclosing):
+            self.assume(self.frame.path, node.id, value)
+        return value
+
+    def assume(self, namespace: str, name: str, value: Value) -> None:
+        """Record what the model took ``name`` in ``namespace`` (a file, or ``module:<dotted>``) to be."""
+        scope = self.frame.scope
+        binding = scope.bindings.get(name) if not namespace.startswith("module:") else None
+        expected: tuple[Assumed, str] | None = None
+        if isinstance(value, (ModuleRef, LibraryModule)):
+            expected = Assumed.MODULE, value.dotted
+        elif isinstance(value, ProjectModule):
+            expected = Assumed.PROJECT_MODULE, value.path
+        elif isinstance(value, FunctionRef) and value.helper is not None and not value.helper.library:
+            expected = Assumed.HELPER, f"{value.helper.path}::{value.helper.node.name}"
+        elif binding is not None and binding.kind is BindingKind.CONSTANT and binding.value is not None:
+            expected = Assumed.LITERAL, repr(ast.literal_eval(binding.value))
+        elif binding is not None:
+            return  # a capture, already a finding
+        elif isinstance(value, FunctionRef) and value.dotted.startswith("builtins.") and \
+                not namespace.startswith("module:") and name not in scope.imports:
+            expected = Assumed.BUILTIN, name
+        elif isinstance(value, (FunctionRef, BooleanDispatch, Const)):
+            dotted = scope.imports.get(name) if not namespace.startswith("module:") else f"{namespace[7:]}.{name}"
+            if dotted is not None and dotted.split(".")[0] in ("torch", "math", "einops", "builtins"):
+                dotted = _strip_dotted(dotted)
+                expected = (Assumed.LIBRARY_VALUE, f"{dotted} {constants.python_repr(value.value)}") \
+                    if isinstance(value, Const) else (Assumed.LIBRARY, dotted)
+        if expected is not None:
+            self.assumptions.setdefault((namespace, name), Assumption(namespace, name, *expected))
+
+    def module_name(self, node: ast.Name) -> Value:
         name = node.id
         span = Span.of(node)
         for scope_name, names in reversed(self.frame.enclosing):
@@ -1488,8 +1830,14 @@ class Builder:
                                                  scope, name)
             if binding.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
                 return FunctionRef(f"<module>.{name}", name)
+            if binding.rebound is not None and not self.frame.library:
+                return self.rebound_capture(span, name, binding.rebound)
             return self.capture(span, name, CaptureOrigin.GLOBAL, str(binding.line))
         if name in BUILTIN_NAMES:
+            if scope.star_imports and not self.frame.library:
+                return self.rebound_capture(span, name, scope.star_imports[0])  # it may be what the import binds
+            if f"builtins.{name}" in scope.patched and not self.frame.library:
+                return self.rebound_capture(span, name, scope.patched[f"builtins.{name}"])
             return FunctionRef(f"builtins.{name}", name)
         return self.capture(span, name, CaptureOrigin.UNDEFINED, "")
 
@@ -1652,22 +2000,23 @@ class Builder:
 
     def project_value(self, dotted: str, shown: str) -> Value | None:
         """A module or function of the project's own files, found without importing (imports.py)."""
-        from ppy_check.imports import file_digest, find_module, load_module
+        from ppy_check.imports import find_module, load_file
 
         path = find_module(self.frame.path, dotted)
         if path is not None:
             return ProjectModule(path, dotted)
         module_name, _, name = dotted.rpartition(".")
         path = find_module(self.frame.path, module_name) if module_name else None
-        module = load_module(path) if path is not None else None
-        if module is None or module.tree is None:
+        found = load_file(path) if path is not None else None
+        if path is None or found is None or found.module.tree is None:
             return None
+        module = found.module
         binding = module.scope.bindings.get(name)
         if binding is None or binding.kind is not BindingKind.FUNCTION or not isinstance(binding.node, ast.FunctionDef):
             return None
         if path not in self.dependencies and path != self.region.site.path:
-            self.dependencies[path] = file_digest(path)  # type: ignore[index]
-        return FunctionRef(dotted, shown, Helper(binding.node, module.scope, path))  # type: ignore[arg-type]
+            self.dependencies[path] = found.source.digest  # of the bytes this helper was parsed from
+        return FunctionRef(dotted, shown, Helper(binding.node, module.scope, path))
 
     # --- attributes ---------------------------------------------------------------------
 
@@ -1682,14 +2031,21 @@ class Builder:
         base = self.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON
+        if isinstance(base, ModuleRef) and not self.frame.library and \
+                f"{base.dotted}.{node.attr}" in self.frame.scope.patched:
+            return self.rebound_capture(span, display(node), self.frame.scope.patched[f"{base.dotted}.{node.attr}"])
         if isinstance(base, ModuleRef):
-            return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
+            found = self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
+            if not self.frame.library:
+                self.assume(f"module:{base.dotted}", node.attr, found)
+            return found
         if isinstance(base, LibraryModule):
             return FunctionRef(f"{base.dotted}.{node.attr}", display(node))
         if isinstance(base, ProjectModule):
             found = self.project_value(f"{base.dotted}.{node.attr}", display(node))
             if found is None:
                 return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
+            self.assume(base.path, node.attr, found)
             return found
         if isinstance(base, FunctionRef) and base.helper is None and base.dotted.startswith("torch."):
             # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
@@ -1833,7 +2189,10 @@ class Builder:
                     return self.type_problem(span, display(index_node), f"slice bounds must be ints, not {bound.type}")
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]
-                picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
+                try:
+                    picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
+                except ValueError as error:  # a step of 0
+                    return self.type_problem(span, display(index_node), f"always raises ValueError ({error})")
                 return self.mark(MakeTuple(tuple(picked), t.TupleT(tuple(i.type for i in picked)), span,
                                            frozenset().union(*(i.aliases for i in picked))), self.kind_of(base))
             seq_type = t.SeqT(t.element_type(kind) or t.INT) if isinstance(kind, t.TupleT) else kind
@@ -1970,6 +2329,9 @@ class Builder:
             return self.sequence_operator(op, left, right, span, text)
         if isinstance(left.type, t.StrT) and isinstance(right.type, t.StrT) and isinstance(op, ast.Add) \
                 and isinstance(left, Const) and isinstance(right, Const):
+            if len(left.value) + len(right.value) > budgets.MAX_TEXT:
+                self.over_budget(span, text, Exceeded(Budget.TEXT, budgets.MAX_TEXT))
+                raise _Abandon
             return Const(left.value + right.value, t.STR, span)
         host = BINARY_OPS.get(type(op))
         if host is None:
@@ -1994,6 +2356,9 @@ class Builder:
         if all(isinstance(o, Const) for o in operands):
             try:
                 value = hostmath.fold(op, [o.value for o in operands], function)  # type: ignore[union-attr]
+            except budgets.FoldTooLarge as error:
+                self.over_budget(span, text, error.exceeded)
+                raise _Abandon from None
             except (ArithmeticError, ValueError) as error:
                 self.type_problem(span, text, f"always raises {type(error).__name__} ({error})")
                 raise _Abandon from None
@@ -2015,6 +2380,9 @@ class Builder:
                 self.type_problem(span, text, f"a tuple repeated by a {count.type}")
                 raise _Abandon
             if isinstance(sequence.type, t.TupleT) and isinstance(count, Const):
+                if self.leaves(sequence.type) * int(count.value) > budgets.MAX_ITEMS:
+                    self.over_budget(span, text, Exceeded(Budget.ITEMS, budgets.MAX_ITEMS))
+                    raise _Abandon
                 items = [_item(sequence, i) for i in range(len(sequence.type.items))] * max(int(count.value), 0)
                 return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span, sequence.aliases)
             seq = self.as_sequence(sequence) if isinstance(sequence.type, t.TupleT) else sequence
@@ -2027,6 +2395,8 @@ class Builder:
 
     def tensor_operator(self, op: ast.operator, left: Expr, right: Expr, span: Span, in_place: bool, text: str) -> Expr:
         symbol = OPERATOR_NAMES[type(op)]
+        if in_place and isinstance(left.type, t.TensorT) and TENSOR_INPLACE.get(type(op)) is None:
+            in_place = False  # no `Tensor.__imatmul__`: Python computes `x @ y` and rebinds the target
         if in_place:
             method = TENSOR_INPLACE.get(type(op))
             if method is None or not isinstance(left.type, t.TensorT):
@@ -2046,6 +2416,9 @@ class Builder:
             return self.invoke_method("mul", reciprocal, [Argument(left)], {}, span, text)
         if method in ("floor_divide", "remainder", "pow"):
             return self.invoke_function(method, [Argument(left), Argument(right)], {}, span, text)
+        if method in ("__lshift__", "__rshift__"):  # Tensor.__rlshift__ and __rrshift__
+            shift = "bitwise_left_shift" if method == "__lshift__" else "bitwise_right_shift"
+            return self.invoke_function(shift, [Argument(left), Argument(right)], {}, span, text)
         self.type_problem(span, text, f"a {left.type} on the left of `{symbol}` with a tensor")
         raise _Abandon
 
@@ -2061,6 +2434,8 @@ class Builder:
             if isinstance(node.op, ast.Not):
                 return self.unsupported(span, display(node), "`not` reads the tensor's value back into Python; "
                                         "use `torch.logical_not`")
+            if isinstance(node.op, ast.Invert):
+                self.require_integral(operand, span)
             method = {ast.USub: "neg", ast.Invert: "bitwise_not", ast.UAdd: "positive"}[type(node.op)]
             return self.invoke_method(method, operand, [], {}, span, display(node))
         if isinstance(node.op, ast.Not) and isinstance(operand.type, t.OptionalT):
@@ -2074,6 +2449,14 @@ class Builder:
         if op is HostOp.NOT and not t.is_number(operand.type):
             return self.unsupported(span, display(node), f"`not` of a {operand.type}")
         return self.host(op, [operand], span, display(node))
+
+    def require_integral(self, operand: Expr, span: Span) -> None:
+        """``~x`` is Tensor.__invert__, which refuses a floating or complex tensor with TypeError before it
+        dispatches (torch's python_variable_methods.cpp), where ``bitwise_not`` would raise NotImplementedError."""
+        for query in (Query.IS_FLOATING_POINT, Query.IS_COMPLEX):
+            kind = self.atom(TensorQuery(operand, query, (), t.BOOL, span))
+            holds = self.atom(self.host(HostOp.NOT, [kind], span, "~"))
+            self.body.append(Require(holds, PythonException.TYPE_ERROR, (INVERT_REFUSED,), span))
 
     def compare(self, node: ast.Compare) -> Value:
         span = Span.of(node)
@@ -2210,13 +2593,19 @@ class Builder:
                 return self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
             return POISON
         if isinstance(func, ast.Attribute):
+            if isinstance(callee, ModuleRef) and not self.frame.library and \
+                    f"{callee.dotted}.{func.attr}" in self.frame.scope.patched:
+                return self.rebound_capture(span, shown, self.frame.scope.patched[f"{callee.dotted}.{func.attr}"])
             if isinstance(callee, ModuleRef):
+                if not self.frame.library:
+                    self.assume(f"module:{callee.dotted}", func.attr, FunctionRef(f"{callee.dotted}.{func.attr}", shown))
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, LibraryModule):
                 return self.call_function(f"{callee.dotted}.{func.attr}", args, keywords, span, shown, node)
             if isinstance(callee, ProjectModule):
                 found = self.project_value(f"{callee.dotted}.{func.attr}", shown)
                 if isinstance(found, FunctionRef) and found.helper is not None:
+                    self.assume(callee.path, func.attr, found)
                     return self.inline(found.helper, args, keywords, span, shown)
                 return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
             if isinstance(callee, FunctionRef) and callee.helper is None and callee.dotted.startswith("torch."):
@@ -2438,14 +2827,18 @@ class Builder:
             return self.unsupported(span, shown, "a region's sequences do not change in place; build a new tuple "
                                     "(`items = (*items, x)`)")
         if isinstance(receiver, Const) and isinstance(kind, t.StrT) and name in STR_METHODS:
-            folded = _fold_str_method(receiver.value, name, args, keywords, span)
+            try:
+                folded = _fold_str_method(receiver.value, name, args, keywords, span)
+            except budgets.FoldTooLarge as error:
+                self.over_budget(span, shown, error.exceeded)
+                raise _Abandon from None
             if folded is not None:
                 return self.mark(folded, "list" if isinstance(folded.type, t.TupleT) else None)
         if not isinstance(kind, t.TensorT):
             return self.unsupported(span, shown, f"a method of a {kind}")
         if name in self.data.properties:
             return self.type_problem(span, shown, f"`Tensor.{name}` is a property, not a method: write "
-                                     f"`{display(node.func)}` without the call")
+                                     f"`{display(node.func)}` without the call", self._uncalled(node))
         if name in HOST_READING_METHODS:
             return self.unsupported(span, shown, HOST_READING_METHODS[name])
         if name in QUERY_METHODS:
@@ -2453,29 +2846,18 @@ class Builder:
         method = torch_python.tensor_method(name)
         if isinstance(method, str):
             return self.invoke_method(method, receiver, args, keywords, span, shown)  # `__pow__` is TensorBase.pow
-        if self.data.has_method(name) and name not in torch_python.PYTHON_OVER_NATIVE:
-            if method is None:
-                return self.invoke_method(name, receiver, args, keywords, span, shown)
-            saved = self.snapshot()
-            try:
-                native: Value | None = self.invoke_method(name, receiver, args, keywords, span, shown)
-            except _Abandon:
-                native = None
-            if not isinstance(native, Poisoned) and native is not None or len(self.problems.types) == saved[2]:
-                if native is None:
-                    raise _Abandon
-                return native
-            # torch's Python-level method takes what its builtin does not (`x.norm(dim=-1)`): follow it.
-            self.rollback(saved)
+        if method is None and self.data.has_method(name):
+            return self.invoke_method(name, receiver, args, keywords, span, shown)
         if method is not None:
+            # torch/_tensor.py's method is what Python runs, even where TensorBase has a builtin of the same name
+            # (`x.norm(...)` is torch.norm, then linalg.vector_norm, not norm.ScalarOpt_dim): its checks and
+            # messages are Python's.
             node_of, module = method
             helper = Helper(node_of, module.scope, module.path, library=True)
             if self.frame.library:
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
             with self.offering_alternative(f"torch.Tensor.{name}"):
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
-        if self.data.has_method(name):
-            return self.invoke_method(name, receiver, args, keywords, span, shown)
         return self.unsupported(span, shown, f"`Tensor.{name}` is not a tensor method with a C++ API")
 
     def query(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
@@ -2604,9 +2986,14 @@ class Builder:
                              "time (a tensor's rank, say), so its loop has no fixed length")
         if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and isinstance(v.type, t.IntT)
                                                               for v in values):
-            numbers = range(*(v.value for v in values))  # type: ignore[union-attr]
-            if len(numbers) > MAX_UNROLLED:
-                self.unsupported(span, shown, f"`{shown}` has {len(numbers)} items, more than ppy unrolls")
+            try:
+                numbers = range(*(v.value for v in values))  # type: ignore[union-attr]
+            except ValueError as error:  # a step of 0
+                self.type_problem(span, shown, f"always raises ValueError ({error})")
+                raise _Abandon from None
+            count = _range_length(numbers)
+            if count > MAX_UNROLLED:
+                self.unsupported(span, shown, f"`{shown}` has {budgets.shown_int(count)} items, more than ppy unrolls")
             return tuple_of([Const(n, t.INT, span) for n in numbers])
         if name in ("zip", "enumerate", "reversed", "sorted") and any(isinstance(v.type, t.SeqT) for v in values):
             self.unsupported(span, shown, f"torch's Python code takes `{name}` of a sequence whose length is known "
@@ -2955,9 +3342,17 @@ class Builder:
         elif helper.path != self.region.site.path:
             chain = f"in `{node.name}` of {helper.path}, called at line {span.line}" + (
                 f", {self.frame.context}" if self.frame.context else "")
+        key = self.template_key(helper, bound)
+        template = self.templates.get(key) if key is not None else None
+        if template is not None and template.reached.isdisjoint(id(n) for n in self.inlining):
+            return self.instantiate(template, bound, chain)
+        start = _TemplateStart(len(self.body), self.vars, self.snapshot(), len(self.problems.structural),
+                               len(self.problems.branches), len(self.problems.budgets), len(self.callees_reached),
+                               set(self.natives), len(self.sequence_kinds), set(self.sizes), len(self.inlined))
         if not helper.library:
-            self.callees.append((describe_function(node, helper.scope, helper.path), chain, self.anchor or span
-                                 if helper.path != self.region.site.path else None))
+            self.add_callee(describe_function(node, helper.scope, helper.path), chain,
+                            self.anchor or span if helper.path != self.region.site.path else None)
+        self.inlined.append(id(node))
         saved: tuple[Any, Frame, Any, Any, Any] = (self.env, self.frame, self.returned, self.returned_value, self.anchor)
         # A nested function reads its enclosing function's names as they are now, at the call (Python's cells).
         self.env = {**{name: self.env[name] for name in sorted(helper.closure) if name in self.env}, **bound}
@@ -2978,7 +3373,109 @@ class Builder:
         finally:
             self.inlining.pop()
             self.env, self.frame, self.returned, self.returned_value, self.anchor = saved
+        if key is not None and _is_expr(value):
+            self.remember(key, start, bound, value, chain)
         return value
+
+    # --- the model of a helper, built once per arguments ----------------------------------------------------------
+
+    def add_callee(self, callee: Region, chain: str, anchor: Span | None) -> None:
+        """A helper the structural rules check, once per (helper, how it was reached, anchor)."""
+        self.callees_reached.append((callee, chain, anchor))  # every one, for the templates that reach it again
+        if (id(callee.node), chain, anchor) not in self.callees_seen:
+            self.callees_seen.add((id(callee.node), chain, anchor))
+            self.callees.append((callee, chain, anchor))
+
+    def template_key(self, helper: Helper, bound: dict[str, Value]) -> tuple[Any, ...] | None:
+        """What a helper's model depends on beyond its own code: the bound arguments' types, literal values,
+        aliases and kinds, and which of them are one object; None where the model is not reused (torch's code,
+        whose folding reads more of the caller; a helper of another file reached from the region's, whose
+        findings and writes stand at each call)."""
+        if helper.library or self.frame.library or self.branching or helper.enclosing is not None or \
+                helper.path != self.region.site.path and self.anchor is None:
+            return None
+        leaves: list[Expr] = []
+        signature = []
+        for name, value in bound.items():
+            if not _is_expr(value):
+                return None
+            shape = self.argument_signature(value, leaves)
+            if shape is None:
+                return None
+            signature.append((name, shape))
+        first: dict[int, int] = {}
+        same = tuple(first.setdefault(id(leaf), index) for index, leaf in enumerate(leaves))
+        return (id(helper.node), tuple(signature), same, self.anchor)
+
+    def argument_signature(self, value: Expr, leaves: list[Expr]) -> tuple[Any, ...] | None:
+        leaves.append(value)
+        if isinstance(value, MakeTuple):
+            items = []
+            for item in value.items:
+                shape = self.argument_signature(item, leaves)
+                if shape is None:
+                    return None
+                items.append(shape)
+            return ("tuple", value.type, tuple(items), self.kind_of(value), value.aliases)
+        literal: Any = None
+        if isinstance(value, Const):
+            literal = (type(value.value), repr(value.value) if isinstance(value.value, float) else value.value)
+            try:
+                hash(literal)
+            except TypeError:
+                return None
+        return (type(value).__name__, value.type, literal, value.aliases, self.strided(value), self.is_size(value),
+                self.kind_of(value))
+
+    def remember(self, key: tuple[Any, ...], start: _TemplateStart, bound: dict[str, Value], value: Expr,
+                 chain: str) -> None:
+        """Keep a helper's model, built without a problem, for its next call with the same kinds of arguments."""
+        saved = start.snapshot
+        if (len(self.problems.unsupported), len(self.problems.types), len(self.problems.captures)) != saved[1:4] or \
+                (len(self.problems.structural), len(self.problems.branches), len(self.problems.budgets)) != \
+                (start.structural, start.branches, start.budgets) or not self.complete:
+            return
+        leaves: list[Expr] = []
+        for argument in bound.values():
+            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+        body = tuple(self.body[start.body:])
+        self.templates[key] = _Template(
+            tuple(leaves), body, value, start.vars, self.vars, tuple(self.writes[saved[4]:]),
+            tuple(self.callees_reached[start.callees:]), chain, frozenset(self.natives - start.natives), self.random,
+            tuple(self.sizes - start.sizes), tuple(list(self.sequence_kinds.values())[start.kinds:]),
+            frozenset(self.inlined[start.inlined:]), _count_statements(body) + len(self.callees_reached) - start.callees)
+
+    def instantiate(self, template: _Template, bound: dict[str, Value], chain: str) -> Expr:
+        """A helper's model built before, for these arguments: its statements again, on these arguments' values,
+        with variables of their own (as inlining would make them, without interpreting the helper again)."""
+        self.steps += template.statements
+        self.count_step()
+        leaves: list[Expr] = []
+        for argument in bound.values():
+            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+        mapping: dict[int, Any] = {id(old): new for old, new in zip(template.leaves, leaves)}
+        cloner = _Cloner(mapping, template.first_var, template.last_var, self.new_var)
+        for statement in template.body:
+            copy = cloner.clone(statement)
+            self.body.append(copy)
+        for old_var, new_var in cloner.vars.items():
+            old = self.values.get(old_var)
+            if old is not None:
+                self.values[new_var] = cloner.clone(old)
+            if old_var in self.size_vars:
+                self.size_vars.add(new_var)
+            if old_var in self.strided_vars:
+                self.strided_vars.add(new_var)
+        self.writes.extend(template.writes)
+        for callee, callee_chain, anchor in template.callees:
+            self.add_callee(callee, callee_chain[:len(callee_chain) - len(template.chain)] + chain, anchor)
+        self.natives |= template.natives
+        self.random = self.random or template.random
+        self.sizes.update(cloner.clone(size) for size in template.sizes)
+        for marked, kind in template.kinds:
+            self.mark(cloner.clone(marked), kind)
+        self.inlined.extend(template.reached)
+        return cloner.clone(template.value)  # type: ignore[no-any-return]
 
     def einops(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
         """``einops.rearrange/repeat/reduce`` with a literal pattern: the reshapes, permutes and reductions einops runs."""
@@ -3123,6 +3620,10 @@ def _isinstance_answer(kind: t.Type, classes: frozenset[str], sequence: str | No
         # A region's sequence may have been a list or a tuple: only asking for both (or neither) is decided.
         asked = classes & {"builtins.list", "builtins.tuple"}
         return True if len(asked) == 2 else False if not asked else None
+    if isinstance(kind, t.NumberT):
+        # An int or a float, which only the run time knows: a test for both, or for neither, is decided here.
+        numbers = classes & {"builtins.int", "builtins.float"}
+        return True if len(numbers) == 2 else False if not numbers else None
     if isinstance(kind, t.OptionalT):
         inner = _isinstance_answer(kind.inner, classes)
         return False if inner is False else None
@@ -3298,6 +3799,12 @@ def _fold_str_method(text: str, name: str, args: list[Argument], keywords: dict[
     named = {k: v for k, v in keywords.items() if isinstance(v, Const)}
     if len(values) != len(args) or len(named) != len(keywords):
         return None
+    if name == "replace" and len(values) >= 2 and isinstance(values[0].value, str) and \
+            isinstance(values[1].value, str):
+        # `s.replace("", s)` grows by the square of the length: refused before it is computed.
+        old, new = values[0].value, values[1].value
+        count = text.count(old) if old else len(text) + 1
+        budgets.check_text(len(text) + count * max(len(new) - len(old), 0))
     try:
         result = getattr(text, name)(*(v.value for v in values), **{k: v.value for k, v in named.items()})
     except (TypeError, ValueError):
@@ -3321,6 +3828,39 @@ def _carries_tensors(kind: t.Type) -> bool:
         return _carries_tensors(kind.item)
     if isinstance(kind, t.TupleT):
         return any(_carries_tensors(i) for i in kind.items)
+    return False
+
+
+def _statement_text(statement: ast.AST) -> str:
+    """What a finding about a whole statement names: the expression it computes, or the statement."""
+    value = getattr(statement, "value", None)
+    if isinstance(statement, (ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)) and \
+            isinstance(value, ast.expr):
+        return display(value)
+    if isinstance(statement, ast.FunctionDef):
+        return statement.name
+    return display(statement)
+
+
+def _range_length(numbers: range) -> int:
+    """``len(numbers)``, which raises OverflowError past a machine word (``range(10 ** 30)``)."""
+    if numbers.step > 0:
+        return max(0, (numbers.stop - numbers.start + numbers.step - 1) // numbers.step)
+    return max(0, (numbers.start - numbers.stop - numbers.step - 1) // -numbers.step)
+
+
+def _repeats_a_variable(values: list[Expr]) -> bool:
+    """Whether one variable is read by more than one of these values' tuple items (a temporary two names hold)."""
+    seen: set[int] = set()
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, MakeTuple):
+            pending.extend(value.items)
+        elif isinstance(value, Read):
+            if value.var.index in seen:
+                return True
+            seen.add(value.var.index)
     return False
 
 
@@ -3404,19 +3944,33 @@ def _assignable(value: t.Type, declared: t.Type) -> str:
     return " "
 
 
-def build_model(region: Region) -> Analysis:
-    """The region's model; a body nested too deeply for this recursive builder is one problem, not a crash."""
+def build_model(region: Region, deadline: float | None = None) -> Analysis:
+    """The region's model. Whatever stops the builder is the region's one finding, never an exception: a budget
+    running out (``budgets``; ``deadline``, a time.monotonic(), is ppy-check's budget for the file), a body nested
+    too deeply for this recursive builder, memory, or a failure of the builder itself."""
+    import os
     import sys
+    import traceback
 
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
+    builder = Builder(region, deadline=deadline)
     try:
-        return Builder(region).build()
+        return builder.build()
+    except _OutOfBudget as stop:
+        return builder.stopped(stop.exceeded)
     except RecursionError:
-        problems = Problems()
-        problems.unsupported.append(Unsupported(
-            Span.of(region.node), region.name,
-            "an expression nested deeper than ppy follows; split it into statements"))
-        return Analysis(None, problems)
+        return builder.stopped(Exceeded(Budget.DEPTH, 0))
+    except MemoryError:
+        return builder.stopped(Exceeded(Budget.MEMORY, 0))
+    except Exception as error:  # a builder bug: this region's alone, refused, and the rest of the file is checked
+        if os.environ.get("PPY_DEBUG"):
+            traceback.print_exc()
+        return builder.stopped(None, f"{type(error).__name__}: {_short(str(error))}")
     finally:
         sys.setrecursionlimit(limit)
+
+
+def _short(text: str) -> str:
+    first = text.splitlines()[0] if text else ""
+    return first if len(first) <= 120 else first[:117] + "..."

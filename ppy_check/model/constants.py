@@ -54,3 +54,13 @@ def module_constant(dotted: str) -> tuple[object, t.Type] | None:
     if module == "math" and name in MATH_CONSTANTS:
         return MATH_CONSTANTS[name], t.FLOAT
     return None
+
+
+def python_repr(value: object) -> str:
+    """How Python writes the object a torch or math constant is (``torch.float`` is ``torch.float32``): what
+    the runtime holds the live object to (ppy.guard), the first spelling of each in the tables above."""
+    if isinstance(value, DtypeName):
+        return "torch." + next(name for name, scalar in TORCH_DTYPES.items() if scalar == value.scalar_type)
+    if isinstance(value, EnumName):
+        return "torch." + next(name for name, (_, cpp) in TORCH_ENUMS.items() if cpp == value.cpp)
+    return repr(value)

@@ -14,6 +14,7 @@ import math
 import operator
 from typing import Any, Callable
 
+from ppy_check.model import budgets
 from ppy_check.model import types as t
 from ppy_check.model.ir import HostOp
 
@@ -111,7 +112,22 @@ _FOLD_UNARY: dict[HostOp, Callable[[Any], Any]] = {
 
 
 def fold(op: HostOp, values: list[Any], function: str = "") -> Any:
-    """Python's own result for constant operands; raises what Python would raise."""
+    """Python's own result for constant operands; raises what Python would raise, and FoldTooLarge instead of
+    computing an int over the budget (``10 ** 10 ** 8`` takes Python minutes)."""
+    value = _fold(op, values, function)
+    budgets.check_int(value)
+    return value
+
+
+def _fold(op: HostOp, values: list[Any], function: str) -> Any:
+    if op is HostOp.POW:
+        budgets.check_power(values[0], values[1])
+    elif op is HostOp.LSHIFT:
+        budgets.check_shift(values[0], values[1])
+    elif op is HostOp.ROUND_DIGITS and _rounds_away(values[0], values[1]):
+        # Python computes 10 ** -digits first (minutes for round(5, -10 ** 9)); every digit of the int is rounded
+        # off, and so is half of the next power of ten: the answer is 0.
+        return 0
     if op in _FOLD_BINARY:
         return _FOLD_BINARY[op](values[0], values[1])
     if op in _FOLD_UNARY:
@@ -127,6 +143,12 @@ def fold(op: HostOp, values: list[Any], function: str = "") -> Any:
     if op is HostOp.MATH:
         return getattr(math, function)(*values)
     raise ValueError(f"cannot fold {op}")
+
+
+def _rounds_away(value: Any, digits: Any) -> bool:
+    """Whether ``round(value, digits)`` of an int rounds every digit off (``|value| < 10 ** -digits / 2``)."""
+    return isinstance(value, int) and isinstance(digits, int) and not isinstance(digits, bool) and \
+        digits < 0 and -digits > len(str(abs(value))) + 1
 
 
 def type_of_value(value: Any) -> t.Type:

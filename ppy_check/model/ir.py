@@ -15,6 +15,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from ppy_check.model.assumptions import Assumed, Assumption
 from ppy_check.model.types import Type
 from ppy_check.schema import Native, Overload
 from ppy_check.site import RegionSite
@@ -379,17 +380,30 @@ class ResultClass:
 
 
 @dataclass(frozen=True, eq=False)
+class ShownSeq:
+    """A sequence of run-time length in an exception's message, as Python's str() shows it: its items ", " apart
+    between ``opening`` and ``closing`` (``(1, 2)``, ``[1, 2]``, ``torch.Size([1, 2])``), and a tuple of one item
+    with its comma (``(1,)``)."""
+
+    value: Expr
+    opening: str
+    closing: str
+    tuple_comma: bool
+
+
+@dataclass(frozen=True, eq=False)
 class Require:
     """A check of torch's Python code on a run-time value (``if x.dim() != 4: raise ValueError(...)``).
 
     ``holds`` is the negated test, a host bool; when it is false the compiled
     region raises ``error`` with ``message``, as the Python code would. The
-    message is text and the run-time ints and bools an f-string formats into it.
+    message is text and the run-time values an f-string formats into it (ints, bools, floats, strs, dtypes, and
+    sequences of numbers).
     """
 
     holds: Expr
     error: PythonException
-    message: tuple[str | Expr, ...]
+    message: tuple[str | Expr | ShownSeq, ...]
     span: Span
 
 
@@ -470,3 +484,4 @@ class RegionModel:
     # Parts of the result Python hands back as a tuple subclass: (where in the result, class), the deepest first.
     # `return torch.max(x, 1)` is a torch.return_types.max at (); `return y, y.shape` a torch.Size at (1,).
     result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
+    assumptions: tuple[Assumption, ...] = ()  # the outside names it relied on, in the order it read them

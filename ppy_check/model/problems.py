@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from ppy_check.model.budgets import Exceeded
 from ppy_check.model.ir import Span
 
 
@@ -20,6 +21,7 @@ class CaptureOrigin(enum.Enum):
     CLOSURE = "closure"
     ATTRIBUTE = "attribute"
     UNDEFINED = "undefined"
+    REBOUND = "rebound"  # a module-level name that `globals()[...]`, `exec` or a star import rebinds
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ class Capture:
     origin: CaptureOrigin
     detail: str  # the line it was bound at, the module it came from, the enclosing function, the attribute
     context: str = ""  # how the region reached the helper it is in ("" in the region itself)
+    how: str = ""  # for REBOUND: the statement that rebinds it ("exec(...)", "from settings import *")
+    star: str | None = None  # for REBOUND by a star import: its module
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,17 @@ class Unsupported:
 
 
 @dataclass(frozen=True)
+class Suggestion:
+    """A mechanical edit that settles a problem: ``span`` (in the region's own file) becomes ``content``.
+    ``safe`` when the code means what it did (``ppy-check --fix``), else only with ``--unsafe-fixes``."""
+
+    span: Span
+    content: str
+    message: str
+    safe: bool
+
+
+@dataclass(frozen=True)
 class TypeProblem:
     """What Python would reject when the region runs (a TypeError, an unbound name, an overflow)."""
 
@@ -48,6 +63,18 @@ class TypeProblem:
     subject: str
     why: str
     context: str = ""
+    fix: Suggestion | None = None
+
+
+@dataclass(frozen=True)
+class OverBudget:
+    """The builder stopped following the region: a budget of work ran out (``budgets``), or it failed."""
+
+    span: Span
+    subject: str  # the expression it was at, as written
+    exceeded: Exceeded | None  # None: the builder itself failed (``error`` says how)
+    context: str = ""
+    error: str = ""
 
 
 @dataclass
@@ -57,6 +84,8 @@ class Problems:
     types: list[TypeProblem] = field(default_factory=list)
     branches: list[tuple[Span, str]] = field(default_factory=list)  # chained comparisons of tensors
     structural: list[Span] = field(default_factory=list)  # reported by the loop, branch and syntax rules
+    budgets: list[OverBudget] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.captures or self.unsupported or self.types or self.branches or self.structural)
+        return bool(self.captures or self.unsupported or self.types or self.branches or self.structural
+                    or self.budgets)

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Union
 
 from ppy_check.model.ir import Span
+from ppy_check.model.problems import Suggestion
 from ppy_check.region import Region
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ class Finding:
     code: str
     node: Union[ast.AST, Span]
     message: str
+    fix: Suggestion | None = None
 
     @property
     def span(self) -> Span:

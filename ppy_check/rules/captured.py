@@ -7,7 +7,10 @@ function (a closure, even one that shadows a module constant), or an
 attribute of a non-tensor parameter such as `self.weight`. A module-level
 name is a constant only when nothing can rebind it: one assignment of a
 literal, no `global` of it in any function, no later assignment, import or
-`def` of the same name.
+`def` of the same name, no `globals()["NAME"] = ...` or `exec("NAME = ...")`
+in the module, and no `from m import *` after it (which may also rebind any
+builtin a region calls). What Python can still rebind at run time is guarded
+when the region runs (README: "Names Python can rebind").
 
 **Why.** A region's only inputs are its parameters. A captured tensor would
 be baked into the build (every layer would need its own) or read behind the
@@ -54,6 +57,10 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
         elif origin is CaptureOrigin.ATTRIBUTE:
             message = m.CAPTURED_ATTRIBUTE.format(
                 region=name, name=capture.name, attr=capture.detail, text=f"{capture.name}.{capture.detail}")
+        elif origin is CaptureOrigin.REBOUND and capture.star is not None:
+            message = m.CAPTURED_STAR.format(region=name, name=capture.name, module=capture.star, line=capture.detail)
+        elif origin is CaptureOrigin.REBOUND:
+            message = m.CAPTURED_REBOUND.format(region=name, name=capture.name, how=capture.how, line=capture.detail)
         else:
             message = m.CAPTURED_UNDEFINED.format(region=name, name=capture.name)
         if capture.context:

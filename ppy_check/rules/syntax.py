@@ -4,9 +4,11 @@
 `lambda`, `global`/`nonlocal`, `with`, `del`, `import`, `yield`, `await`, the
 walrus operator, an `async def` region, a bad `ppy.opt(...)` level or a
 `compile=` that is not a literal bool. A file that does not parse is reported
-here too, with the line of the error. (A decorator under `@ppy.opt` other
-than `@torch.no_grad()`, `@torch.enable_grad()` or `@torch.inference_mode()`
-is `ppy-unsupported`: the compiled code would leave it out.)
+here too, with the line of the error, and so is one whose bytes Python cannot
+decode (not UTF-8, or not the encoding its coding comment declares). (A
+decorator under `@ppy.opt` other than `@torch.no_grad()`,
+`@torch.enable_grad()` or `@torch.inference_mode()` is `ppy-unsupported`: the
+compiled code would leave it out.)
 
 **Why.** A region is one straight line of tensor operations turned into one
 C++ function. These constructs create scopes, manage resources, suspend or

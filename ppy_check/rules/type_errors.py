@@ -19,7 +19,9 @@ is compiled; a call that matches none has no C++ to become.
         return x.reshape(n, "rows")          # no overload takes a str here
 
 **Fix.** Pass what the operator takes (the message lists torch's overloads),
-or fix the annotation.
+or fix the annotation. For a property called as a method, `ppy-check --fix
+--unsafe-fixes` removes the call (unsafe: the Python body raised a TypeError
+there, and now it goes on).
 """
 
 from __future__ import annotations
@@ -40,4 +42,4 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
         message = m.TYPE_PROBLEM.format(region=region.name, subject=problem.subject, why=problem.why)
         if problem.context:
             message += m.IN_HELPER.format(context=problem.context)
-        yield Finding(CODE, problem.span, message)
+        yield Finding(CODE, problem.span, message, problem.fix)

@@ -37,12 +37,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ppy_check import messages as m
+from ppy_check.model.budgets import Budget
 from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
 from ppy_check.rules import Finding
 
 CODE = m.UNSUPPORTED
 SUMMARY = "a call or attribute in a region has no ATen lowering"
+
+
+BUDGETS = {
+    Budget.INT_BITS: m.BUDGET_INT_BITS, Budget.ITEMS: m.BUDGET_ITEMS, Budget.TEXT: m.BUDGET_TEXT,
+    Budget.STEPS: m.BUDGET_STEPS, Budget.TIME: m.BUDGET_TIME, Budget.DEPTH: m.BUDGET_DEPTH,
+    Budget.MEMORY: m.BUDGET_MEMORY,
+}
 
 
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
@@ -52,3 +60,12 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
         if item.context:
             message += m.IN_HELPER.format(context=item.context)
         yield Finding(CODE, item.span, message)
+    for over in analysis.problems.budgets:
+        if over.exceeded is None:
+            message = m.BUILDER_FAILED.format(region=region.name, subject=over.subject, error=over.error)
+        else:
+            message = BUDGETS[over.exceeded.budget].format(region=region.name, subject=over.subject,
+                                                           limit=over.exceeded.limit)
+        if over.context:
+            message += m.IN_HELPER.format(context=over.context)
+        yield Finding(CODE, over.span, message)

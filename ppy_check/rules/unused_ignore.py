@@ -22,7 +22,10 @@ anyone deciding to. This is ruff's RUF100 and mypy's `unused-ignore`.
     def scale(x: torch.Tensor, factor: float) -> torch.Tensor:
         return x * factor  # ppy: ignore[ppy-loop]      (there is no loop)
 
-**Fix.** Remove the comment, or the codes in it that silence nothing.
+**Fix.** Remove the comment, or the codes in it that silence nothing:
+`ppy-check --extend-select ppy-unused-ignore --fix` does it (a comment left
+with no code goes, and its line when it stood alone; mypy's codes and the
+rest of the comment stay).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ppy_check import messages as m
-from ppy_check.diagnostic import Diagnostic
+from ppy_check.diagnostic import Diagnostic, Edit, Fix
 from ppy_check.module import ModuleRegions
 from ppy_check.suppression import Directive, comment_directives
 
@@ -49,8 +52,10 @@ def check(module: ModuleRegions, used: set[Use]) -> Iterator[Diagnostic]:
     for line, directive in found:
         if line in keep_quiet:
             continue
-        for code in _unused(line, directive, used):
-            yield _diagnostic(module, line, directive, code)
+        unused = list(_unused(line, directive, used))
+        fix = _fix(module.lines[line - 1], line, directive, unused) if unused else None
+        for code in unused:
+            yield _diagnostic(module, line, directive, code, fix)
 
 
 def _unused(line: int, directive: Directive, used: set[Use]) -> Iterator[str | None]:
@@ -66,7 +71,29 @@ def _unused(line: int, directive: Directive, used: set[Use]) -> Iterator[str | N
             yield code
 
 
-def _diagnostic(module: ModuleRegions, line: int, directive: Directive, code: str | None) -> Diagnostic:
+def _fix(text: str, line: int, directive: Directive, unused: list[str | None]) -> Fix:
+    """The directive's codes that silence nothing taken out of it, or the directive itself when none is
+    left; one fix for all of its findings (each carries the same, applied once). Safe: which findings a
+    comment silences was worked out with every rule on, so nothing it silences in any configuration goes."""
+    start, end = directive.column, directive.column + len(directive.text)
+    kept = [code for code in directive.codes or () if code not in unused]
+    if kept:
+        content = f"# {directive.kind}: ignore[{', '.join(kept)}]"
+        return Fix(f"remove {', '.join(f'`{c}`' for c in unused)} from `{directive.text}`",
+                   (Edit(line, start + 1, line, end + 1, content),))
+    message = f"remove `{directive.text}`"
+    after = text[end:]
+    if after.strip() and not after.lstrip().startswith("#"):
+        # The comment goes on (`# ppy: ignore[ppy-loop] since ...`): it stays a comment.
+        return Fix(message, (Edit(line, start + 1, line, end + 1, "#"),))
+    before = text[:start].rstrip()
+    if not before:
+        # The comment was the line's only content: the line goes too.
+        return Fix(message, (Edit(line, 1, line + 1, 1, ""),))
+    return Fix(message, (Edit(line, len(before) + 1, line, end + 1, ""),))
+
+
+def _diagnostic(module: ModuleRegions, line: int, directive: Directive, code: str | None, fix: Fix | None) -> Diagnostic:
     holders = [r for r in module.regions if r.site.line <= line <= (r.node.end_lineno or r.node.lineno)]
     region = max(holders, key=lambda r: r.site.line).name if holders else ""
     if region:
@@ -74,4 +101,6 @@ def _diagnostic(module: ModuleRegions, line: int, directive: Directive, code: st
     else:
         template = m.UNUSED_IGNORE_ALL_OUTSIDE if code is None else m.UNUSED_IGNORE_CODE_OUTSIDE
     message = template.format(region=region, code=code, comment=directive.text)
-    return Diagnostic(module.path, line, directive.column + 1, CODE, message, region)
+    # The whole comment: what a fix removes or rewrites.
+    return Diagnostic(module.path, line, directive.column + 1, CODE, message, region, line,
+                      directive.column + len(directive.text) + 1, fix)
