@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+from pathlib import Path
 from typing import Any, Callable
 
 from mypy.errorcodes import ErrorCode

@@ -197,8 +197,8 @@ def _finish_at_exit() -> None:
     if not running:
         return
     count = len(running)
-    say(f"ppy: finishing {count} build{'s' if count != 1 else ''} so the next run starts compiled (Ctrl-C skips)")
-    try:
+    try:  # a Ctrl-C may land while the line is printed, as well as during the wait
+        say(f"ppy: finishing {count} build{'s' if count != 1 else ''} so the next run starts compiled (Ctrl-C skips)")
         for pending in running:
             while not pending.done.wait(0.5):
                 pass

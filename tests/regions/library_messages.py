@@ -72,7 +72,7 @@ def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, float]]:
 @ppy.opt(1)
 def affine(theta: Tensor, size: tuple[int, int, int, int]) -> Tensor:
     # `{size}`, a tuple of known length, and `{theta.shape}`.
-    return F.affine_grid(theta, size, align_corners=False)
+    return F.affine_grid(theta, size, align_corners=False)  # type: ignore[arg-type]
 
 
 @affine.samples
@@ -107,7 +107,7 @@ def _(device: str) -> Iterator[tuple[Tensor, Tensor, int]]:
 def norms(x: Tensor, p: float) -> Tensor:
     # Tensor.norm is torch/_tensor.py's, as in Python: torch.norm, then linalg.vector_norm, with their messages (an
     # int tensor's), not the builtin norm.ScalarOpt_dim's; F.normalize calls it too.
-    return x.norm() + x.norm(p, dim=-1).sum() + F.normalize(x).sum()
+    return x.norm() + x.norm(p, dim=-1).sum() + F.normalize(x).sum()  # type: ignore[no-any-return]
 
 
 @norms.samples
@@ -119,7 +119,7 @@ def _(device: str) -> Iterator[tuple[Tensor, float]]:
 @ppy.opt(1)
 def spectrum(x: Tensor) -> Tensor:
     # Tensor.stft is torch.stft, which pads a centred input in Python before the builtin sees it.
-    return x.stft(4, return_complex=True).abs()
+    return x.stft(4, return_complex=True).abs()  # type: ignore[no-any-return]
 
 
 @spectrum.samples
@@ -134,9 +134,9 @@ def norm_forms(x: Tensor, p: float, n: int, d: int, sizes: tuple[int, ...]) -> T
     y = x.norm() + x.norm(2) + x.norm(p) + x.norm(dim=-1).sum() + x.norm(2, -1, keepdim=True).sum()
     y = y + x.norm(float("inf")) + x.norm("fro") + x.norm(p, d, True, dtype=torch.float64).sum()
     y = y + x.norm(p=1, dim=(0, 1)) + x.norm("nuc") + x.norm(dim=(0, 1)) + x.norm(p, dim=(0,))[0]
-    parts = x.split(n, d)
-    other = x.split(sizes)
-    return y + parts[0].sum() + other[0].sum() + x.unflatten(0, sizes).sum()
+    parts = x.split(n, d)  # type: ignore[no-untyped-call]
+    other = x.split(sizes)  # type: ignore[no-untyped-call]
+    return y + parts[0].sum() + other[0].sum() + x.unflatten(0, sizes).sum()  # type: ignore[no-any-return, no-untyped-call]
 
 
 @norm_forms.samples
