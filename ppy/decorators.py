@@ -16,11 +16,13 @@ import functools
 import inspect
 import os
 import sys
+import types
 import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from ppy_check.source import file_digest
+from ppy import bytecode
+from ppy_check.source import digest_of, read_bytes
 
 if TYPE_CHECKING:
     from ppy_check.site import RegionSite
@@ -119,8 +121,13 @@ def source_path(function: Callable[..., Any]) -> str | None:
     return path if path is not None and os.path.exists(path) else None
 
 
+# Instead of a digest: Python runs the function from a .pyc of other text than the file's (ppy/bytecode.py).
+STALE_BYTECODE = "stale bytecode"
+
+
 def defined_from(function: Callable[..., Any]) -> tuple[str, str] | None:
-    """(path, sha256) of the file ``function`` was defined in, read now, as its module runs; None when unreadable.
+    """(path, sha256) of the file ``function`` was defined in, read now, as its module runs; None when unreadable;
+    (path, STALE_BYTECODE) when the code Python loaded was not compiled from those bytes.
 
     Read every time (a region's file is small, and a sha256 costs little): a digest kept by the file's stat
     would outlive an edit that put the stat back.
@@ -129,9 +136,13 @@ def defined_from(function: Callable[..., Any]) -> tuple[str, str] | None:
     if path is None:
         return None
     try:
-        return path, file_digest(path)
+        data = read_bytes(path)
     except OSError:
         return None
+    body = inspect.unwrap(function)
+    if isinstance(body, types.FunctionType) and bytecode.stale(body, path, data):
+        return path, STALE_BYTECODE
+    return path, digest_of(data)
 
 
 class Region(Generic[P, R]):

@@ -35,7 +35,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from ppy.decorators import Region, source_path
+from ppy.decorators import STALE_BYTECODE, Region, source_path
 from ppy.errors import BuildError, RegionError
 from ppy.guard import Guard, Rebound, prove
 from ppy.loaded import stale_helper
@@ -341,6 +341,11 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
         path, text, digest = _source(region)
     except (BuildError, OSError, TypeError) as error:
         _fallback(region, str(error))
+        return
+    if region._defined_from == (path, STALE_BYTECODE):
+        _fallback(region, f"Python runs it from a bytecode cache of other text than {Path(path).name} holds (the "
+                          "file was rewritten with its size and modification time put back); touch the file or "
+                          "delete its __pycache__, then run again")
         return
     if region._defined_from not in (None, (path, digest)):
         # Python runs the text the module was imported from; the C++ would be built from the file's new text.

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -280,6 +281,44 @@ def test_a_helper_edited_to_the_same_size_and_mtime_is_never_compiled_as_its_old
             assert not model.block.__ppy_region__
         else:
             assert model.block(torch.ones(2)).tolist() == python and model.block.__ppy_region__
+    finally:
+        runtime.set_observer(observer)
+        for module in [module for module in sys.modules if module.startswith(name)]:
+            del sys.modules[module]
+
+
+def test_a_region_python_runs_from_a_stale_bytecode_cache_runs_as_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The region's own file rewritten to the same size with its mtime put back: Python's bytecode cache still
+    vouches for it and Python runs the old code, so compiling the file's new text would answer otherwise. The
+    region runs as Python, saying why; a file changed the ordinary way still compiles."""
+    from generated import SOURCES
+    from ppy import runtime
+    from ppy.runtime import RegionFallbackWarning
+
+    name = "samesize_own_bytecode"
+    package = SOURCES / name
+    shutil.rmtree(package, ignore_errors=True)
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    text = "import ppy\nimport torch\n\n\n@ppy.opt(1)\ndef block(x: torch.Tensor) -> torch.Tensor:\n    return x * 2.0\n"
+    (package / "model.py").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.syspath_prepend(str(SOURCES))
+    observer = runtime._observer
+    runtime.set_observer(None)
+    try:
+        model = importlib.import_module(f"{name}.model")
+        assert model.block(torch.ones(2)).tolist() == [2.0, 2.0] and model.block.__ppy_region__
+        _rewrite_keeping_stat(package / "model.py", text.replace("x * 2.0", "x * 3.0"))
+        model = importlib.reload(model)
+        assert model.block.python(torch.ones(2)).tolist() == [2.0, 2.0]  # Python loaded the cached code
+        with pytest.warns(RegionFallbackWarning, match=r"bytecode cache of other text than model.py holds"):
+            assert model.block(torch.ones(2)).tolist() == [2.0, 2.0]
+        assert not model.block.__ppy_region__
+        (package / "model.py").write_text(text.replace("x * 2.0", "x * 4.0"), encoding="utf-8")
+        os.utime(package / "model.py", ns=(time.time_ns(), time.time_ns() + 2_000_000_000))
+        model = importlib.reload(model)
+        assert model.block(torch.ones(2)).tolist() == [4.0, 4.0] and model.block.__ppy_region__
     finally:
         runtime.set_observer(observer)
         for module in [module for module in sys.modules if module.startswith(name)]:
