@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ppy.decorators import STALE_BYTECODE, Region, source_path
+from ppy import log
 from ppy.errors import BuildError, RegionError
 from ppy.guard import Guard, Rebound, prove
 from ppy.loaded import stale_helper
@@ -62,7 +63,9 @@ def _route(region: Region) -> None:
     """Calls of the region reach its compiled entry straight from the caller's frame, or, while an observer
     watches, ``Region.__call__`` (the runtime's path, which shows the observer every call)."""
     entry_class = region._entry_class
-    region.__class__ = entry_class.__base__ if _observer is not None else entry_class
+    # PPY_LOG=calls wants every call seen, so it takes the runtime's path too (costly, only when asked).
+    watched = _observer is not None or log.on("calls")
+    region.__class__ = entry_class.__base__ if watched else entry_class
 
 
 def _entry_class(region: Region, entry: Any) -> type:
@@ -438,6 +441,7 @@ def _when_rebound(region: Region[..., Any], assumed: list[list[str]], guards: li
 
 def _fallback(region: Region, reason: str) -> None:
     region.fallback_reason = reason
+    log.emit("fallback", f"region `{region.__qualname__}` runs as Python: {reason}")
     message = f"ppy: region `{region.__qualname__}` runs as Python: {reason}"
     if strict():
         raise BuildError(message)  # on every call, not just the first
@@ -468,6 +472,8 @@ def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     prepare(region, wait=False)
     compiled = region._compiled
     if compiled is None:
+        if log.enabled:
+            log.emit("calls", f"{region.__qualname__}: python")
         if _observer is not None:
             _observer(region, args, kwargs)  # `--ppy-verify` counts a call the Python body answered unchecked
         return region.python(*args, **kwargs)
@@ -479,6 +485,15 @@ def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     result = compiled(*bound.arguments.values())
     if result is NotImplemented:
         # An argument is not exactly its annotated type (an int for a bool, a list for a tuple,
-        # a tensor subclass): only the Python body gives Python's answer.
+        # a tensor subclass): only the Python body gives Python's answer. The C entry hands such a call
+        # here too, so this is where every per-call decline is seen.
+        if log.enabled:
+            kinds = ", ".join(type(value).__name__ for value in bound.arguments.values())
+            log.emit_once("fallback", f"{region.__qualname__}:{kinds}",
+                          f"region `{region.__qualname__}` ran as Python for a call its compiled code declined "
+                          f"(argument types {kinds}; an argument not exactly its annotated type)")
+            log.emit("calls", f"{region.__qualname__}: python (declined)")
         return region.python(*args, **kwargs)
+    if log.enabled:
+        log.emit("calls", f"{region.__qualname__}: compiled")
     return result

@@ -85,7 +85,7 @@ NEEDS = {
     "test_layers.py": "checker",
     "test_progress.py": "checker", "test_rules.py": "checker", "test_source.py": "checker",
     "test_explain_show.py": "torch", "test_opdata.py": "torch",
-    "test_background.py": "compiler", "test_build_steps.py": "compiler", "test_cache.py": "compiler",
+    "test_background.py": "compiler", "test_observe.py": "compiler", "test_build_steps.py": "compiler", "test_cache.py": "compiler",
     "test_compile_ops.py": "compiler", "test_concurrency.py": "compiler", "test_corpus.py": "compiler",
     "test_decorators.py": "compiler",
     "test_escaping.py": "compiler", "test_fast_path.py": "compiler", "test_gpt2.py": "compiler",

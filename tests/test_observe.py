@@ -1,0 +1,49 @@
+"""PPY_LOG: a user sees which regions ran compiled, which ran as Python and why (subprocesses, so the
+switch is read at import as a user sets it)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REGION = '''
+import torch
+import ppy
+
+@ppy.opt(1)
+def scale(x: torch.Tensor, k: int) -> torch.Tensor:
+    return x * k
+
+x = torch.ones(3)
+assert scale.build()
+for _ in range(3):
+    scale(x, 2)
+scale(x, True)  # a bool for an int: the compiled entry declines, the Python body answers
+scale(x, True)
+'''
+
+
+def _run(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "observed.py"
+    path.write_text(textwrap.dedent(REGION))
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env}, cwd=tmp_path, check=False)
+
+
+def test_ppy_log_reports_calls_and_the_bool_for_int_decline_once(tmp_path: Path) -> None:
+    result = _run(tmp_path, PPY_LOG="fallback,calls")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines.count("ppy[calls]: scale: compiled") == 3, result.stderr
+    assert lines.count("ppy[calls]: scale: python (declined)") == 2, result.stderr
+    declines = [line for line in lines if line.startswith("ppy[fallback]:") and "declined" in line]
+    assert len(declines) == 1 and "bool" in declines[0] and "`scale`" in declines[0], result.stderr
+
+
+def test_an_unknown_ppy_log_topic_warns_naming_the_topics(tmp_path: Path) -> None:
+    result = _run(tmp_path, PPY_LOG="fallback,bogus")
+    assert result.returncode == 0, result.stderr
+    warning = [line for line in result.stderr.splitlines() if "PPY_LOG" in line]
+    assert len(warning) == 1 and "bogus" in warning[0] and "build, cache, fallback, calls" in warning[0]
