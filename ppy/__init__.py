@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ppy.decorators import Call, Region, opt, pure
 from ppy.errors import BuildError, RegionError
+from ppy.profiling import profile
 from ppy_check.version import __version__
 
 
@@ -22,4 +23,4 @@ def plugin(version: str) -> type:
 
     name = "ppy_mypy" if importlib.util.find_spec("ppy_mypy") is not None else "mypy_plugin"
     return importlib.import_module(name).plugin(version)  # type: ignore[no-any-return]
-__all__ = ["BuildError", "Call", "Region", "RegionError", "opt", "plugin", "pure", "__version__"]
+__all__ = ["BuildError", "Call", "Region", "RegionError", "opt", "plugin", "profile", "pure", "__version__"]

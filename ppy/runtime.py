@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from ppy.decorators import STALE_BYTECODE, Region, source_path
 from ppy import log
+from ppy import profiling as _profile
 from ppy.errors import BuildError, RegionError
 from ppy.guard import Guard, Rebound, prove
 from ppy.loaded import stale_helper
@@ -64,7 +65,7 @@ def _route(region: Region) -> None:
     watches, ``Region.__call__`` (the runtime's path, which shows the observer every call)."""
     entry_class = region._entry_class
     # PPY_LOG=calls wants every call seen, so it takes the runtime's path too (costly, only when asked).
-    watched = _observer is not None or log.on("calls")
+    watched = _observer is not None or log.on("calls") or _profile.active is not None
     region.__class__ = entry_class.__base__ if watched else entry_class
 
 
@@ -469,6 +470,32 @@ def _caller() -> tuple[str, int]:
 
 
 def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    recorder = _profile.active
+    if recorder is not None:
+        _declined.flag = False
+        start = time.perf_counter()
+        result = _call(region, args, kwargs)
+        # Compiled when the region has compiled code and this call was not declined to the Python body.
+        compiled = region._compiled is not None and not _declined.flag
+        recorder.record(region.__qualname__, compiled, time.perf_counter() - start)
+        return result
+    return _call(region, args, kwargs)
+
+
+_declined = threading.local()  # set by a declined call, read by the profile (only while one is active)
+
+
+def _reroute() -> None:
+    with _lock:
+        for region in list(_prepared):
+            if region._entry_class is not None:
+                _route(region)
+
+
+_profile.reroute = _reroute
+
+
+def _call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     prepare(region, wait=False)
     compiled = region._compiled
     if compiled is None:
@@ -493,6 +520,7 @@ def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
                           f"region `{region.__qualname__}` ran as Python for a call its compiled code declined "
                           f"(argument types {kinds}; an argument not exactly its annotated type)")
             log.emit("calls", f"{region.__qualname__}: python (declined)")
+        _declined.flag = True
         return region.python(*args, **kwargs)
     if log.enabled:
         log.emit("calls", f"{region.__qualname__}: compiled")

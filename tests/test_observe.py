@@ -47,3 +47,41 @@ def test_an_unknown_ppy_log_topic_warns_naming_the_topics(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr
     warning = [line for line in result.stderr.splitlines() if "PPY_LOG" in line]
     assert len(warning) == 1 and "bogus" in warning[0] and "build, cache, fallback, calls" in warning[0]
+
+
+PROFILED = '''
+import torch
+import ppy
+
+@ppy.opt(1)
+def scale(x: torch.Tensor, k: int) -> torch.Tensor:
+    return x * k
+
+x = torch.ones(3)
+assert scale.build()
+scale(x, 2)  # prepared and routed before the profile starts: entering it must re-route
+with ppy.profile() as seen:
+    for _ in range(3):
+        scale(x, 2)
+    scale(x, True)
+scale(x, 2)  # after the profile: not counted
+(row,) = seen.rows()
+print("ROW", row.region, row.calls, row.compiled, row.python, row.total_s > 0)
+'''
+
+
+def test_ppy_profile_counts_compiled_and_python_calls_and_prints_a_table(tmp_path: Path) -> None:
+    path = tmp_path / "profiled.py"
+    path.write_text(textwrap.dedent(PROFILED))
+    result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600,
+                            cwd=tmp_path, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "ROW scale 4 3 1 True" in result.stdout, result.stdout + result.stderr
+    assert "ppy profile" in result.stderr and "scale" in result.stderr
+
+
+def test_ppy_profile_environment_prints_the_table_at_exit(tmp_path: Path) -> None:
+    result = _run(tmp_path, PPY_PROFILE="1")
+    assert result.returncode == 0, result.stderr
+    rows = [line for line in result.stderr.splitlines() if "scale" in line]
+    assert len(rows) == 1 and " 5 " in rows[0] and " 3 " in rows[0] and " 2 " in rows[0], result.stderr
