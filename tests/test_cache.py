@@ -22,6 +22,7 @@ import pytest
 
 import ppy_compile.cache
 from other_user import NOBODY, as_unprivileged, is_root, shared_folder
+from process_table import descendants
 from ppy.cli import main as ppy_main
 from ppy_check.errors import BuildError
 from ppy_compile.cache import Cache, CacheWarning
@@ -216,27 +217,6 @@ KILLED = """
 """
 
 
-def _descendants(pid: int) -> dict[int, str]:
-    parents: dict[int, tuple[int, str]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                text = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
-            parents[int(entry)] = (int(rest[1]), name)
-    found: dict[int, str] = {}
-    for candidate, (_, name) in parents.items():
-        chain = candidate
-        while chain in parents and chain > 1:
-            chain = parents[chain][0]
-            if chain == pid:
-                found[candidate] = name
-                break
-    return found
-
-
 def _running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -264,7 +244,7 @@ def test_kill_9_mid_build_leaves_no_compiler_running_and_prune_removes_its_stagi
         assert builder.poll() is None, builder.communicate()[1]
         assert time.monotonic() < deadline, "no compiler started"
         time.sleep(0.02)
-        processes = _descendants(builder.pid)
+        processes = descendants(builder.pid)
     # The compiler is stopped, so it cannot finish on its own: whatever ends it
     # and ninja (which waits for it) is the build dying with its parent.
     compilers = [pid for pid, name in processes.items() if name.startswith("cc1")]

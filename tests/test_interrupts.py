@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from process_table import descendants
 
 from ppy.cli import main as ppy_main
 from ppy_compile import build
@@ -98,40 +99,13 @@ def _nothing_recorded(folder: Path, cache: Path) -> None:
     assert opened.info()["staging"]["logs"][0] == 0
 
 
-def _processes() -> dict[int, tuple[int, str, str]]:
-    """pid -> (parent pid, name, state) of every process."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                text = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
-            found[int(entry)] = (int(rest[1]), name, rest[0])
-    return found
-
-
-def _descendants(pid: int) -> dict[int, str]:
-    table = _processes()
-    found = {}
-    for candidate, (_, name, _) in table.items():
-        chain = candidate
-        while chain in table and chain > 1:
-            chain = table[chain][0]
-            if chain == pid:
-                found[candidate] = name
-                break
-    return found
-
-
 def _wait_for(program: subprocess.Popen[str], name: str) -> int:
     """The pid of the program's first descendant called ``name`` (a compile, once it runs)."""
     deadline = time.monotonic() + 300
     while True:
         assert program.poll() is None, program.communicate()
         assert time.monotonic() < deadline, f"no {name} started"
-        found = [pid for pid, found in _descendants(program.pid).items() if found.startswith(name)]
+        found = [pid for pid, found in descendants(program.pid).items() if found.startswith(name)]
         if found:
             return found[0]
         time.sleep(0.01)
