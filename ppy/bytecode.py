@@ -5,6 +5,9 @@ the same size with its modification time put back (an editor's "keep timestamps"
 still matches, so Python runs the old code while ppy would compile the new text. The file's change time
 cannot be put back, so only a file changed after its ``.pyc`` was written is compiled here and its code
 compared with the code Python loaded: the usual start pays two ``stat`` calls.
+
+The compile of a file's bytes into its functions' code objects, kept by content, is shared with the check of
+the helpers a region inlined (ppy/loaded.py).
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ import importlib.util
 import os
 import sys
 import types
-from typing import Any
+from collections.abc import Iterator
 
-from ppy_check.source import SourceError, decode
+from ppy_check.source import ByContent, Source, SourceError, decode
 
 # A .pyc header: magic, flags, then the source's mtime and size (PEP 552); flags other than 0 mean hash-based.
 _HEADER = 16
@@ -26,12 +29,26 @@ def stale(function: types.FunctionType, path: str, data: bytes) -> bool:
     if not _pyc_vouches_for_a_later_change(function, path):
         return False
     try:
-        fresh = compile(decode(data, path).text, path, "exec", dont_inherit=True)
+        fresh = compiled_functions.of(decode(data, path))
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return True  # Python could not have compiled the file's text: what it runs came from elsewhere
-    code = function.__code__
-    twin = _find(fresh, code.co_qualname, code.co_name)
-    return twin is None or _shape(twin) != _shape(code)
+    return fresh.get(function.__code__.co_qualname) != function.__code__
+
+
+def _functions_of(source: Source) -> dict[str, types.CodeType]:
+    """Every function's code object in the file's bytes, compiled as an import compiles them (their own encoding)."""
+    return {code.co_qualname: code for code in _codes(compile(source.data, source.path, "exec", dont_inherit=True))}
+
+
+# One compile per file and content: kept by the digest of the bytes compiled, never by the file's stat.
+compiled_functions: ByContent[dict[str, types.CodeType]] = ByContent(_functions_of)
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _codes(constant)
 
 
 def _pyc_vouches_for_a_later_change(function: types.FunctionType, path: str) -> bool:
@@ -53,21 +70,3 @@ def _pyc_vouches_for_a_later_change(function: types.FunctionType, path: str) -> 
         return False
     mtime, size = int.from_bytes(header[8:12], "little"), int.from_bytes(header[12:16], "little")
     return mtime == int(source.st_mtime) & 0xFFFFFFFF and size == source.st_size & 0xFFFFFFFF
-
-
-def _find(code: types.CodeType, qualname: str, name: str) -> types.CodeType | None:
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            if const.co_qualname == qualname and const.co_name == name:
-                return const
-            found = _find(const, qualname, name)
-            if found is not None:
-                return found
-    return None
-
-
-def _shape(code: types.CodeType) -> tuple[Any, ...]:
-    """What a function computes, without where its lines are (a line added above moves none of it)."""
-    consts = tuple(_shape(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c)) for c in code.co_consts)
-    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
-            code.co_argcount, code.co_kwonlyargcount, code.co_flags)

@@ -16,24 +16,9 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+from ppy.bytecode import compiled_functions
 from ppy.decorators import Region
-from ppy_check.source import ByContent, Source, SourceError, read_source
-
-
-def _functions_of(source: Source) -> dict[str, types.CodeType]:
-    """Every function's code object in the file's bytes, compiled as an import compiles them (their own encoding)."""
-    return {code.co_qualname: code for code in _codes(compile(source.data, source.path, "exec", dont_inherit=True))}
-
-
-# One compile per file and content: kept by the digest of the bytes compiled, never by the file's stat.
-_compiled: ByContent[dict[str, types.CodeType]] = ByContent(_functions_of)
-
-
-def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
-    yield code
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            yield from _codes(constant)
+from ppy_check.source import SourceError, read_source
 
 
 def _built_from(path: str, digest: str) -> dict[str, types.CodeType] | None:
@@ -43,7 +28,7 @@ def _built_from(path: str, digest: str) -> dict[str, types.CodeType] | None:
         source = read_source(path)
         if source.digest != digest:
             return None  # the helpers compiled are of bytes the file no longer holds: nothing to vouch for them
-        return _compiled.of(source)
+        return compiled_functions.of(source)
     except (OSError, SourceError, SyntaxError, ValueError, RecursionError, MemoryError):  # an edit Python could not load either
         return None
 
