@@ -72,3 +72,13 @@ def test_display_spells_plain_expressions_as_unparse_does() -> None:
                 covered += 1
                 assert text == ast.unparse(node)
     assert covered > 10_000
+
+
+def test_each_code_is_reported_by_its_own_rule_module() -> None:
+    """The registry (ppy_check.messages.Code) names each code's module; the module must say the same code."""
+    from ppy_check.messages import Code
+    from ppy_check.rules import KNOWN_RULES
+
+    assert {code: module.__name__ for code, module in KNOWN_RULES.items()} == {
+        code.value: f"ppy_check.rules.{code.module}" for code in Code}
+    assert all(module.CODE == code for code, module in KNOWN_RULES.items())
