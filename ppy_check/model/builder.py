@@ -28,6 +28,8 @@ import typing
 from typing import Any, TypeGuard, Union
 
 from ppy_check import torch_python
+from ppy_check import messages as m
+from ppy_check.messages import Reason, refusals
 from ppy_check.model import budgets, constants, hostmath
 from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
@@ -91,34 +93,34 @@ LIBRARY_CONSTANTS: dict[str, object] = {
 NTUPLES = {f"torch.nn.modules.utils.{name}": count
            for name, count in (("_single", 1), ("_pair", 2), ("_triple", 3), ("_quadruple", 4))}
 
-HOST_READING_METHODS = {
-    "item": "it reads a value back into Python",
-    "tolist": "it builds a Python list",
-    "numpy": "numpy runs outside torch's dispatcher",
-    "backward": "autograd runs outside the region",
-    "data_ptr": "it reads a raw address",
-    "register_hook": "hooks are Python callbacks",
-    "register_post_accumulate_grad_hook": "hooks are Python callbacks",
+HOST_READING_METHODS: dict[str, Reason] = {
+    "item": refusals.METHOD_READS_VALUE_BACK,
+    "tolist": refusals.METHOD_BUILDS_LIST,
+    "numpy": refusals.METHOD_RUNS_NUMPY,
+    "backward": refusals.METHOD_RUNS_AUTOGRAD,
+    "data_ptr": refusals.METHOD_READS_ADDRESS,
+    "register_hook": refusals.METHOD_REGISTERS_HOOK,
+    "register_post_accumulate_grad_hook": refusals.METHOD_REGISTERS_HOOK,
     # Python-level methods of torch/_tensor.py that compute no tensor.
-    "__array__": "it hands the data to numpy",
-    "__array_wrap__": "it is numpy's protocol",
-    "__deepcopy__": "it copies the Python object; use `.clone()`",
-    "__dir__": "it lists the Python object's attributes",
-    "__dlpack__": "it hands the data to another library",
-    "__dlpack_device__": "it hands the data to another library",
-    "__format__": "it formats the tensor as text",
-    "__repr__": "it formats the tensor as text",
-    "__hash__": "it is the Python object's identity",
-    "__reduce_ex__": "pickling runs outside the region",
-    "__setstate__": "pickling runs outside the region",
-    "dim_order": "it reads the memory layout into Python",
-    "is_shared": "it reads where the storage lives",
-    "share_memory_": "it moves the storage to shared memory",
-    "storage": "it hands out the storage object",
-    "storage_type": "it names the storage's Python class",
-    "module_load": "it loads a state dict into a module",
-    "__bool__": "it reads a value back into Python",
-    "storage_offset": "it reads a raw offset",
+    "__array__": refusals.METHOD_HANDS_DATA_TO_NUMPY,
+    "__array_wrap__": refusals.METHOD_IS_NUMPY_PROTOCOL,
+    "__deepcopy__": refusals.METHOD_COPIES_OBJECT,
+    "__dir__": refusals.METHOD_LISTS_ATTRIBUTES,
+    "__dlpack__": refusals.METHOD_HANDS_DATA_ELSEWHERE,
+    "__dlpack_device__": refusals.METHOD_HANDS_DATA_ELSEWHERE,
+    "__format__": refusals.METHOD_FORMATS_TEXT,
+    "__repr__": refusals.METHOD_FORMATS_TEXT,
+    "__hash__": refusals.METHOD_IS_IDENTITY,
+    "__reduce_ex__": refusals.METHOD_PICKLES,
+    "__setstate__": refusals.METHOD_PICKLES,
+    "dim_order": refusals.METHOD_READS_LAYOUT,
+    "is_shared": refusals.METHOD_READS_STORAGE_PLACE,
+    "share_memory_": refusals.METHOD_SHARES_STORAGE,
+    "storage": refusals.METHOD_HANDS_OUT_STORAGE,
+    "storage_type": refusals.METHOD_NAMES_STORAGE_CLASS,
+    "module_load": refusals.METHOD_LOADS_STATE_DICT,
+    "__bool__": refusals.METHOD_READS_VALUE_BACK,
+    "storage_offset": refusals.METHOD_READS_OFFSET,
 }
 QUERY_METHODS: dict[str, tuple[Query, Query | None, t.Type]] = {
     # name: (query with no argument, query with a dim argument, result of the no-argument form)
@@ -167,10 +169,10 @@ _OTHER_LAYOUTS = ("sparse", "mkldnn", "nested", "csr", "csc", "bsr", "bsc", "coo
 # Tensor properties that are views, as the native method torch's getter calls.
 VIEW_PROPERTIES = {"T": "numpy_T", "mT": "mT", "H": "matrix_H", "mH": "mH"}
 VIEW_FUNCTIONS = {"real": "real", "imag": "imag"}
-PROPERTY_REFUSALS = {
-    "grad": "gradients are read outside the region",
-    "grad_fn": "autograd's graph is read outside the region",
-    "is_leaf": "autograd's graph is read outside the region",
+PROPERTY_REFUSALS: dict[str, Reason] = {
+    "grad": refusals.PROPERTY_READS_GRADIENT,
+    "grad_fn": refusals.PROPERTY_READS_AUTOGRAD_GRAPH,
+    "is_leaf": refusals.PROPERTY_READS_AUTOGRAD_GRAPH,
 }
 
 # What an exception's message formats at run time as Python's str() does, alone or as a sequence's items.
@@ -641,7 +643,7 @@ class Builder:
         returns = region.returns if region.returns is not None else t.NONE
         if self.complete and not self.returned and not isinstance(returns, t.NoneT):
             self.type_problem(Span.of(region.node), region.name,
-                              f"it ends without `return` (so returns None), but is annotated `-> {returns}`")
+                              refusals.ENDS_WITHOUT_RETURN(returns=returns))
         if not self.complete or self.problems:
             return Analysis(None, self.problems, self.writes, self.callees)
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
@@ -675,8 +677,7 @@ class Builder:
                 mode = GRAD_DECORATORS[target]
                 continue
             self.unsupported(Span.of(decorator), display(decorator),
-                             "a decorator under `@ppy.opt` changes what the function does, and the compiled code "
-                             "would leave it out; put it above the ppy decorators, or remove it")
+                             refusals.DECORATOR_UNDER_PPY())
         return mode
 
     # --- problems ----------------------------------------------------------------------
@@ -685,13 +686,13 @@ class Builder:
         # Inside a helper of another file (or torch's Python code), a finding stands at the call in the region's file.
         return self.anchor or span
 
-    def _library_subject(self, name: str, why: str) -> tuple[str, str]:
+    def _library_subject(self, name: str, why: m.Message) -> tuple[str, m.Message]:
         """In torch's Python code a finding names the user's call, and says where inside it the problem is."""
         if not self.frame.library or name == self.frame.called_as:
             return name, why
-        return self.frame.called_as, f"at `{name}`: {why}"
+        return self.frame.called_as, m.message(m.IN_LIBRARY, name=name, why=why)
 
-    def unsupported(self, span: Span, name: str, why: str, attribute: bool = False) -> Poisoned:
+    def unsupported(self, span: Span, name: str, why: m.Message, attribute: bool = False) -> Poisoned:
         name, why = self._library_subject(name, why)
         self.problems.unsupported.append(Unsupported(self._span(span), name, why, attribute, self.frame.context))
         self.complete = False
@@ -699,7 +700,7 @@ class Builder:
             raise _LibraryRefused
         return POISON
 
-    def type_problem(self, span: Span, subject: str, why: str, fix: Suggestion | None = None) -> Poisoned:
+    def type_problem(self, span: Span, subject: str, why: m.Message, fix: Suggestion | None = None) -> Poisoned:
         subject, why = self._library_subject(subject, why)
         self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context, fix))
         self.complete = False
@@ -729,7 +730,7 @@ class Builder:
 
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
         if self.frame.library:
-            return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
+            return self.unsupported(span, name, refusals.READS_MODULE_LEVEL())
         self.problems.captures.append(Capture(self._span(span), name, origin, detail, self.frame.context))
         self.complete = False
         return POISON
@@ -744,8 +745,7 @@ class Builder:
     def structural(self, node: ast.AST) -> None:
         """A construct the loop, branch or syntax rule reports from the syntax (of the region or a helper it calls)."""
         if self.frame.library:
-            self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code has `{display(node)}` here, "
-                             "which is not straight-line on what is known here")
+            self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_NOT_STRAIGHT(node=display(node)))
         self.problems.structural.append(Span.of(node))
         self.complete = False
 
@@ -814,8 +814,7 @@ class Builder:
         span = Span.of(node)
         test = self.expr(test_node)
         if not isinstance(test, Expr) or not t.is_number(test.type):
-            self.unsupported(span, self.frame.called_as, f"torch's Python code decides on `{display(test_node)}`, "
-                             "which ppy cannot compute")
+            self.unsupported(span, self.frame.called_as, refusals.LIBRARY_DECIDES(test_node=display(test_node)))
             raise _Abandon
         test = self.atom(self.host(HostOp.TO_BOOL, [test], span, display(test_node), kind=t.BOOL)
                          if not isinstance(test.type, t.BoolT) else test)
@@ -832,8 +831,7 @@ class Builder:
                 try:
                     self.statements(statements)
                 except _Jump as jump:
-                    self.unsupported(Span.of(jump.node), self.frame.called_as, f"torch's Python code leaves a loop "
-                                     f"(`{display(jump.node)}`) on `{display(test_node)}`, known only at run time")
+                    self.unsupported(Span.of(jump.node), self.frame.called_as, refusals.LIBRARY_LEAVES(jump_node=display(jump.node), test_node=display(test_node)))
                     raise _Abandon from None
                 value = self.atom(self.returned_value) if self.returned and not self.raising else None
                 ways.append((self.body, self.env, self.returned, value, self.raising))
@@ -859,7 +857,7 @@ class Builder:
                     if self.env.get(name) is not value and isinstance(value, Expr):
                         self.env[name] = self.merge(f"`{name}`", value, None, span, shown, merged, then_raises)
         elif then_returned != else_returned:
-            self.unsupported(span, self.frame.called_as, f"{shown} returns one way only")
+            self.unsupported(span, self.frame.called_as, refusals.RETURNS_ONE_WAY(shown=shown))
             raise _Abandon
         elif then_returned:
             assert then_value is not None and else_value is not None
@@ -874,7 +872,7 @@ class Builder:
                     self.env.pop(name, None)  # set one way only: reading it after would raise in Python too
                     continue
                 if not isinstance(one, Expr) or not isinstance(other, Expr):
-                    self.unsupported(span, self.frame.called_as, f"{shown} `{name}` is a different function each way")
+                    self.unsupported(span, self.frame.called_as, refusals.DIFFERENT_FUNCTION_EACH(shown=shown, name=name))
                     raise _Abandon
                 self.env[name] = self.merge(f"`{name}`", one, other, span, shown, merged)
         self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
@@ -884,11 +882,10 @@ class Builder:
         """One variable for a value two ways give (of one type), set on each way; ``other`` None: that way raises
         (``swapped``: the raising way is the one where the test holds)."""
         if isinstance(one.type, t.FunctionT):
-            self.unsupported(span, self.frame.called_as, f"{shown} {what} is a different function each way")
+            self.unsupported(span, self.frame.called_as, refusals.DIFFERENT_FUNCTION_EACH_WAY(shown=shown, what=what))
             raise _Abandon
         if other is not None and one.type != other.type:
-            self.unsupported(span, self.frame.called_as, f"{shown} {what} is a {one.type} one way and a "
-                             f"{other.type} the other")
+            self.unsupported(span, self.frame.called_as, refusals.ONE_WAY_OTHER(shown=shown, what=what, one_type=one.type, other_type=other.type))
             raise _Abandon
         var = self.new_var("", one.type)
         if self.strided(one) and (other is None or self.strided(other)):
@@ -985,11 +982,12 @@ class Builder:
                 dotted = f"{node.module}.{alias.name}"
                 why = torch_python.not_followed(dotted)
                 if why is not None or dotted.split(".")[0] not in ("torch", "math", "builtins"):
-                    self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code imports `{dotted}`"
-                                     + (f": {why}" if why else ", which ppy does not follow"))
+                    self.unsupported(Span.of(node), self.frame.called_as,
+                                     refusals.LIBRARY_IMPORTS_UNFOLLOWED(dotted=dotted, why=why) if why else
+                                     refusals.LIBRARY_IMPORTS(dotted=dotted))
                 self.env[alias.asname or alias.name] = self.dotted_value(_strip_dotted(dotted), Span.of(node), dotted)
             else:
-                self.unsupported(Span.of(node), self.frame.called_as, "torch's Python code imports relatively here")
+                self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_IMPORTS())
 
     def library_for(self, node: ast.For) -> None:
         """A `for` of torch's Python code over what is known here (a tuple, `range` of literals): its body runs once
@@ -1021,10 +1019,8 @@ class Builder:
         while isinstance(value, Read) and value.var in self.values:
             value = self.values[value.var]
         if isinstance(value, Host) and value.op is HostOp.RANGE:
-            self.unsupported(Span.of(node), self.frame.called_as, "torch's Python code counts with `range` to a "
-                             "value known only at run time (a tensor's rank, say), so its loop has no fixed length")
-        self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code loops over `{display(node)}`, "
-                         "whose length is known only at run time")
+            self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_COUNTS())
+        self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_LOOPS(node=display(node)))
         raise _Abandon
 
     def comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> Value:
@@ -1047,8 +1043,7 @@ class Builder:
                 for condition in generator.ifs:
                     known = self.try_constant(condition)
                     if known is None:
-                        self.unsupported(Span.of(condition), self.frame.called_as, f"torch's Python code filters on "
-                                         f"`{display(condition)}`, which is known only at run time")
+                        self.unsupported(Span.of(condition), self.frame.called_as, refusals.LIBRARY_FILTERS(condition=display(condition)))
                     if not known.value:  # type: ignore[union-attr]
                         break
                 else:
@@ -1062,8 +1057,7 @@ class Builder:
         if isinstance(node, ast.GeneratorExp) and self.consumed.get(id(node)) not in EAGER_CONSUMERS and \
                 not all(_harmless(statement) for statement in self.body[start:]):
             # Python may stop before the last item (`all`, `any`, a loop's `break`): ppy computes every item first.
-            self.unsupported(span, self.frame.called_as, f"torch's Python code computes `{display(node)}` item by item, "
-                             "and may stop before the items ppy would compute in advance")
+            self.unsupported(span, self.frame.called_as, refusals.LIBRARY_COMPUTES(node=display(node)))
         return MakeTuple(tuple(results), t.TupleT(tuple(r.type for r in results)), span,
                          frozenset().union(*(r.aliases for r in results)))
 
@@ -1084,11 +1078,11 @@ class Builder:
         if args is None:
             return POISON
         if len(args) != 1 or args[0].spread or keywords:
-            self.type_problem(Span.of(node), display(func), f"`list.{func.attr}` takes one argument")
+            self.type_problem(Span.of(node), display(func), refusals.LIST_TAKES_ONE(func_attr=func.attr))
             raise _Abandon
         value = args[0].value
         if func.attr == "extend" and not isinstance(value.type, (t.TupleT, t.SeqT)):
-            self.type_problem(Span.of(node), display(func), f"`list.extend` of a {value.type}")
+            self.type_problem(Span.of(node), display(func), refusals.LIST_EXTEND(type=value.type))
             raise _Abandon
         current = self.atom(self.env[name])
         grown = self.atom(self.concatenate([(current, True), (value, func.attr == "extend")], Span.of(node)))
@@ -1098,7 +1092,7 @@ class Builder:
     def library_check(self, node: ast.Call, error: PythonException) -> Value:
         """``torch._check(cond, lambda: message)`` in torch's Python code: a check the compiled region keeps."""
         if not node.args or len(node.args) > 2 or node.keywords:
-            return self.unsupported(Span.of(node), self.frame.called_as, f"`{display(node.func)}` with other arguments")
+            return self.unsupported(Span.of(node), self.frame.called_as, refusals.OTHER_ARGUMENTS(node_func=display(node.func)))
         text = node.args[1].body if len(node.args) == 2 and isinstance(node.args[1], ast.Lambda) else None
         known = self.try_constant(node.args[0])
         if known is None:
@@ -1106,8 +1100,9 @@ class Builder:
                          self.message(text) if text is not None else ("",), negate=False)
         elif not known.value:
             shown = _text_of(text) if text is not None else ""
-            self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code raises {error.value} here"
-                             + (f" ({shown})" if shown else ""))
+            self.unsupported(Span.of(node), self.frame.called_as,
+                             refusals.LIBRARY_RAISES_SAYING(error=error.value, text=shown) if shown else
+                             refusals.LIBRARY_RAISES_ERROR(error=error.value))
         return Const(None, t.NONE, Span.of(node))
 
     def library_statement(self, node: ast.stmt) -> None:
@@ -1123,7 +1118,7 @@ class Builder:
                 self.body.append(Require(Const(False, t.BOOL, Span.of(node)), error, message, Span.of(node)))
                 self.returned, self.returned_value, self.raising = True, None, True
                 return
-            self.unsupported(Span.of(node), shown, f"torch's Python code raises here (`{display(node)}`)")
+            self.unsupported(Span.of(node), shown, refusals.LIBRARY_RAISES(node=display(node)))
             raise _Abandon
         assert isinstance(node, (ast.If, ast.Assert))
         test = self.try_truth(node.test)
@@ -1132,7 +1127,7 @@ class Builder:
                 self.require(node.test, node, PythonException.ASSERTION_ERROR, self.message(node.msg) if node.msg else ("",),
                              negate=False)
             elif not test.value:
-                self.unsupported(Span.of(node), shown, f"torch's Python code fails `assert {display(node.test)}`")
+                self.unsupported(Span.of(node), shown, refusals.LIBRARY_FAILS(node_test=display(node.test)))
                 raise _Abandon
             return
         if test is not None:
@@ -1152,12 +1147,12 @@ class Builder:
                     elif known.value:
                         text = _text_of(body[0].exc.args[0]) if isinstance(body[0].exc, ast.Call) and body[0].exc.args \
                             else ""
-                        self.unsupported(Span.of(node), shown, f"torch's Python code raises {error.value} here"
-                                         + (f" ({text})" if text else ""))
+                        self.unsupported(Span.of(node), shown,
+                                         refusals.LIBRARY_RAISES_SAYING(error=error.value, text=text) if text else
+                                         refusals.LIBRARY_RAISES_ERROR(error=error.value))
                         raise _Abandon
                 return
-        self.unsupported(Span.of(node), shown, f"torch's Python code decides on `{display(node.test)}`, which is "
-                         "known only at run time")
+        self.unsupported(Span.of(node), shown, refusals.LIBRARY_DECIDES_KNOWN(node_test=display(node.test)))
         raise _Abandon
 
     def require(self, test: ast.expr, node: ast.stmt, error: PythonException, message: Message,
@@ -1169,10 +1164,10 @@ class Builder:
             holds = self.host(HostOp.NOT, [value], span, display(test)) if negate else value
             self.body.append(Require(holds, error, message, span))
             return
-        why = "reads a tensor's value back into Python" if isinstance(value, Expr) and isinstance(value.type, t.TensorT) \
-            else "is not a value ppy computes"
+        reads_tensor = isinstance(value, Expr) and isinstance(value.type, t.TensorT)
         self.unsupported(span, self.frame.called_as,
-                         f"torch's Python code checks `{display(test)}`, which {why}")
+                         (refusals.LIBRARY_CHECKS_TENSOR_VALUE if reads_tensor else refusals.LIBRARY_CHECKS_UNKNOWN)(
+                             test=display(test)))
         raise _Abandon
 
     def raised(self, node: ast.Raise) -> tuple[PythonException | None, Message]:
@@ -1439,12 +1434,11 @@ class Builder:
             raise _Abandon
         if isinstance(value, (ModuleRef, FunctionRef)):
             self.unsupported(Span.of(node) if node is not None else Span(0, 0, 0, 0), value.dotted if isinstance(value, ModuleRef) else value.shown,
-                             "a module or function is not a value a region can hold")
+                             refusals.MODULE_FUNCTION_VALUE())
             raise _Abandon
         if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
             if not hostmath.fits_int64(value.value):
-                self.type_problem(value.span, budgets.shown_int(value.value), "the int does not fit in the 64 bits torch takes "
-                                  "(Python would raise OverflowError when torch receives it)")
+                self.type_problem(value.span, budgets.shown_int(value.value), refusals.INT_DOES_FIT())
                 raise _Abandon
         if isinstance(value, (Const, Param, Read)):
             return value
@@ -1465,10 +1459,10 @@ class Builder:
         elif isinstance(target, ast.Subscript):
             self.store(target, value, statement)
         elif isinstance(target, ast.Starred):
-            self.unsupported(Span.of(target), display(target), "a starred target must be inside a tuple")
+            self.unsupported(Span.of(target), display(target), refusals.STARRED_TARGET_MUST())
         else:
             self.unsupported(Span.of(target), display(target),
-                             "assigning to an attribute changes an object outside the region")
+                             refusals.ASSIGNING_ATTRIBUTE_CHANGES())
 
     def bind_name(self, name: str, value: Value, renames_after: int | None = None) -> None:
         if isinstance(value, (Poisoned, UntypedParam)):
@@ -1499,7 +1493,7 @@ class Builder:
         count = len(target.elts)
         span = Span.of(target)
         if len(starred) > 1:
-            self.unsupported(span, display(target), "two starred targets")
+            self.unsupported(span, display(target), refusals.TWO_STARRED_TARGETS())
             raise _Abandon
         if isinstance(source.type, t.TensorT):
             # Python iterates a tensor as `iter(x.unbind(0))`, after refusing a 0-d one with TypeError.
@@ -1513,7 +1507,7 @@ class Builder:
                 star = starred[0]
                 after = count - star - 1
                 if len(items) < count - 1:
-                    self.type_problem(span, display(target), f"unpacks {len(items)} values into at least {count - 1} names")
+                    self.type_problem(span, display(target), refusals.UNPACKS_VALUES_INTO(items_count=len(items), count=count - 1))
                     raise _Abandon
                 middle = items[star:len(items) - after]
                 rest = MakeTuple(tuple(middle), t.TupleT(tuple(i.type for i in middle)), span,
@@ -1521,8 +1515,7 @@ class Builder:
                 values = items[:star] + [rest] + items[len(items) - after:]
             else:
                 if len(items) != count:
-                    self.type_problem(span, display(target), f"unpacks {len(items)} values into {count} names "
-                                      "(Python raises ValueError)")
+                    self.type_problem(span, display(target), refusals.UNPACKS_VALUES_INTO_NAMES(items_count=len(items), count=count))
                     raise _Abandon
                 values = items
         elif isinstance(source.type, t.SeqT):
@@ -1539,7 +1532,7 @@ class Builder:
                 else:
                     values.append(Item(source, index, item_type, span, source.aliases))
         else:
-            self.type_problem(span, display(target), f"cannot unpack a {source.type}")
+            self.type_problem(span, display(target), refusals.CANNOT_UNPACK(source_type=source.type))
             raise _Abandon
         if renames_after is not None and _repeats_a_variable(values):
             renames_after = None  # `p, q = (x.sum(),) * 2`: both names hold the one temporary
@@ -1549,13 +1542,14 @@ class Builder:
     def store(self, target: ast.Subscript, value: Value, statement: ast.stmt) -> None:
         base = self.atom(self.expr(target.value), target.value)
         if not isinstance(base.type, t.TensorT):
-            self.unsupported(Span.of(target), display(target), f"item assignment into a {base.type} changes an object "
-                             "outside the region" if not isinstance(base.type, (t.TupleT, t.SeqT)) else "tuples cannot change")
+            self.unsupported(Span.of(target), display(target),
+                             refusals.ITEM_ASSIGNMENT_OUTSIDE(type=base.type)
+                             if not isinstance(base.type, (t.TupleT, t.SeqT)) else refusals.TUPLES_CANNOT_CHANGE())
             raise _Abandon
         parts = self.index_parts(target.slice)
         item = self.atom(value, statement)
         if not (isinstance(item.type, t.TensorT) or t.is_number(item.type)):
-            self.type_problem(Span.of(statement), display(statement), f"cannot store a {item.type} into a tensor")
+            self.type_problem(Span.of(statement), display(statement), refusals.CANNOT_STORE_INTO(item_type=item.type))
             raise _Abandon
         span = Span.of(statement)
         self.body.append(Store(base, parts, item, span))
@@ -1579,7 +1573,7 @@ class Builder:
                 self._record_writes(base.aliases, span, display(node), WriteKind.STORE)
             return
         if not isinstance(node.target, ast.Name):
-            self.unsupported(span, display(node.target), "assigning to an attribute changes an object outside the region")
+            self.unsupported(span, display(node.target), refusals.ASSIGNING_ATTRIBUTE_CHANGES())
             raise _Abandon
         first_var = self.vars
         current = self.name(node.target)
@@ -1610,16 +1604,16 @@ class Builder:
             return
         if isinstance(declared, t.NoneT):
             if value is not None and not isinstance(value.type, t.NoneT):
-                self.type_problem(span, display(node), f"returns a {value.type} but is annotated `-> None`")
+                self.type_problem(span, display(node), refusals.RETURNS_ANNOTATED_NONE(type=value.type))
                 raise _Abandon
             self.body.append(Return(None, span))
             return
         if value is None:
-            self.type_problem(span, display(node), f"returns None but is annotated `-> {declared}`")
+            self.type_problem(span, display(node), refusals.RETURNS_NONE_ANNOTATED(declared=declared))
             raise _Abandon
         problem = _assignable(value.type, declared)
         if problem:
-            self.type_problem(span, display(node), f"returns a {value.type} where `-> {declared}` was declared{problem}")
+            self.type_problem(span, display(node), refusals.RETURNS_WHERE_WAS(type=value.type, declared=declared, problem=problem))
             raise _Abandon
         self.result_classes = tuple(self.classes_of(value, ()))
         self.body.append(Return(value, span))
@@ -1665,7 +1659,7 @@ class Builder:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (bytes, complex)):
                 kind = "complex numbers" if isinstance(node.value, complex) else "bytes"
-                return self.unsupported(Span.of(node), repr(node.value), f"{kind} have no region type")
+                return self.unsupported(Span.of(node), repr(node.value), refusals.HAVE_NO_REGION(kind=kind))
             return Const(node.value, hostmath.type_of_value(node.value), Span.of(node))
         if isinstance(node, ast.Name):
             return self.name(node)
@@ -1710,7 +1704,7 @@ class Builder:
             return POISON if spread is None else KeywordDict(tuple(spread.items()))
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
-            return self.unsupported(Span.of(node), display(node), f"{kind} has no region type; regions pass tuples")
+            return self.unsupported(Span.of(node), display(node), refusals.NO_REGION_TYPE(kind=kind))
         if isinstance(node, ast.ListComp) and self.frame.library:
             repeated = self.repeated(node)
             return repeated if repeated is not None else self.comprehension(node)
@@ -1719,9 +1713,9 @@ class Builder:
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
             return self.shadow_scope(node)
         if isinstance(node, ast.Starred):
-            return self.unsupported(Span.of(node), display(node), "`*` unpacking belongs in a call or a tuple")
+            return self.unsupported(Span.of(node), display(node), refusals.UNPACKING_BELONGS_CALL())
         if isinstance(node, ast.Slice):
-            return self.unsupported(Span.of(node), display(node), "a slice belongs inside `[]`")
+            return self.unsupported(Span.of(node), display(node), refusals.SLICE_BELONGS_INSIDE())
         # lambda, walrus, await, yield: the syntax rule reports them.
         self.structural(node)
         return POISON
@@ -1738,8 +1732,7 @@ class Builder:
                     isinstance(inner.value, (str, int)) and not isinstance(inner.value, bool):
                 parts.append(str(inner.value))
                 continue
-            return self.unsupported(Span.of(node), display(node), "an f-string builds its text at run time; "
-                                    "pass the string as a parameter")
+            return self.unsupported(Span.of(node), display(node), refusals.F_STRING_BUILDS())
         if sum(map(len, parts)) > budgets.MAX_TEXT:
             return self.over_budget(Span.of(node), display(node), Exceeded(Budget.TEXT, budgets.MAX_TEXT))
         return Const("".join(parts), t.STR, Span.of(node))
@@ -1752,8 +1745,7 @@ class Builder:
             self.frame.lists.discard(name)  # now referred to from elsewhere: it must not change any more
             return self.env[name]
         if name in self.frame.locals:
-            return self.type_problem(Span.of(node), name, f"`{name}` is used before it is assigned "
-                                     "(Python raises UnboundLocalError)")
+            return self.type_problem(Span.of(node), name, refusals.USED_BEFORE_ASSIGNED(name=name))
         return self.free_name(node)
 
     def free_name(self, node: ast.Name) -> Value:
@@ -1887,7 +1879,7 @@ class Builder:
         if oracle is not None and oracle.module_variable(dotted):
             return self.capture(span, shown, CaptureOrigin.IMPORTED, module)
         if oracle is None and "." in shown:
-            return self.unsupported(span, shown, "not a value a region can read", attribute=True)
+            return self.unsupported(span, shown, refusals.VALUE_REGION_READ(), attribute=True)
         if "." not in shown:
             return self.capture(span, shown, CaptureOrigin.IMPORTED, module)
         return FunctionRef(dotted, shown)
@@ -1909,7 +1901,7 @@ class Builder:
                 return BooleanDispatch(arg_name.value, arg_index.value, bool(default.value),  # type: ignore[union-attr]
                                        fields["if_true"].id, fields["if_false"].id,  # type: ignore[attr-defined]
                                        self.frame.scope, self.frame.path)
-        return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
+        return self.unsupported(span, name, refusals.READS_MODULE_LEVEL())
 
     def dispatch(self, chooser: BooleanDispatch, args: list[Argument], keywords: dict[str, Expr], span: Span,
                  shown: str) -> Value:
@@ -1920,7 +1912,7 @@ class Builder:
         if flag is None:
             flag = Const(chooser.default, t.BOOL, span)
         if not isinstance(flag, Const):
-            return self.unsupported(span, shown, f"`{chooser.arg_name}` must be a literal here")
+            return self.unsupported(span, shown, refusals.MUST_LITERAL(chooser_arg_name=chooser.arg_name))
         chosen = chooser.if_true if flag.value else chooser.if_false
         binding = chooser.scope.bindings.get(chosen)
         if binding is not None and isinstance(binding.node, ast.FunctionDef):
@@ -1931,12 +1923,12 @@ class Builder:
             inner = self.library_frame_value(binding.value, chooser.scope, chooser.path, chosen)
             if isinstance(inner, BooleanDispatch):
                 return self.dispatch(inner, args, keywords, span, shown)
-        return self.unsupported(span, shown, "torch's `boolean_dispatch` names a function ppy cannot follow")
+        return self.unsupported(span, shown, refusals.TORCH_BOOLEAN_DISPATCH())
 
     def ntuple(self, count: int, args: list[Argument], span: Span, shown: str) -> Expr:
         """``_pair(x)``: a sequence as it is, anything else repeated ``count`` times."""
         if len(args) != 1 or args[0].spread:
-            self.type_problem(span, shown, "takes one argument")
+            self.type_problem(span, shown, refusals.TAKES_ONE_ARGUMENT())
             raise _Abandon
         value = args[0].value
         if isinstance(value.type, (t.TupleT, t.SeqT)):
@@ -1946,10 +1938,10 @@ class Builder:
     def isinstance_of(self, node: ast.Call) -> Value:
         """``isinstance(x, ...)`` in torch's Python code: known from the model's type of ``x``, or refused."""
         if len(node.args) != 2 or node.keywords:
-            return self.unsupported(Span.of(node), self.frame.called_as, "`isinstance` with other than two arguments")
+            return self.unsupported(Span.of(node), self.frame.called_as, refusals.ISINSTANCE_OTHER_THAN())
         value = self.expr(node.args[0])
         if not isinstance(value, Expr):
-            return self.unsupported(Span.of(node), self.frame.called_as, f"`{display(node)}`")
+            return self.unsupported(Span.of(node), self.frame.called_as, refusals.ISINSTANCE_OTHER_THAN_2(node=display(node)))
         classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
         names = {self.frame.scope.resolve(c) or display(c) for c in classes}
         if torch_python.module_of(self.frame.path) == "torch._tensor":
@@ -1958,7 +1950,7 @@ class Builder:
         answer = _isinstance_answer(value.type, frozenset(names), self.kind_of(value))
         if answer is None:
             return self.unsupported(Span.of(node), self.frame.called_as,
-                                    f"torch's Python code tests `{display(node)}`, which ppy cannot tell here")
+                                    refusals.LIBRARY_TESTS(node=display(node)))
         return Const(answer, t.BOOL, Span.of(node))
 
     def library_function(self, dotted: str, node: ast.FunctionDef, scope: ModuleScope, name: str) -> FunctionRef:
@@ -2051,7 +2043,7 @@ class Builder:
             # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
             return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
         if isinstance(base, FunctionRef):
-            return self.unsupported(span, display(node), "an attribute of a function", attribute=True)
+            return self.unsupported(span, display(node), refusals.ATTRIBUTE_FUNCTION(), attribute=True)
         if isinstance(base, UntypedParam):
             return self.capture(span, base.name, CaptureOrigin.ATTRIBUTE, node.attr)
         value = self.atom(base, node.value)
@@ -2071,8 +2063,8 @@ class Builder:
                 return Const(value.value.scalar_type in DTYPE_TESTS[node.attr], t.BOOL, span)
             return Host(HostOp.DTYPE_IS, (value,), t.BOOL, span, function=node.attr)
         if isinstance(kind, t.DtypeT) and node.attr == "itemsize":
-            return self.unsupported(span, display(node), "dtype properties are not compiled yet", attribute=True)
-        return self.unsupported(span, display(node), f"an attribute of a {value.type}", attribute=True)
+            return self.unsupported(span, display(node), refusals.DTYPE_PROPERTIES_COMPILED(), attribute=True)
+        return self.unsupported(span, display(node), refusals.DTYPE_PROPERTIES_COMPILED_2(type=value.type), attribute=True)
 
     def iinfo(self, node: ast.Call, bound: str) -> Value:
         """``torch.iinfo(dtype).min`` (or ``.max``): the bound of an integer dtype, which may be known only at run
@@ -2082,7 +2074,7 @@ class Builder:
         if args is None:
             return POISON
         if len(args) != 1 or args[0].spread or keywords or not isinstance(args[0].value.type, t.DtypeT):
-            return self.unsupported(span, display(node), "`torch.iinfo` of anything but one dtype")
+            return self.unsupported(span, display(node), refusals.TORCH_IINFO_ANYTHING())
         dtype = args[0].value
         if isinstance(dtype, Const) and dtype.value.scalar_type in INTEGER_BOUNDS:
             return Const(INTEGER_BOUNDS[dtype.value.scalar_type][bound == "max"], t.INT, span)
@@ -2096,7 +2088,7 @@ class Builder:
         if args is None:
             return POISON
         if keywords or len(args) > 1 or any(a.spread or not isinstance(a.value.type, t.DtypeT) for a in args):
-            return self.unsupported(span, display(node), "`torch.finfo` of anything but one dtype")
+            return self.unsupported(span, display(node), refusals.TORCH_FINFO_ANYTHING())
         dtype = args[0].value if args else self.let(Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span))
         return Host(HostOp.FINFO, (dtype,), t.INT if attribute == "bits" else t.FLOAT, span, function=attribute)
 
@@ -2113,12 +2105,12 @@ class Builder:
         if attr == "data":
             return VariableData(base, t.TENSOR, span, base.aliases)
         if attr in PROPERTY_REFUSALS:
-            return self.unsupported(span, shown, PROPERTY_REFUSALS[attr], attribute=True)
+            return self.unsupported(span, shown, PROPERTY_REFUSALS[attr](), attribute=True)
         if attr in self.data.properties:
-            return self.unsupported(span, shown, "a tensor property ppy does not compile", attribute=True)
+            return self.unsupported(span, shown, refusals.TENSOR_PROPERTY_PPY(), attribute=True)
         if self.data.has_method(attr) or attr in QUERY_METHODS:
-            return self.unsupported(span, shown, f"`Tensor.{attr}` is a method: call it", attribute=True)
-        return self.unsupported(span, shown, "not a tensor attribute ppy can compile", attribute=True)
+            return self.unsupported(span, shown, refusals.TENSOR_METHOD_CALL(attr=attr), attribute=True)
+        return self.unsupported(span, shown, refusals.TENSOR_ATTRIBUTE_PPY(), attribute=True)
 
     def strided(self, value: Expr) -> bool:
         """Whether a tensor is certainly strided (dense), so that torch's decisions on its layout fold: a tensor
@@ -2175,7 +2167,7 @@ class Builder:
             return self.tensor_index(base, self.index_parts(node.slice), span)
         if isinstance(kind, (t.TupleT, t.SeqT)):
             return self.sequence_index(base, node.slice, span)
-        return self.type_problem(span, display(node), f"a {kind} cannot be indexed")
+        return self.type_problem(span, display(node), refusals.CANNOT_INDEXED(kind=kind))
 
     def sequence_index(self, base: Expr, index_node: ast.expr, span: Span) -> Value:
         kind = base.type
@@ -2186,32 +2178,31 @@ class Builder:
                 # An `int | None` bound is taken as it is: None is the bound's default, as in Python.
                 if bound is not None and not isinstance(bound.type, (t.IntT, t.NoneT)) and not (
                         isinstance(bound.type, t.OptionalT) and isinstance(bound.type.inner, t.IntT)):
-                    return self.type_problem(span, display(index_node), f"slice bounds must be ints, not {bound.type}")
+                    return self.type_problem(span, display(index_node), refusals.SLICE_BOUNDS_MUST(bound_type=bound.type))
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]
                 try:
                     picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
                 except ValueError as error:  # a step of 0
-                    return self.type_problem(span, display(index_node), f"always raises ValueError ({error})")
+                    return self.type_problem(span, display(index_node), refusals.ALWAYS_RAISES_VALUEERROR(error=error))
                 return self.mark(MakeTuple(tuple(picked), t.TupleT(tuple(i.type for i in picked)), span,
                                            frozenset().union(*(i.aliases for i in picked))), self.kind_of(base))
             seq_type = t.SeqT(t.element_type(kind) or t.INT) if isinstance(kind, t.TupleT) else kind
             if isinstance(kind, t.TupleT) and t.element_type(kind) is None:
-                return self.type_problem(span, display(index_node), "a tuple of mixed types sliced by run-time bounds")
+                return self.type_problem(span, display(index_node), refusals.TUPLE_MIXED_TYPES())
             return SeqSlice(self.as_sequence(base), *bounds, seq_type, span, base.aliases)  # type: ignore[arg-type]
         index = self.atom(self.expr(index_node), index_node)
         if not isinstance(index.type, (t.IntT, t.BoolT)):
-            return self.type_problem(span, display(index_node), f"a sequence index must be an int, not {index.type}")
+            return self.type_problem(span, display(index_node), refusals.SEQUENCE_INDEX_MUST(index_type=index.type))
         if isinstance(kind, t.TupleT):
             if isinstance(index, Const):
                 position = int(index.value)
                 if -len(kind.items) <= position < len(kind.items):
                     return _item(base, position % len(kind.items))
-                return self.type_problem(span, display(index_node), f"index {position} is out of range for a tuple of "
-                                         f"{len(kind.items)} (Python raises IndexError)")
+                return self.type_problem(span, display(index_node), refusals.INDEX_OUT_RANGE(position=position, kind_items_count=len(kind.items)))
             element = t.element_type(kind)
             if element is None:
-                return self.type_problem(span, display(index_node), "a tuple of mixed types indexed at run time")
+                return self.type_problem(span, display(index_node), refusals.TUPLE_MIXED_TYPES_INDEXED())
             return SeqIndex(self.as_sequence(base), index, element, span, base.aliases)
         return SeqIndex(base, index, kind.item, span, base.aliases)  # type: ignore[union-attr]
 
@@ -2241,7 +2232,7 @@ class Builder:
                         value = self.unwrap(value, display(bound), Span.of(bound))
                     if not isinstance(value.type, (t.IntT, t.NoneT)) and not (
                             isinstance(value.type, t.OptionalT) and isinstance(value.type.inner, t.IntT)):
-                        self.type_problem(Span.of(bound), display(bound), f"slice bounds must be ints, not {value.type}")
+                        self.type_problem(Span.of(bound), display(bound), refusals.SLICE_BOUNDS_MUST_INTS(type=value.type))
                         raise _Abandon
                     bounds.append(value)
                 parts.append(SliceIndex(*bounds))
@@ -2256,7 +2247,7 @@ class Builder:
                 if isinstance(value.type, t.OptionalT) and not isinstance(value, Const):
                     value = self.unwrap(value, display(element), Span.of(element))
                 if not isinstance(value.type, (t.IntT, t.BoolT, t.TensorT, t.NoneT, t.EllipsisT)):
-                    self.type_problem(Span.of(element), display(element), f"cannot index a tensor with a {value.type}")
+                    self.type_problem(Span.of(element), display(element), refusals.CANNOT_INDEX_TENSOR(type=value.type))
                     raise _Abandon
                 parts.append(value)
         return tuple(parts)
@@ -2266,7 +2257,7 @@ class Builder:
         items = [self.atom(self.expr(e), e) for e in node.elts]
         ints = all(isinstance(i.type, t.IntT) for i in items)
         if not items or not (ints or all(isinstance(i.type, t.BoolT) for i in items)):
-            self.type_problem(Span.of(node), display(node), "an index list must hold ints (or bools)")
+            self.type_problem(Span.of(node), display(node), refusals.INDEX_LIST_MUST())
             raise _Abandon
         return IndexList(tuple(items), boolean=not ints)
 
@@ -2288,7 +2279,7 @@ class Builder:
                 return POISON
             atom = self.atom(value, element)
             if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
-                return self.type_problem(Span.of(element), display(element), f"`*` of a {atom.type}")
+                return self.type_problem(Span.of(element), display(element), refusals.INDEX_LIST_MUST_2(atom_type=atom.type))
             parts.append((atom, spread))
         return self.concatenate(parts, span)
 
@@ -2307,12 +2298,12 @@ class Builder:
         for value, spread in parts:
             element = t.element_type(value.type) if spread else value.type
             if element is None:
-                self.type_problem(span, "tuple", "joins tuples of mixed item types at run time")
+                self.type_problem(span, "tuple", refusals.JOINS_TUPLES_MIXED())
                 raise _Abandon
             kinds.append(element)
         element = kinds[0] if len(set(kinds)) == 1 else (t.join_numbers(*kinds) if all(t.is_number(k) for k in kinds) else None)
         if element is None:
-            self.type_problem(span, "tuple", "joins tuples of mixed item types at run time")
+            self.type_problem(span, "tuple", refusals.JOINS_TUPLES_MIXED())
             raise _Abandon
         return MakeSeq(tuple(parts), t.SeqT(element), span, frozenset().union(*(v.aliases for v, _ in parts)))
 
@@ -2335,7 +2326,7 @@ class Builder:
             return Const(left.value + right.value, t.STR, span)
         host = BINARY_OPS.get(type(op))
         if host is None:
-            self.type_problem(span, text, f"`{OPERATOR_NAMES[type(op)]}` does not take a {left.type} and a {right.type}")
+            self.type_problem(span, text, refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
             raise _Abandon
         return self.host(host, [left, right], span, text)
 
@@ -2351,7 +2342,7 @@ class Builder:
                 else:
                     kind = hostmath.unary_type(op, operands[0].type)
             except hostmath.HostTypeError as error:
-                self.type_problem(span, text, str(error))
+                self.type_problem(span, text, refusals.HOST_TYPE_ERROR(error=error))
                 raise _Abandon from None
         if all(isinstance(o, Const) for o in operands):
             try:
@@ -2360,7 +2351,7 @@ class Builder:
                 self.over_budget(span, text, error.exceeded)
                 raise _Abandon from None
             except (ArithmeticError, ValueError) as error:
-                self.type_problem(span, text, f"always raises {type(error).__name__} ({error})")
+                self.type_problem(span, text, refusals.ALWAYS_RAISES(error_type=type(error).__name__, error=error))
                 raise _Abandon from None
             return Const(value, hostmath.type_of_value(value), span)
         return Host(op, tuple(operands), kind, span, function)
@@ -2377,7 +2368,7 @@ class Builder:
         if isinstance(op, ast.Mult) and (seq_left != seq_right):
             sequence, count = (left, right) if seq_left else (right, left)
             if not isinstance(count.type, (t.IntT, t.BoolT)):
-                self.type_problem(span, text, f"a tuple repeated by a {count.type}")
+                self.type_problem(span, text, refusals.TUPLE_REPEATED(count_type=count.type))
                 raise _Abandon
             if isinstance(sequence.type, t.TupleT) and isinstance(count, Const):
                 if self.leaves(sequence.type) * int(count.value) > budgets.MAX_ITEMS:
@@ -2387,10 +2378,10 @@ class Builder:
                 return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span, sequence.aliases)
             seq = self.as_sequence(sequence) if isinstance(sequence.type, t.TupleT) else sequence
             if isinstance(sequence.type, t.TupleT) and t.element_type(sequence.type) is None:
-                self.type_problem(span, text, "a tuple of mixed types repeated a run-time number of times")
+                self.type_problem(span, text, refusals.TUPLE_MIXED_TYPES_REPEATED())
                 raise _Abandon
             return Host(HostOp.MUL, (seq, count), seq.type, span, aliases=seq.aliases)
-        self.type_problem(span, text, f"`{OPERATOR_NAMES[type(op)]}` does not take a {left.type} and a {right.type}")
+        self.type_problem(span, text, refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
         raise _Abandon
 
     def tensor_operator(self, op: ast.operator, left: Expr, right: Expr, span: Span, in_place: bool, text: str) -> Expr:
@@ -2400,7 +2391,7 @@ class Builder:
         if in_place:
             method = TENSOR_INPLACE.get(type(op))
             if method is None or not isinstance(left.type, t.TensorT):
-                self.type_problem(span, text, f"`{symbol}=` does not take a {left.type} and a {right.type}")
+                self.type_problem(span, text, refusals.DOES_TAKE_2(symbol=symbol, left_type=left.type, right_type=right.type))
                 raise _Abandon
             return self.invoke_method(method, left, [Argument(right)], {}, span, text, write_kind=WriteKind.STORE)
         method = TENSOR_BINARY[type(op)]
@@ -2419,7 +2410,7 @@ class Builder:
         if method in ("__lshift__", "__rshift__"):  # Tensor.__rlshift__ and __rrshift__
             shift = "bitwise_left_shift" if method == "__lshift__" else "bitwise_right_shift"
             return self.invoke_function(shift, [Argument(left), Argument(right)], {}, span, text)
-        self.type_problem(span, text, f"a {left.type} on the left of `{symbol}` with a tensor")
+        self.type_problem(span, text, refusals.LEFT_TENSOR(left_type=left.type, symbol=symbol))
         raise _Abandon
 
     def unary(self, node: ast.UnaryOp) -> Value:
@@ -2432,8 +2423,7 @@ class Builder:
             operand = self.unwrap(operand, display(node.operand), span)
         if isinstance(operand.type, t.TensorT):
             if isinstance(node.op, ast.Not):
-                return self.unsupported(span, display(node), "`not` reads the tensor's value back into Python; "
-                                        "use `torch.logical_not`")
+                return self.unsupported(span, display(node), refusals.READS_TENSOR_VALUE())
             if isinstance(node.op, ast.Invert):
                 self.require_integral(operand, span)
             method = {ast.USub: "neg", ast.Invert: "bitwise_not", ast.UAdd: "positive"}[type(node.op)]
@@ -2447,7 +2437,7 @@ class Builder:
                              display(node))
         op = {ast.USub: HostOp.NEG, ast.UAdd: HostOp.POS, ast.Invert: HostOp.INVERT, ast.Not: HostOp.NOT}[type(node.op)]
         if op is HostOp.NOT and not t.is_number(operand.type):
-            return self.unsupported(span, display(node), f"`not` of a {operand.type}")
+            return self.unsupported(span, display(node), refusals.READS_TENSOR_VALUE_2(operand_type=operand.type))
         return self.host(op, [operand], span, display(node))
 
     def require_integral(self, operand: Expr, span: Span) -> None:
@@ -2489,8 +2479,7 @@ class Builder:
             return self.expr(node)
         items = [self.atom(self.expr(item), item) for item in node.elts]
         if not all(t.is_number(i.type) or isinstance(i.type, (t.StrT, t.DtypeT, t.LayoutT)) for i in items):
-            return self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code tests membership in "
-                                    f"`{display(node)}`, a set ppy cannot build")
+            return self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_TESTS_MEMBERSHIP(node=display(node)))
         return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), Span.of(node))
 
     def compare_pair(self, op: ast.cmpop, left: Expr, right: Expr, span: Span, text: str) -> Expr:
@@ -2516,9 +2505,8 @@ class Builder:
             if self.frame.library and _same_object(left, right):
                 return Const(not negate, t.BOOL, span)  # `k is v` where the user passed one tensor for both
             if self.frame.library:
-                self.unsupported(span, self.frame.called_as, f"torch's Python code tests `{text}`, the identity of "
-                                 "Python objects, which ppy cannot tell here")
-            self.type_problem(span, text, "`is` compares identity; only `is None` has a meaning in a region")
+                self.unsupported(span, self.frame.called_as, refusals.LIBRARY_TESTS_IDENTITY(text=text))
+            self.type_problem(span, text, refusals.COMPARES_IDENTITY_NONE())
             raise _Abandon
         if isinstance(op, (ast.In, ast.NotIn)):
             if isinstance(right.type, t.TupleT) and not isinstance(left.type, t.TensorT) and \
@@ -2527,7 +2515,7 @@ class Builder:
                          for i in range(len(right.type.items))]
                 found = self.any_of(equal, span, text)
                 return self.host(HostOp.NOT, [found], span, text) if isinstance(op, ast.NotIn) else found
-            self.unsupported(span, text, "`in` here reads values back into Python")
+            self.unsupported(span, text, refusals.READS_VALUES_BACK())
             raise _Abandon
         if all(isinstance(v.type, (t.TupleT, t.SeqT)) and t.element_type(v.type) == t.INT for v in (left, right)):
             # Shapes compared (`target.size() == input.size()`): Python's tuple order is std::vector's.
@@ -2582,7 +2570,7 @@ class Builder:
                                  if isinstance(a, ast.GeneratorExp))
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
-            return self.unsupported(span, shown, f"a method of `{callee.name}`, which is not a tensor")
+            return self.unsupported(span, shown, refusals.METHOD_TENSOR(callee_name=callee.name))
         if isinstance(callee, (Poisoned, UntypedParam)):
             self.arguments(node)
             return POISON
@@ -2590,7 +2578,7 @@ class Builder:
         if args is None:
             if isinstance(callee, FunctionRef) and callee.dotted.startswith("builtins.") and \
                     callee.dotted[len("builtins."):] not in SUPPORTED_BUILTINS:
-                return self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
+                return self.unsupported(span, shown, refusals.PYTHON_BUILTIN_RUNS())
             return POISON
         if isinstance(func, ast.Attribute):
             if isinstance(callee, ModuleRef) and not self.frame.library and \
@@ -2607,11 +2595,11 @@ class Builder:
                 if isinstance(found, FunctionRef) and found.helper is not None:
                     self.assume(callee.path, func.attr, found)
                     return self.inline(found.helper, args, keywords, span, shown)
-                return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
+                return self.unsupported(span, shown, refusals.FUNCTION_PPY_FOLLOW(callee_dotted=callee.dotted))
             if isinstance(callee, FunctionRef) and callee.helper is None and callee.dotted.startswith("torch."):
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, FunctionRef):
-                return self.unsupported(span, shown, "an attribute of a function")
+                return self.unsupported(span, shown, refusals.ATTRIBUTE_FUNCTION())
             receiver = self.atom(callee, func.value)
             return self.call_method(func.attr, receiver, args, keywords, span, shown, node)
         if isinstance(callee, FunctionRef):
@@ -2621,8 +2609,8 @@ class Builder:
         if isinstance(callee, BooleanDispatch):
             return self.dispatch(callee, args, keywords, span, shown)
         if isinstance(callee, (ModuleRef, ProjectModule)):
-            return self.unsupported(span, shown, "a module cannot be called")
-        return self.unsupported(span, shown, f"`{shown}` is a {callee.type}, not a function")  # type: ignore[union-attr]
+            return self.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED())
+        return self.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED_2(shown=shown, callee_type=callee.type))  # type: ignore[union-attr]
 
     def keyword_dict_method(self, kwargs: KeywordDict, method: str, node: ast.Call) -> Value:
         """``kwargs.get("mask")`` on the ``**kwargs`` of torch's Python code: its keys are known here."""
@@ -2632,8 +2620,7 @@ class Builder:
         key = args[0].value if args and not args[0].spread else None
         if method != "get" or keywords or not 1 <= len(args) <= 2 or not isinstance(key, Const) or \
                 not isinstance(key.value, str):
-            return self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code calls "
-                                    f"`{display(node.func)}`, which ppy cannot follow")
+            return self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_CALLS(node_func=display(node.func)))
         found = dict(kwargs.items).get(key.value)
         if found is not None:
             return found
@@ -2649,8 +2636,7 @@ class Builder:
         if args is None or not isinstance(receiver, Expr):
             return POISON
         if torch_python.module_of(self.frame.path) != "torch._tensor" or not self.data.has_method(func.attr):
-            return self.unsupported(span, self.frame.called_as, f"torch's Python code calls `{display(func)}`, "
-                                    "which ppy cannot follow")
+            return self.unsupported(span, self.frame.called_as, refusals.LIBRARY_CALLS_PPY(func=display(func)))
         return self.invoke_method(func.attr, receiver, args, keywords, span, display(func))
 
     def arguments(self, node: ast.Call) -> tuple[list[Argument] | None, dict[str, Expr]]:
@@ -2666,7 +2652,7 @@ class Builder:
                 continue
             atom = self.atom(_passed_value(value, arg), arg)
             if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
-                self.type_problem(Span.of(arg), display(arg), f"`*` of a {atom.type}")
+                self.type_problem(Span.of(arg), display(arg), refusals.INDEX_LIST_MUST_2(atom_type=atom.type))
                 failed = True
                 continue
             args.append(Argument(atom, spread))
@@ -2678,7 +2664,7 @@ class Builder:
                     continue
                 for key, value in expanded.items():
                     if key in keywords:
-                        self.type_problem(Span.of(keyword), key, f"keyword argument `{key}` is given twice")
+                        self.type_problem(Span.of(keyword), key, refusals.KEYWORD_ARGUMENT_GIVEN(key=key))
                         failed = True
                     keywords[key] = value
                 continue
@@ -2704,7 +2690,7 @@ class Builder:
             value = self.expr(node)
             if isinstance(value, KeywordDict):
                 return dict(value.items)
-        self.unsupported(Span.of(node), f"**{display(node)}", "`**` of anything but a dict of literal keys")
+        self.unsupported(Span.of(node), f"**{display(node)}", refusals.ANYTHING_DICT_LITERAL())
         return None
 
     def call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
@@ -2761,7 +2747,8 @@ class Builder:
             alternative = torch_python.ALTERNATIVES.get(dotted)
             records = self.problems.unsupported
             if alternative is not None and len(records) > start:
-                records[start] = dataclasses.replace(records[start], why=f"{records[start].why}; instead, {alternative}")
+                records[start] = dataclasses.replace(records[start], why=m.message(m.WITH_ALTERNATIVE, why=records[start].why,
+                                                                                   alternative=alternative))
 
     def _call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
                        node: ast.Call) -> Value:
@@ -2803,19 +2790,19 @@ class Builder:
             return self.inline(helper.helper, args, keywords, span, shown)  # `threshold = _threshold`
         why = torch_python.not_followed(dotted)
         if why is not None:
-            return self.unsupported(span, shown, why)
+            return self.unsupported(span, shown, refusals.NOT_FOLLOWED(why=why))
         if namespace in FUNCTION_NAMESPACES:
-            return self.unsupported(span, shown, f"`{namespace}.{name}` is not a torch operator with a C++ API")
+            return self.unsupported(span, shown, refusals.TORCH_OPERATOR_C(namespace=namespace, name=name))
         root = dotted.split(".")[0]
         if root == "torch":
-            return self.unsupported(span, shown, f"`{dotted}` is not a torch operator with a C++ API")
+            return self.unsupported(span, shown, refusals.TORCH_OPERATOR_C_API(dotted=dotted))
         if root == "ppy":
-            return self.unsupported(span, shown, "ppy's own API cannot be called inside a region")
+            return self.unsupported(span, shown, refusals.PPY_OWN_API())
         if root == "<module>":
             binding = self.frame.scope.bindings.get(name)
             line = binding.line if binding is not None else 0
-            return self.unsupported(span, shown, f"a class (line {line})")
-        return self.unsupported(span, shown, f"`{root}` is not torch; only torch operators lower to ATen")
+            return self.unsupported(span, shown, refusals.CLASS_LINE(line=line))
+        return self.unsupported(span, shown, refusals.TORCH_TORCH_OPERATORS(root=root))
 
     def call_method(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
                     shown: str, node: ast.Call) -> Value:
@@ -2824,8 +2811,7 @@ class Builder:
             receiver = self.unwrap(receiver, display(node.func.value), span)  # type: ignore[attr-defined]
             kind = receiver.type
         if isinstance(kind, (t.TupleT, t.SeqT)) and name in LIST_METHODS:
-            return self.unsupported(span, shown, "a region's sequences do not change in place; build a new tuple "
-                                    "(`items = (*items, x)`)")
+            return self.unsupported(span, shown, refusals.REGION_SEQUENCES_DO())
         if isinstance(receiver, Const) and isinstance(kind, t.StrT) and name in STR_METHODS:
             try:
                 folded = _fold_str_method(receiver.value, name, args, keywords, span)
@@ -2835,12 +2821,11 @@ class Builder:
             if folded is not None:
                 return self.mark(folded, "list" if isinstance(folded.type, t.TupleT) else None)
         if not isinstance(kind, t.TensorT):
-            return self.unsupported(span, shown, f"a method of a {kind}")
+            return self.unsupported(span, shown, refusals.REGION_SEQUENCES_DO_2(kind=kind))
         if name in self.data.properties:
-            return self.type_problem(span, shown, f"`Tensor.{name}` is a property, not a method: write "
-                                     f"`{display(node.func)}` without the call", self._uncalled(node))
+            return self.type_problem(span, shown, refusals.TENSOR_PROPERTY_METHOD(name=name, node_func=display(node.func)), self._uncalled(node))
         if name in HOST_READING_METHODS:
-            return self.unsupported(span, shown, HOST_READING_METHODS[name])
+            return self.unsupported(span, shown, HOST_READING_METHODS[name]())
         if name in QUERY_METHODS:
             return self.query(name, receiver, args, keywords, span, shown)
         method = torch_python.tensor_method(name)
@@ -2858,25 +2843,25 @@ class Builder:
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
             with self.offering_alternative(f"torch.Tensor.{name}"):
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
-        return self.unsupported(span, shown, f"`Tensor.{name}` is not a tensor method with a C++ API")
+        return self.unsupported(span, shown, refusals.TENSOR_TENSOR_METHOD(name=name))
 
     def query(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
               shown: str) -> Expr:
         whole, per_dim, kind = QUERY_METHODS[name]
         given = [a.value for a in args if not a.spread]
         if len(given) != len(args):
-            self.type_problem(span, shown, "`*` unpacking into a tensor query")
+            self.type_problem(span, shown, refusals.UNPACKING_INTO_TENSOR())
             raise _Abandon
         if "dim" in keywords and per_dim is not None and not given:
             given = [keywords.pop("dim")]
         if keywords or len(given) > (1 if per_dim is not None else 0):
-            self.type_problem(span, shown, f"`Tensor.{name}` takes {'one optional dim' if per_dim else 'no arguments'}")
+            self.type_problem(span, shown, (refusals.TENSOR_TAKES_ONE_DIM if per_dim else refusals.TENSOR_TAKES_NOTHING)(name=name))
             raise _Abandon
         if given and isinstance(given[0].type, t.NoneT):
             given = []
         if given:
             if not isinstance(given[0].type, t.IntT):
-                self.type_problem(span, shown, f"`Tensor.{name}(dim)` takes an int, not a {given[0].type}")
+                self.type_problem(span, shown, refusals.TENSOR_DIM_TAKES(name=name, given_type=given[0].type))
                 raise _Abandon
             return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)  # type: ignore[arg-type]
         return TensorQuery(receiver, whole, (), kind, span)
@@ -2891,20 +2876,20 @@ class Builder:
                 return found
         values = [a.value for a in args]
         if any(a.spread for a in args) or keywords:
-            self.unsupported(span, shown, f"`{name}()` with `*` or keywords")
+            self.unsupported(span, shown, refusals.TENSOR_DIM_TAKES_2(name=name))
             raise _Abandon
         conversions = {"int": HostOp.TO_INT, "float": HostOp.TO_FLOAT, "bool": HostOp.TO_BOOL}
         if name in conversions and len(values) == 1:
             value = values[0]
             if isinstance(value.type, (t.TensorT, t.SeqT, t.TupleT)):
-                self.unsupported(span, shown, f"`{name}()` of a {value.type} reads its value back into Python; "
-                                 "use `.to()`" if isinstance(value.type, t.TensorT) else f"`{name}()` of a {value.type}")
+                self.unsupported(span, shown, (refusals.CONVERSION_READS_TENSOR if isinstance(value.type, t.TensorT)
+                                               else refusals.CONVERSION_OF_SEQUENCE)(name=name, type=value.type))
                 raise _Abandon
             if name == "float" and isinstance(value, Const) and isinstance(value.value, str):
                 try:
                     return Const(float(value.value), t.FLOAT, span)
                 except ValueError:
-                    self.type_problem(span, shown, f"float({value.value!r}) raises ValueError")
+                    self.type_problem(span, shown, refusals.FLOAT_RAISES_VALUEERROR(value_value=value.value))
                     raise _Abandon from None
             kind = {"int": t.INT, "float": t.FLOAT, "bool": t.BOOL}[name]
             return self.host(conversions[name], [value], span, shown, kind=kind) if t.is_number(value.type) else \
@@ -2915,15 +2900,14 @@ class Builder:
             return self.host(HostOp.ABS, values, span, shown)
         if name in ("min", "max") and len(values) >= 2:
             if not all(t.is_number(v.type) for v in values):
-                self.unsupported(span, shown, f"`{name}()` of tensors compares their values in Python; "
-                                 f"use `torch.{'minimum' if name == 'min' else 'maximum'}`")
+                self.unsupported(span, shown, (refusals.MIN_OF_TENSORS if name == "min" else refusals.MAX_OF_TENSORS)(name=name))
                 raise _Abandon
             return self.extreme(name, values, span, shown)
         if name == "round" and len(values) in (1, 2) and t.is_number(values[0].type):
             if len(values) == 1:
                 return self.host(HostOp.ROUND, values, span, shown, kind=t.INT)
             if not isinstance(values[1].type, t.IntT):
-                self.type_problem(span, shown, "round()'s digits must be an int")
+                self.type_problem(span, shown, refusals.ROUND_DIGITS_MUST())
                 raise _Abandon
             kind = t.INT if isinstance(values[0].type, (t.IntT, t.BoolT)) else values[0].type
             return self.host(HostOp.ROUND_DIGITS, values, span, shown, kind=kind)
@@ -2954,7 +2938,7 @@ class Builder:
                 return self.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)  # type: ignore[return-value]
             # `list(x.shape[2:])`: a region's sequences are values, either spelling; a new one of that kind.
             return self.mark(self.concatenate([(value, True)], span), name)  # type: ignore[return-value]
-        self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
+        self.unsupported(span, shown, refusals.PYTHON_BUILTIN_RUNS())
         raise _Abandon
 
     def library_builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span,
@@ -2982,22 +2966,20 @@ class Builder:
             # (static_items).
             return Host(HostOp.RANGE, (values[0],), t.SeqT(t.INT), span)
         if name == "range" and not all(isinstance(v, Const) for v in values):
-            self.unsupported(span, shown, "torch's Python code counts with `range` to a value known only at run "
-                             "time (a tensor's rank, say), so its loop has no fixed length")
+            self.unsupported(span, shown, refusals.LIBRARY_COUNTS())
         if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and isinstance(v.type, t.IntT)
                                                               for v in values):
             try:
                 numbers = range(*(v.value for v in values))  # type: ignore[union-attr]
             except ValueError as error:  # a step of 0
-                self.type_problem(span, shown, f"always raises ValueError ({error})")
+                self.type_problem(span, shown, refusals.ALWAYS_RAISES_VALUEERROR(error=error))
                 raise _Abandon from None
             count = _range_length(numbers)
             if count > MAX_UNROLLED:
-                self.unsupported(span, shown, f"`{shown}` has {budgets.shown_int(count)} items, more than ppy unrolls")
+                self.unsupported(span, shown, refusals.ITEMS_MORE_THAN(shown=shown, budgets_shown_int=budgets.shown_int(count)))
             return tuple_of([Const(n, t.INT, span) for n in numbers])
         if name in ("zip", "enumerate", "reversed", "sorted") and any(isinstance(v.type, t.SeqT) for v in values):
-            self.unsupported(span, shown, f"torch's Python code takes `{name}` of a sequence whose length is known "
-                             "only at run time (a tensor's rank, say)")
+            self.unsupported(span, shown, refusals.LIBRARY_TAKES(name=name))
         sequences = [items(v) for v in values]
         if not values or any(s is None for s in sequences):
             return None
@@ -3018,8 +3000,7 @@ class Builder:
                 return tuple_of(first)
             if all(isinstance(i, Const) and t.is_number(i.type) for i in first):
                 return tuple_of(sorted(first, key=lambda i: i.value))  # type: ignore[attr-defined]
-            self.unsupported(span, shown, "torch's Python code sorts values known only at run time (dims counted "
-                             "from a tensor's rank, say), so their order is not known where the region is built")
+            self.unsupported(span, shown, refusals.LIBRARY_SORTS())
         if name in ("all", "any"):
             if not all(t.is_number(i.type) for i in first):
                 return None
@@ -3044,14 +3025,13 @@ class Builder:
         bools = [isinstance(v.type, t.BoolT) for v in values]
         if any(bools) and not all(bools) and not all(isinstance(v, Const) for v in values):
             # `min(True, 2)` is True, a bool, and `min(True, 0)` is 0, an int: the type is known only at run time.
-            self.unsupported(span, shown, f"`{name}()` of a bool and a number is a bool or not by their values; "
-                             "convert the bool with `int()`")
+            self.unsupported(span, shown, refusals.BOOL_NUMBER_BOOL(name=name))
             raise _Abandon
         return self.host(HostOp.MIN if name == "min" else HostOp.MAX, values, span, shown,
                          kind=t.join_numbers(*(v.type for v in values)))
 
     def _refuse_conversion(self, name: str, value: Expr, span: Span, shown: str) -> Expr:
-        self.type_problem(span, shown, f"`{name}()` of a {value.type}")
+        self.type_problem(span, shown, refusals.BOOL_NUMBER_BOOL_2(name=name, type=value.type))
         raise _Abandon
 
     def math(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
@@ -3059,19 +3039,19 @@ class Builder:
                 isinstance(args[0].value.type, (t.TupleT, t.SeqT)) and t.element_type(args[0].value.type) == t.INT:
             return Host(HostOp.PROD, (self.atom(self.as_sequence(args[0].value)),), t.INT, span)  # `math.prod(x.shape)`
         if name not in hostmath.MATH_FUNCTIONS:
-            self.unsupported(span, shown, f"`math.{name}` is not compiled")
+            self.unsupported(span, shown, refusals.MATH_COMPILED(name=name))
             raise _Abandon
         kind, arity = hostmath.MATH_FUNCTIONS[name]
         values = [a.value for a in args]
         if keywords or any(a.spread for a in args) or len(values) != (2 if name == "log" and len(values) == 2 else arity):
-            self.type_problem(span, shown, f"`math.{name}` takes {arity} argument{'s' if arity > 1 else ''}")
+            self.type_problem(span, shown, (refusals.MATH_TAKES_ARGUMENTS if arity > 1 else refusals.MATH_TAKES_ARGUMENT)(name=name, arity=arity))
             raise _Abandon
         for value in values:
             if not t.is_number(value.type):
-                self.type_problem(span, shown, f"`math.{name}` takes numbers, not a {value.type}")
+                self.type_problem(span, shown, refusals.MATH_TAKES_NUMBERS(name=name, type=value.type))
                 raise _Abandon
         if name in ("gcd", "lcm") and not all(isinstance(v.type, (t.IntT, t.BoolT)) for v in values):
-            self.type_problem(span, shown, f"`math.{name}` takes ints")
+            self.type_problem(span, shown, refusals.MATH_TAKES_INTS(name=name))
             raise _Abandon
         return self.host(HostOp.MATH, values, span, shown, function=name, kind=kind)
 
@@ -3088,15 +3068,14 @@ class Builder:
     def invoke(self, overloads: tuple[Overload, ...], args: list[Argument], keywords: dict[str, Expr], span: Span,
                shown: str, name: str, receiver: Expr | None = None, write_kind: WriteKind | None = None) -> Expr:
         if not overloads:
-            self.unsupported(span, shown, f"`{name}` has no ATen lowering")
+            self.unsupported(span, shown, refusals.NO_ATEN_LOWERING(name=name))
             raise _Abandon
         if args and all(a.spread for a in args):
             args = self._spread_alone(overloads, args, keywords, span, shown, name)
         bound = resolve(overloads, args, keywords)
         if bound is None:
             tried = "; ".join(o.signature_text() for o in overloads[:4])
-            self.type_problem(span, shown, f"no overload of `{name}` takes {describe_arguments(args, keywords)}; "
-                              f"torch has {tried}")
+            self.type_problem(span, shown, refusals.NO_OVERLOAD_TAKES(name=name, args=describe_arguments(args, keywords), tried=tried))
             raise _Abandon
         self._check_none_choice(bound, overloads, args, keywords, span, shown)
         return self.make_call(bound, receiver, span, shown, write_kind)
@@ -3110,9 +3089,7 @@ class Builder:
         if all(isinstance(a.value.type, t.TupleT) for a in args):
             return args if any(a.value.type.items for a in args) else []  # type: ignore[union-attr]
         if resolve(overloads, [], keywords) is not None:
-            self.type_problem(span, shown, f"every positional argument of `{name}` is a `*` spread of run-time "
-                              f"length, and when it spreads nothing torch calls `{name}` with no argument, another "
-                              "overload; pass the tuple itself, without `*`")
+            self.type_problem(span, shown, refusals.EVERY_POSITIONAL_ARGUMENT(name=name))
             raise _Abandon
         counts = [self.atom(Length(a.value, t.INT, span)) if isinstance(a.value.type, t.SeqT)
                   else Const(len(a.value.type.items), t.INT, span) for a in args]  # type: ignore[union-attr]
@@ -3140,8 +3117,7 @@ class Builder:
             swapped_keywords = {k: (none if v is value else v) for k, v in keywords.items()}
             other = resolve(overloads, swapped_args, swapped_keywords)
             if other is not None:
-                self.type_problem(span, shown, f"an argument may be None, and torch would then call another overload "
-                                  f"of `{shown}`; decide in the caller")
+                self.type_problem(span, shown, refusals.ARGUMENT_MAY_NONE(shown=shown))
                 raise _Abandon
 
     def make_call(self, bound: Bound, receiver: Expr | None, span: Span, shown: str,
@@ -3176,7 +3152,7 @@ class Builder:
         for returned in native.returns:
             kind = _schema_result(returned.type)
             if kind is None:
-                self.unsupported(span, shown, f"it returns a {returned.type}, which a region cannot hold")
+                self.unsupported(span, shown, refusals.RETURNS_REGION_CANNOT(returned_type=returned.type))
                 raise _Abandon
             kinds.append(kind)
         if not kinds:
@@ -3206,7 +3182,7 @@ class Builder:
             elif isinstance(argument.value.type, t.TupleT):
                 values.extend(_item(argument.value, i) for i in range(len(argument.value.type.items)))
             else:
-                self.type_problem(span, shown, "`*` of a sequence whose length is known only at run time")
+                self.type_problem(span, shown, refusals.SEQUENCE_WHOSE_LENGTH())
                 raise _Abandon
         bound: dict[str, Value] = dict(zip(positional_names, values))
         extra = values[len(positional_names):]
@@ -3214,8 +3190,7 @@ class Builder:
             bound[spec.vararg.arg] = MakeTuple(tuple(extra), t.TupleT(tuple(e.type for e in extra)), span,
                                                frozenset().union(*(e.aliases for e in extra)))
         elif extra:
-            self.type_problem(span, shown, f"takes at most {len(positional_names)} positional arguments "
-                              f"({len(values)} given)")
+            self.type_problem(span, shown, refusals.TAKES_MOST_POSITIONAL(positional_names_count=len(positional_names), values_count=len(values)))
             raise _Abandon
         allowed = set(positional_names) | {a.arg for a in spec.kwonlyargs}
         extra_keywords: dict[str, Expr] = {}
@@ -3224,21 +3199,20 @@ class Builder:
                 extra_keywords[key] = value
                 continue
             if key not in allowed:
-                self.type_problem(span, shown, f"got an unexpected keyword argument `{key}`")
+                self.type_problem(span, shown, refusals.GOT_UNEXPECTED_KEYWORD(key=key))
                 raise _Abandon
             if key in bound:
-                self.type_problem(span, shown, f"got multiple values for argument `{key}`")
+                self.type_problem(span, shown, refusals.GOT_MULTIPLE_VALUES(key=key))
                 raise _Abandon
             bound[key] = value
         for name in positional_names + [a.arg for a in spec.kwonlyargs]:
             if name not in bound:
                 if name not in defaults:
-                    self.type_problem(span, shown, f"missing a required argument: `{name}`")
+                    self.type_problem(span, shown, refusals.MISSING_REQUIRED_ARGUMENT(name=name))
                     raise _Abandon
                 default = self.constant(defaults[name], span, scope)
                 if not isinstance(default, Expr):
-                    self.unsupported(span, shown, f"the default of `{name}` (`{display(defaults[name])}`) is not a "
-                                     "value ppy computes")
+                    self.unsupported(span, shown, refusals.DEFAULT_VALUE_PPY(name=name, defaults=display(defaults[name])))
                     raise _Abandon
                 bound[name] = default
         if spec.kwarg is not None:
@@ -3259,15 +3233,13 @@ class Builder:
                     break  # decided; with only bools about, the value is the decision
                 continue
             if not isinstance(result, Expr) or result.type != t.BOOL:
-                self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code tests "
-                                 f"`{display(operand)}`, which ppy cannot compute")
+                self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_TESTS_PPY(operand=display(operand)))
                 raise _Abandon
             pending.append(result)
         if not pending:
             return result
         if not all(_harmless(statement) for statement in self.body[start:]):
-            self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code tests `{display(node)}`, "
-                             "whose later parts Python might not run")
+            self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_TESTS_WHOSE(node=display(node)))
             raise _Abandon
         if isinstance(result, Const) and bool(result.value) == is_or:
             return Const(is_or, t.BOOL, Span.of(node))
@@ -3285,8 +3257,7 @@ class Builder:
         span = Span.of(node)
         test = self.expr(node.test)
         if not isinstance(test, Expr) or not t.is_number(test.type):
-            self.unsupported(span, self.frame.called_as, f"torch's Python code chooses on `{display(node.test)}`, "
-                             "which ppy cannot compute")
+            self.unsupported(span, self.frame.called_as, refusals.LIBRARY_CHOOSES(node_test=display(node.test)))
             raise _Abandon
         test = self.atom(self.host(HostOp.TO_BOOL, [test], span, display(node.test), kind=t.BOOL)
                          if not isinstance(test.type, t.BoolT) else test)
@@ -3317,23 +3288,20 @@ class Builder:
         node = helper.node
         depth = sum(n is node for n in self.inlining)
         if node is self.region.node or (depth and not (helper.library and depth < LIBRARY_REENTRY)):
-            return self.type_problem(span, shown, f"`{node.name}` calls itself (recursion has no straight-line form)")
+            return self.type_problem(span, shown, refusals.CALLS_ITSELF_RECURSION(node_name=node.name))
         for decorator in [] if helper.library else node.decorator_list:
             func = decorator.func if isinstance(decorator, ast.Call) else decorator
             if helper.scope.resolve(func) not in ("ppy.opt", "ppy.pure"):
-                return self.unsupported(span, shown, f"`{node.name}` is decorated with `{display(decorator)}`, "
-                                        "which ppy cannot see through")
+                return self.unsupported(span, shown, refusals.DECORATED_PPY_CANNOT(node_name=node.name, decorator=display(decorator)))
         if node.args.kwarg is not None and not helper.library:
-            return self.unsupported(span, shown, f"`{node.name}` takes `**{node.args.kwarg.arg}`")
+            return self.unsupported(span, shown, refusals.DECORATED_PPY_CANNOT_2(node_name=node.name, node_args_kwarg_arg=node.args.kwarg.arg))
         if helper.enclosing is not None and helper.enclosing is not self.frame.node:
-            return self.unsupported(span, self.frame.called_as or shown, f"torch's Python code calls `{node.name}`, "
-                                    "a function defined in another function, from outside it")
+            return self.unsupported(span, self.frame.called_as or shown, refusals.LIBRARY_CALLS_FUNCTION(node_name=node.name))
         for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             from ppy_check.scope import is_literal
 
             if not is_literal(default) and not (helper.library and _is_constant_expression(default)):
-                return self.unsupported(span, shown, f"`{node.name}` has a default that is not a literal "
-                                        f"(`{display(default)}`)")
+                return self.unsupported(span, shown, refusals.DEFAULT_LITERAL(node_name=node.name, default=display(default)))
         bound = self.bind_signature(node.args, args, keywords, span, shown, helper.scope if helper.library else None)
 
         chain = f"in `{node.name}`, called at line {span.line}" + (f", {self.frame.context}" if self.frame.context else "")
@@ -3482,7 +3450,7 @@ class Builder:
         from ppy_check.model import einops_patterns as patterns
 
         if name not in ("rearrange", "repeat", "reduce") or any(a.spread for a in args):
-            self.unsupported(span, shown, "only `rearrange`, `repeat` and `reduce` of einops, without `*` arguments")
+            self.unsupported(span, shown, refusals.REARRANGE_REPEAT_REDUCE())
             raise _Abandon
         values = [a.value for a in args]
         keywords = dict(keywords)
@@ -3491,24 +3459,24 @@ class Builder:
         arity = 3 if name == "reduce" else 2
         pattern = values[1] if len(values) > 1 else keywords.pop("pattern", None)
         if len(values) != arity or not isinstance(values[0].type, t.TensorT):
-            self.type_problem(span, shown, f"`einops.{name}` takes a tensor and a pattern" +
-                              (" and a reduction" if name == "reduce" else ""))
+            self.type_problem(span, shown, (refusals.EINOPS_REDUCE_ARGUMENTS if name == "reduce" else
+                                            refusals.EINOPS_ARGUMENTS)(name=name))
             raise _Abandon
         if not isinstance(pattern, Const) or not isinstance(pattern.value, str):
-            self.unsupported(span, shown, "the pattern must be a literal string")
+            self.unsupported(span, shown, refusals.PATTERN_MUST_LITERAL())
             raise _Abandon
         reduction = values[2] if name == "reduce" else None
         if reduction is not None and not (isinstance(reduction, Const) and reduction.value in patterns.REDUCTIONS):
-            self.unsupported(span, shown, f"the reduction must be one of {', '.join(patterns.REDUCTIONS)}, as a literal")
+            self.unsupported(span, shown, refusals.REDUCTION_MUST_ONE(reductions=", ".join(patterns.REDUCTIONS)))
             raise _Abandon
         for key, value in keywords.items():
             if not isinstance(value.type, t.IntT):
-                self.type_problem(span, shown, f"the length `{key}=` must be an int, not a {value.type}")
+                self.type_problem(span, shown, refusals.LENGTH_MUST_INT(key=key, type=value.type))
                 raise _Abandon
         try:
             plan = patterns.plan(name, pattern.value, set(keywords))
         except patterns.PatternError as error:
-            self.unsupported(span, shown, f"pattern {pattern.value!r}: {error}")
+            self.unsupported(span, shown, refusals.LENGTH_MUST_INT_2(pattern_value=pattern.value, error=error))
             raise _Abandon from None
         return self.run_einops_plan(plan, values[0], keywords, reduction.value if reduction is not None else "", span, shown)
 

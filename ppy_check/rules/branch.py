@@ -53,7 +53,7 @@ def _if_expression(name: str, node: ast.IfExp) -> m.Message:
     return m.message(m.BRANCH_EXPRESSION, region=name, test=_short(node.test))
 
 
-def _bool_op(name: str, node: ast.BoolOp) -> str:
+def _bool_op(name: str, node: ast.BoolOp) -> m.Message:
     op = "and" if isinstance(node.op, ast.And) else "or"
     return m.message(m.BRANCH_BOOLOP, region=name, op=op, text=_short(node))
 
@@ -70,7 +70,7 @@ def _assert(name: str, node: ast.Assert) -> m.Message:
     return m.message(m.BRANCH_ASSERT, region=name, test=_short(node.test))
 
 
-def _raise(name: str, node: ast.Raise) -> str:
+def _raise(name: str, node: ast.Raise) -> m.Message:
     text = f"raise {_short(node.exc)}" if node.exc is not None else "raise"
     return m.message(m.BRANCH_RAISE, region=name, text=text)
 

@@ -89,6 +89,18 @@ class Message:
 def message(template: str, context: str = "", **fields: object) -> Message:
     return Message(template, tuple(fields.items()), context)
 
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason the model builder refuses something, as mypy's message registry pairs a message with its code:
+    the rule that reports it and a template whose named fields the builder fills (``messages.refusals``)."""
+
+    code: Code
+    template: str
+
+    def __call__(self, **fields: object) -> Message:
+        return Message(self.template, tuple(fields.items()))
+
 # ppy-untyped
 PARAM_UNANNOTATED = "region `{region}`: parameter `{name}` has no type annotation"
 RETURN_UNANNOTATED = "region `{region}`: the return type is not annotated"
@@ -156,6 +168,11 @@ BUILDER_FAILED = ("region `{region}`: ppy-check failed modelling `{subject}` ({e
 
 # ppy-type
 TYPE_PROBLEM = "region `{region}`: `{subject}`: {why}"
+
+# The reason (a refusals entry) of a finding in torch's Python code, which names the user's call: where in it.
+IN_LIBRARY = "at `{name}`: {why}"
+# A refused call of torch's Python layer, with what to write instead (torch_python.ALTERNATIVES).
+WITH_ALTERNATIVE = "{why}; instead, {alternative}"
 
 # ppy-syntax
 SYNTAX_CONSTRUCT = "region `{region}`: {what} cannot appear in a region"
