@@ -987,7 +987,7 @@ class Builder:
                                      refusals.LIBRARY_IMPORTS(dotted=dotted))
                 self.env[alias.asname or alias.name] = self.dotted_value(_strip_dotted(dotted), Span.of(node), dotted)
             else:
-                self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_IMPORTS())
+                self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_IMPORTS_RELATIVELY())
 
     def library_for(self, node: ast.For) -> None:
         """A `for` of torch's Python code over what is known here (a tuple, `range` of literals): its body runs once
