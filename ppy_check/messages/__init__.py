@@ -57,8 +57,13 @@ ALL_CODES: tuple[str, ...] = tuple(code.value for code in Code if code.default)
 OPT_IN_CODES: tuple[str, ...] = tuple(code.value for code in Code if not code.default)
 KNOWN_CODES: tuple[str, ...] = tuple(code.value for code in Code)
 
-# Any finding inside a helper the region calls says how the region got there.
+# Any finding inside a helper the region calls says how the region got there: the context, the steps from the
+# helper out to the region, innermost first.
 IN_HELPER = " ({context})"
+IN_HELPER_CALLED = "in `{name}`, called at line {line}"
+IN_HELPER_OF_FILE = "in `{name}` of {path}, called at line {line}"
+IN_TORCH = "in torch's `{name}`"
+HELPER_CHAIN = "{step}, {outer}"
 
 
 @dataclass(frozen=True)

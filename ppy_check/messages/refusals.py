@@ -12,6 +12,12 @@ READS_MODULE_LEVEL = Reason(Code.UNSUPPORTED, "it reads a module-level value of 
 LIBRARY_NOT_STRAIGHT = Reason(Code.UNSUPPORTED, "torch's Python code has `{node}` here, which is not straight-line on what is known here")
 LIBRARY_DECIDES = Reason(Code.UNSUPPORTED, "torch's Python code decides on `{test_node}`, which ppy cannot compute")
 LIBRARY_LEAVES = Reason(Code.UNSUPPORTED, "torch's Python code leaves a loop (`{jump_node}`) on `{test_node}`, known only at run time")
+# What torch's Python code decides at run time (the `shown` of the reasons below), and which value two ways give
+LIBRARY_DECIDES_AT_RUN_TIME = Reason(Code.UNSUPPORTED, "torch's Python code decides on `{test}` at run time, and")
+LIBRARY_CHOOSES_AT_RUN_TIME = Reason(Code.UNSUPPORTED, "torch's Python code chooses on `{test}` at run time, and")
+MERGED_RESULT = Reason(Code.UNSUPPORTED, 'the result')
+MERGED_VALUE = Reason(Code.UNSUPPORTED, 'the value')
+MERGED_NAME = Reason(Code.UNSUPPORTED, '`{name}`')
 RETURNS_ONE_WAY = Reason(Code.UNSUPPORTED, '{shown} returns one way only')
 DIFFERENT_FUNCTION_EACH = Reason(Code.UNSUPPORTED, '{shown} `{name}` is a different function each way')
 DIFFERENT_FUNCTION_EACH_WAY = Reason(Code.UNSUPPORTED, '{shown} {what} is a different function each way')

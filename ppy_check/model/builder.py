@@ -841,7 +841,7 @@ class Builder:
             self.frame.rests, self.frame.finished = rests, finished
         (then_body, then_env, then_returned, then_value, then_raises), \
             (else_body, else_env, else_returned, else_value, else_raises) = ways
-        shown = f"torch's Python code decides on `{display(test_node)}` at run time, and"
+        shown = refusals.LIBRARY_DECIDES_AT_RUN_TIME(test=display(test_node))
         merged: list[tuple[Var, Expr | None, Expr | None]] = []
         if then_raises and else_raises:
             self.returned, self.returned_value, self.raising = True, None, True
@@ -850,18 +850,18 @@ class Builder:
             goes_on = (else_env, else_returned, else_value) if then_raises else (then_env, then_returned, then_value)
             if goes_on[1]:
                 assert goes_on[2] is not None
-                self.returned, self.returned_value = True, self.merge("the result", goes_on[2], None, span, shown,
+                self.returned, self.returned_value = True, self.merge(refusals.MERGED_RESULT(), goes_on[2], None, span, shown,
                                                                       merged, then_raises)
             else:
                 for name, value in goes_on[0].items():
                     if self.env.get(name) is not value and isinstance(value, Expr):
-                        self.env[name] = self.merge(f"`{name}`", value, None, span, shown, merged, then_raises)
+                        self.env[name] = self.merge(refusals.MERGED_NAME(name=name), value, None, span, shown, merged, then_raises)
         elif then_returned != else_returned:
             self.unsupported(span, self.frame.called_as, refusals.RETURNS_ONE_WAY(shown=shown))
             raise _Abandon
         elif then_returned:
             assert then_value is not None and else_value is not None
-            self.returned, self.returned_value = True, self.merge("the result", then_value, else_value, span, shown,
+            self.returned, self.returned_value = True, self.merge(refusals.MERGED_RESULT(), then_value, else_value, span, shown,
                                                                   merged)
         else:
             for name in sorted(set(then_env) | set(else_env)):
@@ -874,10 +874,10 @@ class Builder:
                 if not isinstance(one, Expr) or not isinstance(other, Expr):
                     self.unsupported(span, self.frame.called_as, refusals.DIFFERENT_FUNCTION_EACH(shown=shown, name=name))
                     raise _Abandon
-                self.env[name] = self.merge(f"`{name}`", one, other, span, shown, merged)
+                self.env[name] = self.merge(refusals.MERGED_NAME(name=name), one, other, span, shown, merged)
         self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
 
-    def merge(self, what: str, one: Expr, other: Expr | None, span: Span, shown: str,
+    def merge(self, what: m.Message, one: Expr, other: Expr | None, span: Span, shown: m.Message,
               merged: list[tuple[Var, Expr | None, Expr | None]], swapped: bool = False) -> Read:
         """One variable for a value two ways give (of one type), set on each way; ``other`` None: that way raises
         (``swapped``: the raising way is the one where the test holds)."""
@@ -1982,7 +1982,8 @@ class Builder:
     def library_frame_value(self, value: ast.expr, scope: ModuleScope, path: str, name: str) -> Value | None:
         """A module-level binding of torch's Python code, read from the region (``F.adaptive_max_pool2d``)."""
         saved = self.frame
-        self.frame = Frame(set(), [], f"in torch's `{name}`", value, scope, path, True, saved.called_as or name)
+        self.frame = Frame(set(), [], m.message(m.IN_TORCH, name=name).render(), value, scope, path, True,
+                           saved.called_as or name)
         try:
             return self.library_binding(value, Span.of(value), name)
         except _LibraryRefused:
@@ -3271,8 +3272,8 @@ class Builder:
             self.body = saved
         (one, then_body), (other, else_body) = ways
         merged: list[tuple[Var, Expr | None, Expr | None]] = []
-        value = self.merge("the value", one, other, span, f"torch's Python code chooses on `{display(node.test)}` "
-                           "at run time, and", merged)
+        value = self.merge(refusals.MERGED_VALUE(), one, other, span,
+                           refusals.LIBRARY_CHOOSES_AT_RUN_TIME(test=display(node.test)), merged)
         self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
         return value
 
@@ -3304,12 +3305,14 @@ class Builder:
                 return self.unsupported(span, shown, refusals.DEFAULT_LITERAL(node_name=node.name, default=display(default)))
         bound = self.bind_signature(node.args, args, keywords, span, shown, helper.scope if helper.library else None)
 
-        chain = f"in `{node.name}`, called at line {span.line}" + (f", {self.frame.context}" if self.frame.context else "")
         if helper.library:
-            chain = f"in torch's `{node.name}`"
+            step = m.message(m.IN_TORCH, name=node.name)
         elif helper.path != self.region.site.path:
-            chain = f"in `{node.name}` of {helper.path}, called at line {span.line}" + (
-                f", {self.frame.context}" if self.frame.context else "")
+            step = m.message(m.IN_HELPER_OF_FILE, name=node.name, path=helper.path, line=span.line)
+        else:
+            step = m.message(m.IN_HELPER_CALLED, name=node.name, line=span.line)
+        chain = step.render() if helper.library or not self.frame.context else \
+            m.message(m.HELPER_CHAIN, step=step, outer=self.frame.context).render()
         key = self.template_key(helper, bound)
         template = self.templates.get(key) if key is not None else None
         if template is not None and template.reached.isdisjoint(id(n) for n in self.inlining):
