@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ppy_check import messages as m
 from ppy_check.scope import ModuleScope, target_names
 from ppy_check.site import RegionSite
 from ppy_check.annotations import AnnotationError, parse_annotation
@@ -97,19 +98,19 @@ def _level(decorator: ast.expr) -> tuple[int, str | None]:
     values = list(decorator.args) + [k.value for k in decorator.keywords if k.arg == "level"]
     unknown = [k.arg for k in decorator.keywords if k.arg not in ("level", "compile")]
     if unknown:
-        return DEFAULT_LEVEL, f"`ppy.opt` has no parameter `{unknown[0]}`"
+        return DEFAULT_LEVEL, m.message(m.DECORATOR_UNKNOWN_PARAMETER, name=unknown[0]).render()
     # Whether a region compiles is read from the source by tools that never import it: it must be a literal.
     for switch in (k.value for k in decorator.keywords if k.arg == "compile"):
         if not (isinstance(switch, ast.Constant) and type(switch.value) is bool):
-            return DEFAULT_LEVEL, f"`ppy.opt` compile must be a literal True or False, not `{ast.unparse(switch)}`"
+            return DEFAULT_LEVEL, m.message(m.DECORATOR_COMPILE_NOT_LITERAL, value=ast.unparse(switch)).render()
     if len(values) > 1:
-        return DEFAULT_LEVEL, "`ppy.opt` takes one level"
+        return DEFAULT_LEVEL, m.DECORATOR_LEVELS
     if not values:
         return DEFAULT_LEVEL, None
     value = values[0]
     if isinstance(value, ast.Constant) and type(value.value) is int and value.value in LEVELS:
         return value.value, None
-    return DEFAULT_LEVEL, f"`ppy.opt` level must be a literal 0, 1, 2 or 3, not `{ast.unparse(value)}`"
+    return DEFAULT_LEVEL, m.message(m.DECORATOR_LEVEL_NOT_LITERAL, value=ast.unparse(value)).render()
 
 
 _BINDERS = frozenset({
@@ -198,7 +199,7 @@ def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast
             if problem:
                 problems.append((decorator, problem))
         elif isinstance(decorator, ast.Call):
-            problems.append((decorator, "`ppy.pure` takes no arguments: write `@ppy.pure`"))
+            problems.append((decorator, m.DECORATOR_PURE_ARGUMENTS))
     params = []
     arguments = node.args
     for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:

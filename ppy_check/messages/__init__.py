@@ -188,6 +188,18 @@ SYNTAX_UNDECODABLE = ("cannot decode: {bytes} not {encoding} ({reason}); save th
 SYNTAX_ENCODING_DECLARED = ("cannot decode: {problem}; declare an encoding Python knows on line 1 or 2 "
                             "(`# -*- coding: latin-1 -*-`), or save the file as UTF-8 without one")
 SYNTAX_DECORATOR = "region `{region}`: {what}"
+# What SYNTAX_DECORATOR says is wrong with a ppy decorator
+DECORATOR_UNKNOWN_PARAMETER = "`ppy.opt` has no parameter `{name}`"
+DECORATOR_COMPILE_NOT_LITERAL = "`ppy.opt` compile must be a literal True or False, not `{value}`"
+DECORATOR_LEVELS = "`ppy.opt` takes one level"
+DECORATOR_LEVEL_NOT_LITERAL = "`ppy.opt` level must be a literal 0, 1, 2 or 3, not `{value}`"
+DECORATOR_PURE_ARGUMENTS = "`ppy.pure` takes no arguments: write `@ppy.pure`"
+
+# The fixes a finding offers (`ppy-check --fix`), as editors list them
+FIX_REMOVE_CALL = "remove the call"
+FIX_CODE = "`{code}`"
+FIX_REMOVE_CODES = "remove {codes} from `{comment}`"
+FIX_REMOVE_COMMENT = "remove `{comment}`"
 
 # ppy-unused-ignore
 UNUSED_IGNORE_CODE = "region `{region}`: `{code}` in `{comment}` silences nothing on this line; remove it"

@@ -726,7 +726,7 @@ class Builder:
         func = Span.of(node.func)
         called = Span.of(node)
         return Suggestion(Span(func.end_line, func.end_column, called.end_line, called.end_column), "",
-                          "remove the call", safe=False)
+                          m.FIX_REMOVE_CALL, safe=False)
 
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
         if self.frame.library:
