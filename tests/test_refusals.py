@@ -74,7 +74,7 @@ def test_each_site_fills_its_entrys_fields() -> None:
             names = _entries(call.func)
             if not names or any(isinstance(c, ast.Call) for c in ast.walk(call.func)):
                 continue
-            given = {k.arg for k in call.keywords}
+            given = {k.arg for k in call.keywords if k.arg is not None}
             for name in names:
                 wanted = _fields(getattr(refusals, name).template)
                 if given != wanted:
