@@ -7,11 +7,15 @@ from __future__ import annotations
 from ppy_check.messages import Code, Reason
 
 # ppy-unsupported: `{name}` has no ATen lowering ({why})
-DECORATOR_UNDER_PPY = Reason(Code.UNSUPPORTED, 'a decorator under `@ppy.opt` changes what the function does, and the compiled code would leave it out; put it above the ppy decorators, or remove it')
+DECORATOR_UNDER_PPY = Reason(Code.UNSUPPORTED, "a decorator under `@ppy.opt` changes what the function does, and the"
+                                               " compiled code would leave it out; put it above the ppy decorators, "
+                                               "or remove it")
 READS_MODULE_LEVEL = Reason(Code.UNSUPPORTED, "it reads a module-level value of torch's Python code")
-LIBRARY_NOT_STRAIGHT = Reason(Code.UNSUPPORTED, "torch's Python code has `{node}` here, which is not straight-line on what is known here")
+LIBRARY_NOT_STRAIGHT = Reason(Code.UNSUPPORTED, "torch's Python code has `{node}` here, which is not straight-line "
+                                                "on what is known here")
 LIBRARY_DECIDES = Reason(Code.UNSUPPORTED, "torch's Python code decides on `{test_node}`, which ppy cannot compute")
-LIBRARY_LEAVES = Reason(Code.UNSUPPORTED, "torch's Python code leaves a loop (`{jump_node}`) on `{test_node}`, known only at run time")
+LIBRARY_LEAVES = Reason(Code.UNSUPPORTED, "torch's Python code leaves a loop (`{jump_node}`) on `{test_node}`, known"
+                                          " only at run time")
 # What torch's Python code decides at run time (the `shown` of the reasons below), and which value two ways give
 LIBRARY_DECIDES_AT_RUN_TIME = Reason(Code.UNSUPPORTED, "torch's Python code decides on `{test}` at run time, and")
 LIBRARY_CHOOSES_AT_RUN_TIME = Reason(Code.UNSUPPORTED, "torch's Python code chooses on `{test}` at run time, and")
@@ -23,23 +27,31 @@ DIFFERENT_FUNCTION_EACH = Reason(Code.UNSUPPORTED, '{shown} `{name}` is a differ
 DIFFERENT_FUNCTION_EACH_WAY = Reason(Code.UNSUPPORTED, '{shown} {what} is a different function each way')
 ONE_WAY_OTHER = Reason(Code.UNSUPPORTED, '{shown} {what} is a {one_type} one way and a {other_type} the other')
 LIBRARY_IMPORTS_RELATIVELY = Reason(Code.UNSUPPORTED, "torch's Python code imports relatively here")
-LIBRARY_COUNTS = Reason(Code.UNSUPPORTED, "torch's Python code counts with `range` to a value known only at run time (a tensor's rank, say), so its loop has no fixed length")
-LIBRARY_LOOPS = Reason(Code.UNSUPPORTED, "torch's Python code loops over `{node}`, whose length is known only at run time")
-LIBRARY_FILTERS = Reason(Code.UNSUPPORTED, "torch's Python code filters on `{condition}`, which is known only at run time")
-LIBRARY_COMPUTES = Reason(Code.UNSUPPORTED, "torch's Python code computes `{node}` item by item, and may stop before the items ppy would compute in advance")
+LIBRARY_COUNTS = Reason(Code.UNSUPPORTED, "torch's Python code counts with `range` to a value known only at run time"
+                                          " (a tensor's rank, say), so its loop has no fixed length")
+LIBRARY_LOOPS = Reason(Code.UNSUPPORTED, "torch's Python code loops over `{node}`, whose length is known only at run"
+                                         " time")
+LIBRARY_FILTERS = Reason(Code.UNSUPPORTED, "torch's Python code filters on `{condition}`, which is known only at run"
+                                           " time")
+LIBRARY_COMPUTES = Reason(Code.UNSUPPORTED, "torch's Python code computes `{node}` item by item, and may stop before"
+                                            " the items ppy would compute in advance")
 OTHER_ARGUMENTS = Reason(Code.UNSUPPORTED, '`{node_func}` with other arguments')
 LIBRARY_RAISES = Reason(Code.UNSUPPORTED, "torch's Python code raises here (`{node}`)")
 LIBRARY_FAILS = Reason(Code.UNSUPPORTED, "torch's Python code fails `assert {node_test}`")
-LIBRARY_DECIDES_KNOWN = Reason(Code.UNSUPPORTED, "torch's Python code decides on `{node_test}`, which is known only at run time")
-LIBRARY_CHECKS_TENSOR_VALUE = Reason(Code.UNSUPPORTED, "torch's Python code checks `{test}`, which reads a tensor's value back into Python")
-LIBRARY_CHECKS_UNKNOWN = Reason(Code.UNSUPPORTED, "torch's Python code checks `{test}`, which is not a value ppy computes")
+LIBRARY_DECIDES_KNOWN = Reason(Code.UNSUPPORTED, "torch's Python code decides on `{node_test}`, which is known only "
+                                                 "at run time")
+LIBRARY_CHECKS_TENSOR_VALUE = Reason(Code.UNSUPPORTED, "torch's Python code checks `{test}`, which reads a tensor's "
+                                                       "value back into Python")
+LIBRARY_CHECKS_UNKNOWN = Reason(Code.UNSUPPORTED, "torch's Python code checks `{test}`, which is not a value ppy "
+                                                  "computes")
 LIBRARY_IMPORTS_UNFOLLOWED = Reason(Code.UNSUPPORTED, "torch's Python code imports `{dotted}`: {why}")
 LIBRARY_IMPORTS = Reason(Code.UNSUPPORTED, "torch's Python code imports `{dotted}`, which ppy does not follow")
 LIBRARY_RAISES_SAYING = Reason(Code.UNSUPPORTED, "torch's Python code raises {error} here ({text})")
 LIBRARY_RAISES_ERROR = Reason(Code.UNSUPPORTED, "torch's Python code raises {error} here")
 MODULE_FUNCTION_VALUE = Reason(Code.UNSUPPORTED, 'a module or function is not a value a region can hold')
 STARRED_TARGET_MUST = Reason(Code.UNSUPPORTED, 'a starred target must be inside a tuple')
-ASSIGNING_ATTRIBUTE_CHANGES = Reason(Code.UNSUPPORTED, 'assigning to an attribute changes an object outside the region')
+ASSIGNING_ATTRIBUTE_CHANGES = Reason(Code.UNSUPPORTED, "assigning to an attribute changes an object outside the "
+                                                       "region")
 TWO_STARRED_TARGETS = Reason(Code.UNSUPPORTED, 'two starred targets')
 HAVE_NO_REGION = Reason(Code.UNSUPPORTED, '{kind} have no region type')
 NO_REGION_TYPE = Reason(Code.UNSUPPORTED, '{kind} has no region type; regions pass tuples')
@@ -60,10 +72,13 @@ TORCH_FINFO_ANYTHING = Reason(Code.UNSUPPORTED, '`torch.finfo` of anything but o
 TENSOR_PROPERTY_PPY = Reason(Code.UNSUPPORTED, 'a tensor property ppy does not compile')
 TENSOR_METHOD_CALL = Reason(Code.UNSUPPORTED, '`Tensor.{attr}` is a method: call it')
 TENSOR_ATTRIBUTE_PPY = Reason(Code.UNSUPPORTED, 'not a tensor attribute ppy can compile')
-READS_TENSOR_VALUE = Reason(Code.UNSUPPORTED, "`not` reads the tensor's value back into Python; use `torch.logical_not`")
+READS_TENSOR_VALUE = Reason(Code.UNSUPPORTED, "`not` reads the tensor's value back into Python; use "
+                                              "`torch.logical_not`")
 READS_TENSOR_VALUE_2 = Reason(Code.UNSUPPORTED, '`not` of a {operand_type}')
-LIBRARY_TESTS_MEMBERSHIP = Reason(Code.UNSUPPORTED, "torch's Python code tests membership in `{node}`, a set ppy cannot build")
-LIBRARY_TESTS_IDENTITY = Reason(Code.UNSUPPORTED, "torch's Python code tests `{text}`, the identity of Python objects, which ppy cannot tell here")
+LIBRARY_TESTS_MEMBERSHIP = Reason(Code.UNSUPPORTED, "torch's Python code tests membership in `{node}`, a set ppy "
+                                                    "cannot build")
+LIBRARY_TESTS_IDENTITY = Reason(Code.UNSUPPORTED, "torch's Python code tests `{text}`, the identity of Python "
+                                                  "objects, which ppy cannot tell here")
 READS_VALUES_BACK = Reason(Code.UNSUPPORTED, '`in` here reads values back into Python')
 METHOD_TENSOR = Reason(Code.UNSUPPORTED, 'a method of `{callee_name}`, which is not a tensor')
 PYTHON_BUILTIN_RUNS = Reason(Code.UNSUPPORTED, 'a Python builtin, which runs in the interpreter')
@@ -78,34 +93,47 @@ TORCH_OPERATOR_C_API = Reason(Code.UNSUPPORTED, '`{dotted}` is not a torch opera
 PPY_OWN_API = Reason(Code.UNSUPPORTED, "ppy's own API cannot be called inside a region")
 CLASS_LINE = Reason(Code.UNSUPPORTED, 'a class (line {line})')
 TORCH_TORCH_OPERATORS = Reason(Code.UNSUPPORTED, '`{root}` is not torch; only torch operators lower to ATen')
-REGION_SEQUENCES_DO = Reason(Code.UNSUPPORTED, "a region's sequences do not change in place; build a new tuple (`items = (*items, x)`)")
+REGION_SEQUENCES_DO = Reason(Code.UNSUPPORTED, "a region's sequences do not change in place; build a new tuple "
+                                               "(`items = (*items, x)`)")
 REGION_SEQUENCES_DO_2 = Reason(Code.UNSUPPORTED, 'a method of a {kind}')
 TENSOR_TENSOR_METHOD = Reason(Code.UNSUPPORTED, '`Tensor.{name}` is not a tensor method with a C++ API')
 TENSOR_DIM_TAKES_2 = Reason(Code.UNSUPPORTED, '`{name}()` with `*` or keywords')
-MIN_OF_TENSORS = Reason(Code.UNSUPPORTED, '`{name}()` of tensors compares their values in Python; use `torch.minimum`')
-MAX_OF_TENSORS = Reason(Code.UNSUPPORTED, '`{name}()` of tensors compares their values in Python; use `torch.maximum`')
-CONVERSION_READS_TENSOR = Reason(Code.UNSUPPORTED, '`{name}()` of a {type} reads its value back into Python; use `.to()`')
+MIN_OF_TENSORS = Reason(Code.UNSUPPORTED, "`{name}()` of tensors compares their values in Python; use "
+                                          "`torch.minimum`")
+MAX_OF_TENSORS = Reason(Code.UNSUPPORTED, "`{name}()` of tensors compares their values in Python; use "
+                                          "`torch.maximum`")
+CONVERSION_READS_TENSOR = Reason(Code.UNSUPPORTED, "`{name}()` of a {type} reads its value back into Python; use "
+                                                   "`.to()`")
 CONVERSION_OF_SEQUENCE = Reason(Code.UNSUPPORTED, '`{name}()` of a {type}')
-ITEM_ASSIGNMENT_OUTSIDE = Reason(Code.UNSUPPORTED, 'item assignment into a {type} changes an object outside the region')
+ITEM_ASSIGNMENT_OUTSIDE = Reason(Code.UNSUPPORTED, "item assignment into a {type} changes an object outside the "
+                                                   "region")
 TUPLES_CANNOT_CHANGE = Reason(Code.UNSUPPORTED, 'tuples cannot change')
 # torch_python.NOT_FOLLOWED says, per function, why ppy does not follow it
 NOT_FOLLOWED = Reason(Code.UNSUPPORTED, '{why}')
 ITEMS_MORE_THAN = Reason(Code.UNSUPPORTED, '`{shown}` has {budgets_shown_int} items, more than ppy unrolls')
-LIBRARY_TAKES = Reason(Code.UNSUPPORTED, "torch's Python code takes `{name}` of a sequence whose length is known only at run time (a tensor's rank, say)")
-LIBRARY_SORTS = Reason(Code.UNSUPPORTED, "torch's Python code sorts values known only at run time (dims counted from a tensor's rank, say), so their order is not known where the region is built")
-BOOL_NUMBER_BOOL = Reason(Code.UNSUPPORTED, '`{name}()` of a bool and a number is a bool or not by their values; convert the bool with `int()`')
+LIBRARY_TAKES = Reason(Code.UNSUPPORTED, "torch's Python code takes `{name}` of a sequence whose length is known "
+                                         "only at run time (a tensor's rank, say)")
+LIBRARY_SORTS = Reason(Code.UNSUPPORTED, "torch's Python code sorts values known only at run time (dims counted from"
+                                         " a tensor's rank, say), so their order is not known where the region is "
+                                         "built")
+BOOL_NUMBER_BOOL = Reason(Code.UNSUPPORTED, "`{name}()` of a bool and a number is a bool or not by their values; "
+                                            "convert the bool with `int()`")
 MATH_COMPILED = Reason(Code.UNSUPPORTED, '`math.{name}` is not compiled')
 NO_ATEN_LOWERING = Reason(Code.UNSUPPORTED, '`{name}` has no ATen lowering')
 RETURNS_REGION_CANNOT = Reason(Code.UNSUPPORTED, 'it returns a {returned_type}, which a region cannot hold')
 DEFAULT_VALUE_PPY = Reason(Code.UNSUPPORTED, 'the default of `{name}` (`{defaults}`) is not a value ppy computes')
 LIBRARY_TESTS_PPY = Reason(Code.UNSUPPORTED, "torch's Python code tests `{operand}`, which ppy cannot compute")
-LIBRARY_TESTS_WHOSE = Reason(Code.UNSUPPORTED, "torch's Python code tests `{node}`, whose later parts Python might not run")
+LIBRARY_TESTS_WHOSE = Reason(Code.UNSUPPORTED, "torch's Python code tests `{node}`, whose later parts Python might "
+                                               "not run")
 LIBRARY_CHOOSES = Reason(Code.UNSUPPORTED, "torch's Python code chooses on `{node_test}`, which ppy cannot compute")
-DECORATED_PPY_CANNOT = Reason(Code.UNSUPPORTED, '`{node_name}` is decorated with `{decorator}`, which ppy cannot see through')
+DECORATED_PPY_CANNOT = Reason(Code.UNSUPPORTED, "`{node_name}` is decorated with `{decorator}`, which ppy cannot see"
+                                                " through")
 DECORATED_PPY_CANNOT_2 = Reason(Code.UNSUPPORTED, '`{node_name}` takes `**{node_args_kwarg_arg}`')
-LIBRARY_CALLS_FUNCTION = Reason(Code.UNSUPPORTED, "torch's Python code calls `{node_name}`, a function defined in another function, from outside it")
+LIBRARY_CALLS_FUNCTION = Reason(Code.UNSUPPORTED, "torch's Python code calls `{node_name}`, a function defined in "
+                                                  "another function, from outside it")
 DEFAULT_LITERAL = Reason(Code.UNSUPPORTED, '`{node_name}` has a default that is not a literal (`{default}`)')
-REARRANGE_REPEAT_REDUCE = Reason(Code.UNSUPPORTED, 'only `rearrange`, `repeat` and `reduce` of einops, without `*` arguments')
+REARRANGE_REPEAT_REDUCE = Reason(Code.UNSUPPORTED, "only `rearrange`, `repeat` and `reduce` of einops, without `*` "
+                                                   "arguments")
 PATTERN_MUST_LITERAL = Reason(Code.UNSUPPORTED, 'the pattern must be a literal string')
 REDUCTION_MUST_ONE = Reason(Code.UNSUPPORTED, 'the reduction must be one of {reductions}, as a literal')
 LENGTH_MUST_INT_2 = Reason(Code.UNSUPPORTED, 'pattern {pattern_value!r}: {error}')
@@ -139,9 +167,11 @@ PROPERTY_READS_AUTOGRAD_GRAPH = Reason(Code.UNSUPPORTED, "autograd's graph is re
 ENDS_WITHOUT_RETURN = Reason(Code.TYPE, 'it ends without `return` (so returns None), but is annotated `-> {returns}`')
 LIST_TAKES_ONE = Reason(Code.TYPE, '`list.{func_attr}` takes one argument')
 LIST_EXTEND = Reason(Code.TYPE, '`list.extend` of a {type}')
-INT_DOES_FIT = Reason(Code.TYPE, 'the int does not fit in the 64 bits torch takes (Python would raise OverflowError when torch receives it)')
+INT_DOES_FIT = Reason(Code.TYPE, "the int does not fit in the 64 bits torch takes (Python would raise OverflowError "
+                                 "when torch receives it)")
 UNPACKS_VALUES_INTO = Reason(Code.TYPE, 'unpacks {items_count} values into at least {count} names')
-UNPACKS_VALUES_INTO_NAMES = Reason(Code.TYPE, 'unpacks {items_count} values into {count} names (Python raises ValueError)')
+UNPACKS_VALUES_INTO_NAMES = Reason(Code.TYPE, "unpacks {items_count} values into {count} names (Python raises "
+                                              "ValueError)")
 CANNOT_UNPACK = Reason(Code.TYPE, 'cannot unpack a {source_type}')
 CANNOT_STORE_INTO = Reason(Code.TYPE, 'cannot store a {item_type} into a tensor')
 RETURNS_ANNOTATED_NONE = Reason(Code.TYPE, 'returns a {type} but is annotated `-> None`')
@@ -154,7 +184,8 @@ SLICE_BOUNDS_MUST = Reason(Code.TYPE, 'slice bounds must be ints, not {bound_typ
 ALWAYS_RAISES_VALUEERROR = Reason(Code.TYPE, 'always raises ValueError ({error})')
 TUPLE_MIXED_TYPES = Reason(Code.TYPE, 'a tuple of mixed types sliced by run-time bounds')
 SEQUENCE_INDEX_MUST = Reason(Code.TYPE, 'a sequence index must be an int, not {index_type}')
-INDEX_OUT_RANGE = Reason(Code.TYPE, 'index {position} is out of range for a tuple of {kind_items_count} (Python raises IndexError)')
+INDEX_OUT_RANGE = Reason(Code.TYPE, "index {position} is out of range for a tuple of {kind_items_count} (Python "
+                                    "raises IndexError)")
 TUPLE_MIXED_TYPES_INDEXED = Reason(Code.TYPE, 'a tuple of mixed types indexed at run time')
 SLICE_BOUNDS_MUST_INTS = Reason(Code.TYPE, 'slice bounds must be ints, not {type}')
 CANNOT_INDEX_TENSOR = Reason(Code.TYPE, 'cannot index a tensor with a {type}')
@@ -169,7 +200,8 @@ DOES_TAKE_2 = Reason(Code.TYPE, '`{symbol}=` does not take a {left_type} and a {
 LEFT_TENSOR = Reason(Code.TYPE, 'a {left_type} on the left of `{symbol}` with a tensor')
 COMPARES_IDENTITY_NONE = Reason(Code.TYPE, '`is` compares identity; only `is None` has a meaning in a region')
 KEYWORD_ARGUMENT_GIVEN = Reason(Code.TYPE, 'keyword argument `{key}` is given twice')
-TENSOR_PROPERTY_METHOD = Reason(Code.TYPE, '`Tensor.{name}` is a property, not a method: write `{node_func}` without the call')
+TENSOR_PROPERTY_METHOD = Reason(Code.TYPE, "`Tensor.{name}` is a property, not a method: write `{node_func}` without"
+                                           " the call")
 UNPACKING_INTO_TENSOR = Reason(Code.TYPE, '`*` unpacking into a tensor query')
 TENSOR_TAKES_ONE_DIM = Reason(Code.TYPE, '`Tensor.{name}` takes one optional dim')
 TENSOR_TAKES_NOTHING = Reason(Code.TYPE, '`Tensor.{name}` takes no arguments')
@@ -186,10 +218,14 @@ HOST_TYPE_ERROR = Reason(Code.TYPE, '{error}')
 MATH_TAKES_NUMBERS = Reason(Code.TYPE, '`math.{name}` takes numbers, not a {type}')
 MATH_TAKES_INTS = Reason(Code.TYPE, '`math.{name}` takes ints')
 NO_OVERLOAD_TAKES = Reason(Code.TYPE, 'no overload of `{name}` takes {args}; torch has {tried}')
-EVERY_POSITIONAL_ARGUMENT = Reason(Code.TYPE, 'every positional argument of `{name}` is a `*` spread of run-time length, and when it spreads nothing torch calls `{name}` with no argument, another overload; pass the tuple itself, without `*`')
-ARGUMENT_MAY_NONE = Reason(Code.TYPE, 'an argument may be None, and torch would then call another overload of `{shown}`; decide in the caller')
+EVERY_POSITIONAL_ARGUMENT = Reason(Code.TYPE, "every positional argument of `{name}` is a `*` spread of run-time "
+                                              "length, and when it spreads nothing torch calls `{name}` with no "
+                                              "argument, another overload; pass the tuple itself, without `*`")
+ARGUMENT_MAY_NONE = Reason(Code.TYPE, "an argument may be None, and torch would then call another overload of "
+                                      "`{shown}`; decide in the caller")
 SEQUENCE_WHOSE_LENGTH = Reason(Code.TYPE, '`*` of a sequence whose length is known only at run time')
-TAKES_MOST_POSITIONAL = Reason(Code.TYPE, 'takes at most {positional_names_count} positional arguments ({values_count} given)')
+TAKES_MOST_POSITIONAL = Reason(Code.TYPE, "takes at most {positional_names_count} positional arguments "
+                                          "({values_count} given)")
 GOT_UNEXPECTED_KEYWORD = Reason(Code.TYPE, 'got an unexpected keyword argument `{key}`')
 GOT_MULTIPLE_VALUES = Reason(Code.TYPE, 'got multiple values for argument `{key}`')
 MISSING_REQUIRED_ARGUMENT = Reason(Code.TYPE, 'missing a required argument: `{name}`')
