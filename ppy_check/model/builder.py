@@ -831,7 +831,8 @@ class Builder:
                 try:
                     self.statements(statements)
                 except _Jump as jump:
-                    self.unsupported(Span.of(jump.node), self.frame.called_as, refusals.LIBRARY_LEAVES(jump_node=display(jump.node), test_node=display(test_node)))
+                    self.unsupported(Span.of(jump.node), self.frame.called_as,
+                                     refusals.LIBRARY_LEAVES(jump_node=display(jump.node), test_node=display(test_node)))
                     raise _Abandon from None
                 value = self.atom(self.returned_value) if self.returned and not self.raising else None
                 ways.append((self.body, self.env, self.returned, value, self.raising))
@@ -872,7 +873,8 @@ class Builder:
                     self.env.pop(name, None)  # set one way only: reading it after would raise in Python too
                     continue
                 if not isinstance(one, Expr) or not isinstance(other, Expr):
-                    self.unsupported(span, self.frame.called_as, refusals.DIFFERENT_FUNCTION_EACH(shown=shown, name=name))
+                    self.unsupported(span, self.frame.called_as,
+                                     refusals.DIFFERENT_FUNCTION_EACH(shown=shown, name=name))
                     raise _Abandon
                 self.env[name] = self.merge(refusals.MERGED_NAME(name=name), one, other, span, shown, merged)
         self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
@@ -885,7 +887,8 @@ class Builder:
             self.unsupported(span, self.frame.called_as, refusals.DIFFERENT_FUNCTION_EACH_WAY(shown=shown, what=what))
             raise _Abandon
         if other is not None and one.type != other.type:
-            self.unsupported(span, self.frame.called_as, refusals.ONE_WAY_OTHER(shown=shown, what=what, one_type=one.type, other_type=other.type))
+            self.unsupported(span, self.frame.called_as,
+                             refusals.ONE_WAY_OTHER(shown=shown, what=what, one_type=one.type, other_type=other.type))
             raise _Abandon
         var = self.new_var("", one.type)
         if self.strided(one) and (other is None or self.strided(other)):
@@ -1043,7 +1046,8 @@ class Builder:
                 for condition in generator.ifs:
                     known = self.try_constant(condition)
                     if known is None:
-                        self.unsupported(Span.of(condition), self.frame.called_as, refusals.LIBRARY_FILTERS(condition=display(condition)))
+                        self.unsupported(Span.of(condition), self.frame.called_as,
+                                         refusals.LIBRARY_FILTERS(condition=display(condition)))
                     if not known.value:  # type: ignore[union-attr]
                         break
                 else:
@@ -1092,7 +1096,8 @@ class Builder:
     def library_check(self, node: ast.Call, error: PythonException) -> Value:
         """``torch._check(cond, lambda: message)`` in torch's Python code: a check the compiled region keeps."""
         if not node.args or len(node.args) > 2 or node.keywords:
-            return self.unsupported(Span.of(node), self.frame.called_as, refusals.OTHER_ARGUMENTS(node_func=display(node.func)))
+            return self.unsupported(Span.of(node), self.frame.called_as,
+                                    refusals.OTHER_ARGUMENTS(node_func=display(node.func)))
         text = node.args[1].body if len(node.args) == 2 and isinstance(node.args[1], ast.Lambda) else None
         known = self.try_constant(node.args[0])
         if known is None:
@@ -1507,7 +1512,8 @@ class Builder:
                 star = starred[0]
                 after = count - star - 1
                 if len(items) < count - 1:
-                    self.type_problem(span, display(target), refusals.UNPACKS_VALUES_INTO(items_count=len(items), count=count - 1))
+                    self.type_problem(span, display(target),
+                                      refusals.UNPACKS_VALUES_INTO(items_count=len(items), count=count - 1))
                     raise _Abandon
                 middle = items[star:len(items) - after]
                 rest = MakeTuple(tuple(middle), t.TupleT(tuple(i.type for i in middle)), span,
@@ -1515,7 +1521,8 @@ class Builder:
                 values = items[:star] + [rest] + items[len(items) - after:]
             else:
                 if len(items) != count:
-                    self.type_problem(span, display(target), refusals.UNPACKS_VALUES_INTO_NAMES(items_count=len(items), count=count))
+                    self.type_problem(span, display(target),
+                                      refusals.UNPACKS_VALUES_INTO_NAMES(items_count=len(items), count=count))
                     raise _Abandon
                 values = items
         elif isinstance(source.type, t.SeqT):
@@ -1613,7 +1620,8 @@ class Builder:
             raise _Abandon
         problem = _assignable(value.type, declared)
         if problem:
-            self.type_problem(span, display(node), refusals.RETURNS_WHERE_WAS(type=value.type, declared=declared, problem=problem))
+            self.type_problem(span, display(node),
+                              refusals.RETURNS_WHERE_WAS(type=value.type, declared=declared, problem=problem))
             raise _Abandon
         self.result_classes = tuple(self.classes_of(value, ()))
         self.body.append(Return(value, span))
@@ -1941,7 +1949,8 @@ class Builder:
             return self.unsupported(Span.of(node), self.frame.called_as, refusals.ISINSTANCE_OTHER_THAN())
         value = self.expr(node.args[0])
         if not isinstance(value, Expr):
-            return self.unsupported(Span.of(node), self.frame.called_as, refusals.ISINSTANCE_OTHER_THAN_2(node=display(node)))
+            return self.unsupported(Span.of(node), self.frame.called_as,
+                                    refusals.ISINSTANCE_OTHER_THAN_2(node=display(node)))
         classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
         names = {self.frame.scope.resolve(c) or display(c) for c in classes}
         if torch_python.module_of(self.frame.path) == "torch._tensor":
@@ -2065,7 +2074,8 @@ class Builder:
             return Host(HostOp.DTYPE_IS, (value,), t.BOOL, span, function=node.attr)
         if isinstance(kind, t.DtypeT) and node.attr == "itemsize":
             return self.unsupported(span, display(node), refusals.DTYPE_PROPERTIES_COMPILED(), attribute=True)
-        return self.unsupported(span, display(node), refusals.DTYPE_PROPERTIES_COMPILED_2(type=value.type), attribute=True)
+        return self.unsupported(span, display(node),
+                                refusals.DTYPE_PROPERTIES_COMPILED_2(type=value.type), attribute=True)
 
     def iinfo(self, node: ast.Call, bound: str) -> Value:
         """``torch.iinfo(dtype).min`` (or ``.max``): the bound of an integer dtype, which may be known only at run
@@ -2179,7 +2189,8 @@ class Builder:
                 # An `int | None` bound is taken as it is: None is the bound's default, as in Python.
                 if bound is not None and not isinstance(bound.type, (t.IntT, t.NoneT)) and not (
                         isinstance(bound.type, t.OptionalT) and isinstance(bound.type.inner, t.IntT)):
-                    return self.type_problem(span, display(index_node), refusals.SLICE_BOUNDS_MUST(bound_type=bound.type))
+                    return self.type_problem(span, display(index_node),
+                                             refusals.SLICE_BOUNDS_MUST(bound_type=bound.type))
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]
                 try:
@@ -2200,7 +2211,8 @@ class Builder:
                 position = int(index.value)
                 if -len(kind.items) <= position < len(kind.items):
                     return _item(base, position % len(kind.items))
-                return self.type_problem(span, display(index_node), refusals.INDEX_OUT_RANGE(position=position, kind_items_count=len(kind.items)))
+                return self.type_problem(span, display(index_node),
+                                         refusals.INDEX_OUT_RANGE(position=position, kind_items_count=len(kind.items)))
             element = t.element_type(kind)
             if element is None:
                 return self.type_problem(span, display(index_node), refusals.TUPLE_MIXED_TYPES_INDEXED())
@@ -2233,7 +2245,8 @@ class Builder:
                         value = self.unwrap(value, display(bound), Span.of(bound))
                     if not isinstance(value.type, (t.IntT, t.NoneT)) and not (
                             isinstance(value.type, t.OptionalT) and isinstance(value.type.inner, t.IntT)):
-                        self.type_problem(Span.of(bound), display(bound), refusals.SLICE_BOUNDS_MUST_INTS(type=value.type))
+                        self.type_problem(Span.of(bound), display(bound),
+                                          refusals.SLICE_BOUNDS_MUST_INTS(type=value.type))
                         raise _Abandon
                     bounds.append(value)
                 parts.append(SliceIndex(*bounds))
@@ -2280,7 +2293,8 @@ class Builder:
                 return POISON
             atom = self.atom(value, element)
             if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
-                return self.type_problem(Span.of(element), display(element), refusals.INDEX_LIST_MUST_2(atom_type=atom.type))
+                return self.type_problem(Span.of(element), display(element),
+                                         refusals.INDEX_LIST_MUST_2(atom_type=atom.type))
             parts.append((atom, spread))
         return self.concatenate(parts, span)
 
@@ -2327,7 +2341,8 @@ class Builder:
             return Const(left.value + right.value, t.STR, span)
         host = BINARY_OPS.get(type(op))
         if host is None:
-            self.type_problem(span, text, refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
+            self.type_problem(span, text,
+                              refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
             raise _Abandon
         return self.host(host, [left, right], span, text)
 
@@ -2382,7 +2397,8 @@ class Builder:
                 self.type_problem(span, text, refusals.TUPLE_MIXED_TYPES_REPEATED())
                 raise _Abandon
             return Host(HostOp.MUL, (seq, count), seq.type, span, aliases=seq.aliases)
-        self.type_problem(span, text, refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
+        self.type_problem(span, text,
+                          refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
         raise _Abandon
 
     def tensor_operator(self, op: ast.operator, left: Expr, right: Expr, span: Span, in_place: bool, text: str) -> Expr:
@@ -2392,7 +2408,8 @@ class Builder:
         if in_place:
             method = TENSOR_INPLACE.get(type(op))
             if method is None or not isinstance(left.type, t.TensorT):
-                self.type_problem(span, text, refusals.DOES_TAKE_2(symbol=symbol, left_type=left.type, right_type=right.type))
+                self.type_problem(span, text,
+                                  refusals.DOES_TAKE_2(symbol=symbol, left_type=left.type, right_type=right.type))
                 raise _Abandon
             return self.invoke_method(method, left, [Argument(right)], {}, span, text, write_kind=WriteKind.STORE)
         method = TENSOR_BINARY[type(op)]
@@ -2480,7 +2497,8 @@ class Builder:
             return self.expr(node)
         items = [self.atom(self.expr(item), item) for item in node.elts]
         if not all(t.is_number(i.type) or isinstance(i.type, (t.StrT, t.DtypeT, t.LayoutT)) for i in items):
-            return self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_TESTS_MEMBERSHIP(node=display(node)))
+            return self.unsupported(Span.of(node), self.frame.called_as,
+                                    refusals.LIBRARY_TESTS_MEMBERSHIP(node=display(node)))
         return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), Span.of(node))
 
     def compare_pair(self, op: ast.cmpop, left: Expr, right: Expr, span: Span, text: str) -> Expr:
@@ -2611,7 +2629,8 @@ class Builder:
             return self.dispatch(callee, args, keywords, span, shown)
         if isinstance(callee, (ModuleRef, ProjectModule)):
             return self.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED())
-        return self.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED_2(shown=shown, callee_type=callee.type))  # type: ignore[union-attr]
+        return self.unsupported(span, shown,
+                                refusals.MODULE_CANNOT_CALLED_2(shown=shown, callee_type=callee.type))  # type: ignore[union-attr]
 
     def keyword_dict_method(self, kwargs: KeywordDict, method: str, node: ast.Call) -> Value:
         """``kwargs.get("mask")`` on the ``**kwargs`` of torch's Python code: its keys are known here."""
@@ -2621,7 +2640,8 @@ class Builder:
         key = args[0].value if args and not args[0].spread else None
         if method != "get" or keywords or not 1 <= len(args) <= 2 or not isinstance(key, Const) or \
                 not isinstance(key.value, str):
-            return self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_CALLS(node_func=display(node.func)))
+            return self.unsupported(Span.of(node), self.frame.called_as,
+                                    refusals.LIBRARY_CALLS(node_func=display(node.func)))
         found = dict(kwargs.items).get(key.value)
         if found is not None:
             return found
@@ -2824,7 +2844,8 @@ class Builder:
         if not isinstance(kind, t.TensorT):
             return self.unsupported(span, shown, refusals.REGION_SEQUENCES_DO_2(kind=kind))
         if name in self.data.properties:
-            return self.type_problem(span, shown, refusals.TENSOR_PROPERTY_METHOD(name=name, node_func=display(node.func)), self._uncalled(node))
+            return self.type_problem(span, shown,
+                                     refusals.TENSOR_PROPERTY_METHOD(name=name, node_func=display(node.func)), self._uncalled(node))
         if name in HOST_READING_METHODS:
             return self.unsupported(span, shown, HOST_READING_METHODS[name]())
         if name in QUERY_METHODS:
@@ -2856,7 +2877,8 @@ class Builder:
         if "dim" in keywords and per_dim is not None and not given:
             given = [keywords.pop("dim")]
         if keywords or len(given) > (1 if per_dim is not None else 0):
-            self.type_problem(span, shown, (refusals.TENSOR_TAKES_ONE_DIM if per_dim else refusals.TENSOR_TAKES_NOTHING)(name=name))
+            self.type_problem(span, shown,
+                              (refusals.TENSOR_TAKES_ONE_DIM if per_dim else refusals.TENSOR_TAKES_NOTHING)(name=name))
             raise _Abandon
         if given and isinstance(given[0].type, t.NoneT):
             given = []
@@ -2901,7 +2923,8 @@ class Builder:
             return self.host(HostOp.ABS, values, span, shown)
         if name in ("min", "max") and len(values) >= 2:
             if not all(t.is_number(v.type) for v in values):
-                self.unsupported(span, shown, (refusals.MIN_OF_TENSORS if name == "min" else refusals.MAX_OF_TENSORS)(name=name))
+                self.unsupported(span, shown,
+                                 (refusals.MIN_OF_TENSORS if name == "min" else refusals.MAX_OF_TENSORS)(name=name))
                 raise _Abandon
             return self.extreme(name, values, span, shown)
         if name == "round" and len(values) in (1, 2) and t.is_number(values[0].type):
@@ -2977,7 +3000,8 @@ class Builder:
                 raise _Abandon from None
             count = _range_length(numbers)
             if count > MAX_UNROLLED:
-                self.unsupported(span, shown, refusals.ITEMS_MORE_THAN(shown=shown, budgets_shown_int=budgets.shown_int(count)))
+                self.unsupported(span, shown,
+                                 refusals.ITEMS_MORE_THAN(shown=shown, budgets_shown_int=budgets.shown_int(count)))
             return tuple_of([Const(n, t.INT, span) for n in numbers])
         if name in ("zip", "enumerate", "reversed", "sorted") and any(isinstance(v.type, t.SeqT) for v in values):
             self.unsupported(span, shown, refusals.LIBRARY_TAKES(name=name))
@@ -3045,7 +3069,8 @@ class Builder:
         kind, arity = hostmath.MATH_FUNCTIONS[name]
         values = [a.value for a in args]
         if keywords or any(a.spread for a in args) or len(values) != (2 if name == "log" and len(values) == 2 else arity):
-            self.type_problem(span, shown, (refusals.MATH_TAKES_ARGUMENTS if arity > 1 else refusals.MATH_TAKES_ARGUMENT)(name=name, arity=arity))
+            self.type_problem(span, shown,
+                              (refusals.MATH_TAKES_ARGUMENTS if arity > 1 else refusals.MATH_TAKES_ARGUMENT)(name=name, arity=arity))
             raise _Abandon
         for value in values:
             if not t.is_number(value.type):
@@ -3076,7 +3101,8 @@ class Builder:
         bound = resolve(overloads, args, keywords)
         if bound is None:
             tried = "; ".join(o.signature_text() for o in overloads[:4])
-            self.type_problem(span, shown, refusals.NO_OVERLOAD_TAKES(name=name, args=describe_arguments(args, keywords), tried=tried))
+            self.type_problem(span, shown,
+                              refusals.NO_OVERLOAD_TAKES(name=name, args=describe_arguments(args, keywords), tried=tried))
             raise _Abandon
         self._check_none_choice(bound, overloads, args, keywords, span, shown)
         return self.make_call(bound, receiver, span, shown, write_kind)
@@ -3191,7 +3217,8 @@ class Builder:
             bound[spec.vararg.arg] = MakeTuple(tuple(extra), t.TupleT(tuple(e.type for e in extra)), span,
                                                frozenset().union(*(e.aliases for e in extra)))
         elif extra:
-            self.type_problem(span, shown, refusals.TAKES_MOST_POSITIONAL(positional_names_count=len(positional_names), values_count=len(values)))
+            self.type_problem(span, shown,
+                              refusals.TAKES_MOST_POSITIONAL(positional_names_count=len(positional_names), values_count=len(values)))
             raise _Abandon
         allowed = set(positional_names) | {a.arg for a in spec.kwonlyargs}
         extra_keywords: dict[str, Expr] = {}
@@ -3213,7 +3240,8 @@ class Builder:
                     raise _Abandon
                 default = self.constant(defaults[name], span, scope)
                 if not isinstance(default, Expr):
-                    self.unsupported(span, shown, refusals.DEFAULT_VALUE_PPY(name=name, defaults=display(defaults[name])))
+                    self.unsupported(span, shown,
+                                     refusals.DEFAULT_VALUE_PPY(name=name, defaults=display(defaults[name])))
                     raise _Abandon
                 bound[name] = default
         if spec.kwarg is not None:
@@ -3234,7 +3262,8 @@ class Builder:
                     break  # decided; with only bools about, the value is the decision
                 continue
             if not isinstance(result, Expr) or result.type != t.BOOL:
-                self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_TESTS_PPY(operand=display(operand)))
+                self.unsupported(Span.of(node), self.frame.called_as,
+                                 refusals.LIBRARY_TESTS_PPY(operand=display(operand)))
                 raise _Abandon
             pending.append(result)
         if not pending:
@@ -3293,16 +3322,20 @@ class Builder:
         for decorator in [] if helper.library else node.decorator_list:
             func = decorator.func if isinstance(decorator, ast.Call) else decorator
             if helper.scope.resolve(func) not in ("ppy.opt", "ppy.pure"):
-                return self.unsupported(span, shown, refusals.DECORATED_PPY_CANNOT(node_name=node.name, decorator=display(decorator)))
+                return self.unsupported(span, shown,
+                                        refusals.DECORATED_PPY_CANNOT(node_name=node.name, decorator=display(decorator)))
         if node.args.kwarg is not None and not helper.library:
-            return self.unsupported(span, shown, refusals.DECORATED_PPY_CANNOT_2(node_name=node.name, node_args_kwarg_arg=node.args.kwarg.arg))
+            return self.unsupported(span, shown,
+                                    refusals.DECORATED_PPY_CANNOT_2(node_name=node.name, node_args_kwarg_arg=node.args.kwarg.arg))
         if helper.enclosing is not None and helper.enclosing is not self.frame.node:
-            return self.unsupported(span, self.frame.called_as or shown, refusals.LIBRARY_CALLS_FUNCTION(node_name=node.name))
+            return self.unsupported(span, self.frame.called_as or shown,
+                                    refusals.LIBRARY_CALLS_FUNCTION(node_name=node.name))
         for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             from ppy_check.scope import is_literal
 
             if not is_literal(default) and not (helper.library and _is_constant_expression(default)):
-                return self.unsupported(span, shown, refusals.DEFAULT_LITERAL(node_name=node.name, default=display(default)))
+                return self.unsupported(span, shown,
+                                        refusals.DEFAULT_LITERAL(node_name=node.name, default=display(default)))
         bound = self.bind_signature(node.args, args, keywords, span, shown, helper.scope if helper.library else None)
 
         if helper.library:
