@@ -22,18 +22,19 @@ import contextlib
 import dataclasses
 import enum
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 import typing
-from typing import Any, TypeGuard, Union
+from typing import Any, TypeGuard, TypeVar, Union
 
 from ppy_check import torch_python
 from ppy_check.model import budgets, constants, hostmath
 from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
+from ppy_check.model.assumptions import Assumed, Assumption
 from ppy_check.model.ir import (
-    Assumed, Assumption, Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
     SeqSlice, ShownSeq, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
@@ -290,6 +291,8 @@ class Poisoned:
 POISON = Poisoned()
 Value = Union[Expr, ModuleRef, FunctionRef, ProjectModule, LibraryModule, BooleanDispatch, KeywordDict, UntypedParam,
               Poisoned]
+# A value handed back as it came (Builder.mark): an Expr stays an Expr for the caller.
+_ValueT = TypeVar("_ValueT", bound=Value)
 
 
 class RestTaken(enum.Enum):
@@ -609,7 +612,7 @@ class Builder:
         # and by what: only those are modelled, as the tuple of their items.
         self.consumed: dict[int, str] = {}
 
-    def mark(self, value: Value, kind: str | None) -> Value:
+    def mark(self, value: _ValueT, kind: str | None) -> _ValueT:
         """Record that ``value`` is a list or a tuple (``kind``), when known."""
         if kind is not None and isinstance(value, Expr) and isinstance(value.type, (t.TupleT, t.SeqT)):
             self.sequence_kinds[id(value)] = (value, kind)
@@ -835,7 +838,10 @@ class Builder:
                     self.unsupported(Span.of(jump.node), self.frame.called_as, f"torch's Python code leaves a loop "
                                      f"(`{display(jump.node)}`) on `{display(test_node)}`, known only at run time")
                     raise _Abandon from None
-                value = self.atom(self.returned_value) if self.returned and not self.raising else None
+                value = None
+                if self.returned and not self.raising:
+                    assert self.returned_value is not None  # a way that returns holds what it returns
+                    value = self.atom(self.returned_value)
                 ways.append((self.body, self.env, self.returned, value, self.raising))
         finally:
             self.branching -= 1
@@ -855,9 +861,9 @@ class Builder:
                 self.returned, self.returned_value = True, self.merge("the result", goes_on[2], None, span, shown,
                                                                       merged, then_raises)
             else:
-                for name, value in goes_on[0].items():
-                    if self.env.get(name) is not value and isinstance(value, Expr):
-                        self.env[name] = self.merge(f"`{name}`", value, None, span, shown, merged, then_raises)
+                for name, held in goes_on[0].items():
+                    if self.env.get(name) is not held and isinstance(held, Expr):
+                        self.env[name] = self.merge(f"`{name}`", held, None, span, shown, merged, then_raises)
         elif then_returned != else_returned:
             self.unsupported(span, self.frame.called_as, f"{shown} returns one way only")
             raise _Abandon
@@ -1192,7 +1198,7 @@ class Builder:
             return (text.value,)
         if isinstance(text, ast.JoinedStr):
             return tuple(piece for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue))
-                         for piece in ((part.value,) if isinstance(part, ast.Constant) else self.formatted(part)))
+                         for piece in ((str(part.value),) if isinstance(part, ast.Constant) else self.formatted(part)))
         return (display(text),)
 
     def formatted(self, part: ast.FormattedValue) -> Message:
@@ -1360,7 +1366,8 @@ class Builder:
         return self.sequence_operator(ast.Mult(), MakeTuple((item,), t.TupleT((item.type,)), item.span), count,
                                       Span.of(node), display(node))
 
-    def shadow_scope(self, node: ast.expr) -> Poisoned:
+    def shadow_scope(self, node: ast.DictComp | ast.SetComp | ast.ListComp | ast.GeneratorExp | ast.Lambda
+                     | ast.NamedExpr) -> Poisoned:
         """A comprehension, lambda or walrus: reported by the loop or syntax rule; its names are still checked."""
         self.structural(node)
         saved = dict(self.env)
@@ -1372,12 +1379,12 @@ class Builder:
             elif isinstance(node, ast.NamedExpr):
                 self.expr(node.value)
             else:
-                for generator in node.generators:  # type: ignore[union-attr]
+                for generator in node.generators:
                     self.expr(generator.iter)
                     self.bind_poison(generator.target)
                     for condition in generator.ifs:
                         self.expr(condition)
-                parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)  # type: ignore[union-attr]
+                parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)
                 for part in parts:
                     self.expr(part)
         except _Abandon:
@@ -1452,8 +1459,9 @@ class Builder:
             items = tuple(self.atom(i) for i in value.items)
             if all(a is b for a, b in zip(items, value.items)):
                 return value
-            return self.mark(MakeTuple(items, value.type, value.span, value.aliases), self.kind_of(value))  # type: ignore[return-value]
-        return self.mark(self.let(value), self.kind_of(value))  # type: ignore[return-value]
+            return self.mark(MakeTuple(items, value.type, value.span, value.aliases), self.kind_of(value))
+        assert _is_expr(value), f"{value} has no value a region can hold"  # modules stay names (bind_name)
+        return self.mark(self.let(value), self.kind_of(value))
 
     def assign(self, target: ast.expr, value: Value, statement: ast.stmt, renames_after: int | None = None) -> None:
         """Bind ``target`` to ``value``. ``renames_after``: a temporary made after that variable count (by this
@@ -1487,6 +1495,7 @@ class Builder:
         if isinstance(value, (Const, Param, MakeTuple, Read)):
             self.env[name] = self.atom(value)
             return
+        assert _is_expr(value), f"{value} has no value a region can hold"
         self.env[name] = self.let(value, name)
 
     def unpack(self, target: ast.Tuple | ast.List, value: Value, statement: ast.stmt,
@@ -1582,15 +1591,15 @@ class Builder:
             self.unsupported(span, display(node.target), "assigning to an attribute changes an object outside the region")
             raise _Abandon
         first_var = self.vars
-        current = self.name(node.target)
-        if isinstance(current, Poisoned):
+        named = self.name(node.target)
+        if isinstance(named, Poisoned):
             raise _Abandon
-        current_atom = self.atom(current, node.target)
+        current_atom = self.atom(named, node.target)
         other = self.atom(self.expr(node.value), node.value)
         if isinstance(current_atom.type, t.TensorT) and TENSOR_INPLACE.get(type(node.op)) is not None:
             # `x += y` on a tensor is Tensor.__iadd__: the same tensor, written in place.
             result = self.operator(node.op, current_atom, other, span, in_place=True, text=display(node))
-            self.body.append(Eval(result, span))  # type: ignore[arg-type]
+            self.body.append(Eval(result, span))
             return
         self.bind_name(node.target.id, self.operator(node.op, current_atom, other, span, text=display(node)), first_var)
 
@@ -1860,7 +1869,9 @@ class Builder:
             return self.dotted_value(_strip_dotted(dotted), span, display(node))
         assert isinstance(node, ast.Tuple)
         items = tuple(self.constant(item, span, scope) for item in node.elts)
-        return MakeTuple(items, t.TupleT(tuple(i.type for i in items)), span)  # type: ignore[union-attr]
+        exprs = tuple(i for i in items if _is_expr(i))
+        assert len(exprs) == len(items), "a literal tuple holds values"
+        return MakeTuple(exprs, t.TupleT(tuple(i.type for i in exprs)), span)
 
     def dotted_value(self, dotted: str, span: Span, shown: str) -> Value:
         """What ``torch.float32``, ``math.pi``, ``torch.relu`` or ``F`` is, read as a name or attribute chain."""
@@ -1879,9 +1890,9 @@ class Builder:
                 return LibraryModule(dotted)
         if root in ("torch", "math", "builtins", "einops"):
             return FunctionRef(dotted, shown)
-        found = self.project_value(dotted, shown)
-        if found is not None:
-            return found
+        project_found = self.project_value(dotted, shown)
+        if project_found is not None:
+            return project_found
         oracle = self.region.oracle
         module, _, _ = dotted.rpartition(".")
         if oracle is not None and oracle.module_variable(dotted):
@@ -1969,7 +1980,7 @@ class Builder:
             return FunctionRef(dotted, name, Helper(node, module.scope, module.path, library=True))
         return FunctionRef(dotted, name, Helper(node, scope, self.frame.path, library=True))
 
-    def torch_python_function(self, dotted: str) -> Value | None:
+    def torch_python_function(self, dotted: str) -> Helper | Value | None:
         """A function of torch's Python source that ppy ships (``F.smooth_l1_loss`` is in torch.nn.functional)."""
         replaced = torch_python.override(dotted)
         if replaced is not None:
@@ -1990,7 +2001,7 @@ class Builder:
     def library_frame_value(self, value: ast.expr, scope: ModuleScope, path: str, name: str) -> Value | None:
         """A module-level binding of torch's Python code, read from the region (``F.adaptive_max_pool2d``)."""
         saved = self.frame
-        self.frame = Frame(set(), [], f"in torch's `{name}`", value, scope, path, True, saved.called_as or name)
+        self.frame = Frame(frozenset(), [], f"in torch's `{name}`", value, scope, path, True, saved.called_as or name)
         try:
             return self.library_binding(value, Span.of(value), name)
         except _LibraryRefused:
@@ -2042,11 +2053,11 @@ class Builder:
         if isinstance(base, LibraryModule):
             return FunctionRef(f"{base.dotted}.{node.attr}", display(node))
         if isinstance(base, ProjectModule):
-            found = self.project_value(f"{base.dotted}.{node.attr}", display(node))
-            if found is None:
+            member = self.project_value(f"{base.dotted}.{node.attr}", display(node))
+            if member is None:
                 return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
-            self.assume(base.path, node.attr, found)
-            return found
+            self.assume(base.path, node.attr, member)
+            return member
         if isinstance(base, FunctionRef) and base.helper is None and base.dotted.startswith("torch."):
             # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
             return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
@@ -2198,7 +2209,8 @@ class Builder:
             seq_type = t.SeqT(t.element_type(kind) or t.INT) if isinstance(kind, t.TupleT) else kind
             if isinstance(kind, t.TupleT) and t.element_type(kind) is None:
                 return self.type_problem(span, display(index_node), "a tuple of mixed types sliced by run-time bounds")
-            return SeqSlice(self.as_sequence(base), *bounds, seq_type, span, base.aliases)  # type: ignore[arg-type]
+            lower, upper, step = bounds
+            return SeqSlice(self.as_sequence(base), lower, upper, step, seq_type, span, base.aliases)
         index = self.atom(self.expr(index_node), index_node)
         if not isinstance(index.type, (t.IntT, t.BoolT)):
             return self.type_problem(span, display(index_node), f"a sequence index must be an int, not {index.type}")
@@ -2230,7 +2242,7 @@ class Builder:
         parts: list[IndexPart] = []
         for element in elements:
             if isinstance(element, ast.Slice):
-                bounds = []
+                bounds: list[Expr | None] = []
                 for bound in (element.lower, element.upper, element.step):
                     if bound is None:
                         bounds.append(None)
@@ -2373,7 +2385,7 @@ class Builder:
             joined = self.concatenate([(left, True), (right, True)], span)
             if self.is_size(left) or self.is_size(right):
                 self.sizes.add(joined)  # torch.Size + tuple, and tuple + torch.Size, is a torch.Size
-            return self.mark(joined, kind if kind == self.kind_of(right) else None)  # type: ignore[return-value]
+            return self.mark(joined, kind if kind == self.kind_of(right) else None)
         if isinstance(op, ast.Mult) and (seq_left != seq_right):
             sequence, count = (left, right) if seq_left else (right, left)
             if not isinstance(count.type, (t.IntT, t.BoolT)):
@@ -2693,12 +2705,13 @@ class Builder:
         """``**{"out": y}``: a dict display of literal keys spreads into keywords; anything else is refused."""
         node = keyword.value
         if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-            result = {}
-            for key, value in zip(node.keys, node.values):
-                evaluated = self.expr(value)
+            result: dict[str, Expr] = {}
+            for key, value_node in zip(node.keys, node.values):
+                evaluated = self.expr(value_node)
                 if isinstance(evaluated, Poisoned):
                     return None
-                result[key.value] = self.atom(evaluated, value)  # type: ignore[union-attr]
+                assert isinstance(key, ast.Constant) and isinstance(key.value, str)  # the keys tested above
+                result[key.value] = self.atom(evaluated, value_node)
             return result
         if self.frame.library:
             value = self.expr(node)
@@ -2906,7 +2919,8 @@ class Builder:
                 except ValueError:
                     self.type_problem(span, shown, f"float({value.value!r}) raises ValueError")
                     raise _Abandon from None
-            kind = {"int": t.INT, "float": t.FLOAT, "bool": t.BOOL}[name]
+            kinds: dict[str, t.Type] = {"int": t.INT, "float": t.FLOAT, "bool": t.BOOL}
+            kind = kinds[name]
             return self.host(conversions[name], [value], span, shown, kind=kind) if t.is_number(value.type) else \
                 self._refuse_conversion(name, value, span, shown)
         if name == "abs" and len(values) == 1:
@@ -2937,10 +2951,10 @@ class Builder:
                 # `len(x)` is `Tensor.__len__` (torch/_tensor.py): TypeError for a 0-d tensor, else the first size.
                 method = torch_python.tensor_method("__len__")
                 if isinstance(method, tuple):
-                    value = self.inline(Helper(method[0], method[1].scope, method[1].path, library=True),
-                                        [Argument(values[0])], {}, span, shown)
-                    if isinstance(value, Expr):
-                        return value
+                    length = self.inline(Helper(method[0], method[1].scope, method[1].path, library=True),
+                                         [Argument(values[0])], {}, span, shown)
+                    if isinstance(length, Expr):
+                        return length
                     raise _Abandon
                 return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
         if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
@@ -2948,12 +2962,12 @@ class Builder:
             if isinstance(value.type, t.TupleT) and value.type.structseq is not None:
                 # `tuple(torch.max(x, 1))` is a plain tuple of the fields
                 items = tuple(_item(value, i) for i in range(len(value.type.items)))
-                return self.mark(MakeTuple(items, t.TupleT(value.type.items), span, value.aliases), name)  # type: ignore[return-value]
+                return self.mark(MakeTuple(items, t.TupleT(value.type.items), span, value.aliases), name)
             if self.is_size(value):
                 # `tuple(x.shape)`: no torch.Size
-                return self.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)  # type: ignore[return-value]
+                return self.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)
             # `list(x.shape[2:])`: a region's sequences are values, either spelling; a new one of that kind.
-            return self.mark(self.concatenate([(value, True)], span), name)  # type: ignore[return-value]
+            return self.mark(self.concatenate([(value, True)], span), name)
         self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
         raise _Abandon
 
@@ -2969,7 +2983,7 @@ class Builder:
         if keywords:
             return None
 
-        def tuple_of(items: list[Expr]) -> Expr:
+        def tuple_of(items: Sequence[Expr]) -> Expr:
             return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span,
                              frozenset().union(*(i.aliases for i in items)))
 
@@ -2987,7 +3001,7 @@ class Builder:
         if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and isinstance(v.type, t.IntT)
                                                               for v in values):
             try:
-                numbers = range(*(v.value for v in values))  # type: ignore[union-attr]
+                numbers = range(*(v.value for v in values if isinstance(v, Const)))  # all are, tested above
             except ValueError as error:  # a step of 0
                 self.type_problem(span, shown, f"always raises ValueError ({error})")
                 raise _Abandon from None
@@ -2998,15 +3012,15 @@ class Builder:
         if name in ("zip", "enumerate", "reversed", "sorted") and any(isinstance(v.type, t.SeqT) for v in values):
             self.unsupported(span, shown, f"torch's Python code takes `{name}` of a sequence whose length is known "
                              "only at run time (a tensor's rank, say)")
-        sequences = [items(v) for v in values]
-        if not values or any(s is None for s in sequences):
+        sequences = [found for found in (items(v) for v in values) if found is not None]
+        if not values or len(sequences) < len(values):
             return None
-        first: list[Expr] = sequences[0]  # type: ignore[assignment]
+        first = sequences[0]
         if name == "zip" and values:
-            lengths = {len(s) for s in sequences}  # type: ignore[arg-type]
+            lengths = {len(s) for s in sequences}
             if strict is not None and not (isinstance(strict, Const) and (not strict.value or len(lengths) == 1)):
                 return None
-            return tuple_of([tuple_of([s[i] for s in sequences]) for i in range(min(lengths))])  # type: ignore[index]
+            return tuple_of([tuple_of([s[i] for s in sequences]) for i in range(min(lengths))])
         if len(values) != 1:
             return None
         if name == "enumerate":
@@ -3016,8 +3030,10 @@ class Builder:
         if name == "sorted":
             if len(first) <= 1:
                 return tuple_of(first)
-            if all(isinstance(i, Const) and t.is_number(i.type) for i in first):
-                return tuple_of(sorted(first, key=lambda i: i.value))  # type: ignore[attr-defined]
+            constants_known = [i for i in first if isinstance(i, Const)]
+            if len(constants_known) == len(first) and all(t.is_number(i.type) for i in constants_known):
+                ordered = sorted(constants_known, key=lambda i: i.value)  # apart: tuple_of's Expr would type the key
+                return tuple_of(ordered)
             self.unsupported(span, shown, "torch's Python code sorts values known only at run time (dims counted "
                              "from a tensor's rank, say), so their order is not known where the region is built")
         if name in ("all", "any"):
@@ -3196,9 +3212,9 @@ class Builder:
         parameter takes go to ``**kwargs`` as a dict of literal keys."""
         positional_names = [a.arg for a in spec.posonlyargs + spec.args]
         defaults = dict(zip(positional_names[len(positional_names) - len(spec.defaults):], spec.defaults))
-        for argument, default in zip(spec.kwonlyargs, spec.kw_defaults):
-            if default is not None:
-                defaults[argument.arg] = default
+        for keyword_only, keyword_default in zip(spec.kwonlyargs, spec.kw_defaults):
+            if keyword_default is not None:
+                defaults[keyword_only.arg] = keyword_default
         values: list[Expr] = []
         for argument in args:
             if not argument.spread:
@@ -3365,7 +3381,7 @@ class Builder:
         outermost_library = helper.library and not saved[1].library
         try:
             self.statements(node.body)
-            value = self.returned_value if self.returned_value is not None else Const(None, t.NONE, span)
+            value: Value = self.returned_value if self.returned_value is not None else Const(None, t.NONE, span)
         except _LibraryRefused:
             if not outermost_library:
                 raise
@@ -3519,7 +3535,7 @@ class Builder:
         def const(value: int) -> Const:
             return Const(value, t.INT, span)
 
-        def ints(items: list[Expr]) -> Expr:
+        def ints(items: Sequence[Expr]) -> Expr:
             return self.atom(MakeTuple(tuple(items), t.TupleT(tuple(t.INT for _ in items)), span))
 
         shape = self.atom(TensorQuery(x, Query.SHAPE, (), t.SeqT(t.INT), span))
@@ -3691,7 +3707,7 @@ def _text_of(text: ast.expr) -> str:
         return text.value
     if not isinstance(text, ast.JoinedStr):
         return display(text)
-    return "".join(part.value if isinstance(part, ast.Constant) else "{" + display(part.value) + "}"
+    return "".join(str(part.value) if isinstance(part, ast.Constant) else "{" + display(part.value) + "}"
                    for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
 
 
@@ -3905,7 +3921,7 @@ def _fixed_constant(native: Native, key: str, raw: Any, span: Span) -> Const:
 
 
 # The region type of each schema return type a region can hold (one table, not one per call: it is hot).
-_SCHEMA_RESULTS = {
+_SCHEMA_RESULTS: dict[Base, t.Type] = {
     Base.Tensor: t.TENSOR, Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL,
     Base.ScalarType: t.DTYPE, Base.Scalar: t.NUMBER,
 }

@@ -317,8 +317,9 @@ class IsNone:
     aliases: frozenset[str] = NO_ALIASES
 
 
-Expr = Union[Const, Param, Read, Call, Host, MakeTuple, MakeSeq, Item, SeqIndex, SeqSlice, Length, TensorIndex,
-             TensorQuery, VariableData, Unwrap, IsNone]
+# Written with `|`, not Union[...]: mypy narrows `isinstance(value, Expr)` only on such a union.
+Expr = (Const | Param | Read | Call | Host | MakeTuple | MakeSeq | Item | SeqIndex | SeqSlice | Length | TensorIndex
+        | TensorQuery | VariableData | Unwrap | IsNone)
 
 
 # --- statements --------------------------------------------------------------------
