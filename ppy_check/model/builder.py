@@ -537,14 +537,16 @@ def _plain_text(node: ast.AST) -> str | None:
         func = _plain_text(node.func)
         args = [_plain_text(arg) for arg in node.args]
         args += [None if k.arg is None else _keyword_text(k.arg, _plain_text(k.value)) for k in node.keywords]
-        if func is None or None in args:
+        arg_texts = [arg for arg in args if arg is not None]
+        if func is None or len(arg_texts) < len(args):
             return None
-        return f"{func}({', '.join(args)})"  # type: ignore[arg-type]
+        return f"{func}({', '.join(arg_texts)})"
     if isinstance(node, ast.Tuple):
         items = [_plain_text(item) for item in node.elts]
-        if None in items:
+        item_texts = [item for item in items if item is not None]
+        if len(item_texts) < len(items):
             return None
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"  # type: ignore[arg-type]
+        return f"({item_texts[0]},)" if len(item_texts) == 1 else f"({', '.join(item_texts)})"
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return repr(node.value)
     return None
@@ -930,7 +932,7 @@ class Builder:
         if isinstance(node, ast.Expr):
             value = self.expr(node.value, top=True)
             if isinstance(value, (Call, TensorIndex)) or _may_raise(value):
-                self.body.append(Eval(value, Span.of(node)))  # type: ignore[arg-type]
+                self.body.append(Eval(value, Span.of(node)))
         elif isinstance(node, ast.Assign):
             first_var = self.vars
             value = self.expr(node.value, top=True)
@@ -1055,7 +1057,8 @@ class Builder:
                     if known is None:
                         self.unsupported(Span.of(condition), self.frame.called_as, f"torch's Python code filters on "
                                          f"`{display(condition)}`, which is known only at run time")
-                    if not known.value:  # type: ignore[union-attr]
+                    assert known is not None  # unsupported() raised: this is torch's Python code
+                    if not known.value:
                         break
                 else:
                     run(index + 1)
@@ -1648,8 +1651,8 @@ class Builder:
             self.mark(value, "tuple")
         if top or isinstance(value, (Poisoned, ModuleRef, FunctionRef, UntypedParam)):
             return value
-        if _needs_binding(value):  # type: ignore[arg-type]
-            return self.mark(self.let(value), self.kind_of(value))  # type: ignore[arg-type]
+        if _needs_binding(value):
+            return self.mark(self.let(value), self.kind_of(value))
         return value
 
     def count_step(self) -> None:
@@ -1915,10 +1918,11 @@ class Builder:
         if isinstance(value, ast.Call) and (self.frame.scope.resolve(value.func) or "").endswith("boolean_dispatch"):
             fields = {k.arg: k.value for k in value.keywords if k.arg}
             arg_name, arg_index, default = (fields.get(f) for f in ("arg_name", "arg_index", "default"))
-            if all(isinstance(f, ast.Constant) for f in (arg_name, arg_index, default)) and \
-                    all(isinstance(fields.get(f), ast.Name) for f in ("if_true", "if_false")):
-                return BooleanDispatch(arg_name.value, arg_index.value, bool(default.value),  # type: ignore[union-attr]
-                                       fields["if_true"].id, fields["if_false"].id,  # type: ignore[attr-defined]
+            if_true, if_false = fields.get("if_true"), fields.get("if_false")
+            if isinstance(arg_name, ast.Constant) and isinstance(arg_name.value, str) and \
+                    isinstance(arg_index, ast.Constant) and isinstance(arg_index.value, int) and \
+                    isinstance(default, ast.Constant) and isinstance(if_true, ast.Name) and isinstance(if_false, ast.Name):
+                return BooleanDispatch(arg_name.value, arg_index.value, bool(default.value), if_true.id, if_false.id,
                                        self.frame.scope, self.frame.path)
         return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
 
@@ -2201,7 +2205,7 @@ class Builder:
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]
                 try:
-                    picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
+                    picked = items[slice(*(b.value if isinstance(b, Const) else None for b in bounds))]
                 except ValueError as error:  # a step of 0
                     return self.type_problem(span, display(index_node), f"always raises ValueError ({error})")
                 return self.mark(MakeTuple(tuple(picked), t.TupleT(tuple(i.type for i in picked)), span,
@@ -2225,7 +2229,8 @@ class Builder:
             if element is None:
                 return self.type_problem(span, display(index_node), "a tuple of mixed types indexed at run time")
             return SeqIndex(self.as_sequence(base), index, element, span, base.aliases)
-        return SeqIndex(base, index, kind.item, span, base.aliases)  # type: ignore[union-attr]
+        assert isinstance(kind, t.SeqT)  # the callers index only tuples and sequences
+        return SeqIndex(base, index, kind.item, span, base.aliases)
 
     def as_sequence(self, value: Expr) -> Expr:
         """A tuple of one item type as a run-time sequence."""
@@ -2295,7 +2300,7 @@ class Builder:
         parts: list[tuple[Expr, bool]] = []
         for element in node.elts:
             spread = isinstance(element, ast.Starred)
-            value = self.expr(element.value if spread else element)  # type: ignore[attr-defined]
+            value = self.expr(element.value if isinstance(element, ast.Starred) else element)
             if isinstance(value, Poisoned):
                 return POISON
             atom = self.atom(value, element)
@@ -2310,7 +2315,8 @@ class Builder:
             items: list[Expr] = []
             for value, spread in parts:
                 if spread:
-                    items.extend(_item(value, i) for i in range(len(value.type.items)))  # type: ignore[union-attr]
+                    assert isinstance(value.type, t.TupleT)  # every spread is, tested above
+                    items.extend(_item(value, i) for i in range(len(value.type.items)))
                 else:
                     items.append(value)
             return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span,
@@ -2367,7 +2373,7 @@ class Builder:
                 raise _Abandon from None
         if all(isinstance(o, Const) for o in operands):
             try:
-                value = hostmath.fold(op, [o.value for o in operands], function)  # type: ignore[union-attr]
+                value = hostmath.fold(op, [o.value for o in operands if isinstance(o, Const)], function)  # all are
             except budgets.FoldTooLarge as error:
                 self.over_budget(span, text, error.exceeded)
                 raise _Abandon from None
@@ -2581,7 +2587,8 @@ class Builder:
         if self.frame.library and _strip_dotted(self.frame.scope.resolve(func) or "") in LIBRARY_CHECKS:
             return self.library_check(node, LIBRARY_CHECKS[_strip_dotted(self.frame.scope.resolve(func) or "")])
         if self.frame.library and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
-                display(func.value) == "super()" and self.frame.node.args.args:  # type: ignore[attr-defined]
+                display(func.value) == "super()" and isinstance(self.frame.node, ast.FunctionDef) and \
+                self.frame.node.args.args:
             return self.super_method(node)
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
         if isinstance(callee, Const) and isinstance(callee.type, t.FunctionT) and not isinstance(func, ast.Attribute):
@@ -2656,7 +2663,8 @@ class Builder:
         func = node.func
         assert isinstance(func, ast.Attribute)
         span = Span.of(node)
-        receiver = self.env.get(self.frame.node.args.args[0].arg)  # type: ignore[attr-defined]
+        assert isinstance(self.frame.node, ast.FunctionDef)  # a method's body: call() tested it
+        receiver = self.env.get(self.frame.node.args.args[0].arg)
         args, keywords = self.arguments(node)
         if args is None or not isinstance(receiver, Expr):
             return POISON
@@ -2672,7 +2680,7 @@ class Builder:
         failed = False
         for arg in node.args:
             spread = isinstance(arg, ast.Starred)
-            value = self.expr(arg.value if spread else arg)  # type: ignore[attr-defined]
+            value = self.expr(arg.value if isinstance(arg, ast.Starred) else arg)
             if isinstance(value, (Poisoned, UntypedParam)):
                 failed = True
                 continue
@@ -2742,7 +2750,7 @@ class Builder:
                            or not all(isinstance(i, numbers) for i in data.type.items)):
             return None
         if "dtype" not in keywords:
-            kinds = [data.type] if scalar else list(data.type.items)  # type: ignore[union-attr]
+            kinds = list(data.type.items) if isinstance(data.type, t.TupleT) else [data.type]
             if any(isinstance(k, t.NumberT) for k in kinds):
                 return None
             if any(isinstance(k, t.FloatT) for k in kinds):
@@ -2834,7 +2842,8 @@ class Builder:
                     shown: str, node: ast.Call) -> Value:
         kind = receiver.type
         if isinstance(kind, t.OptionalT) and isinstance(kind.inner, t.TensorT):
-            receiver = self.unwrap(receiver, display(node.func.value), span)  # type: ignore[attr-defined]
+            assert isinstance(node.func, ast.Attribute)  # a method call: `receiver.name(...)`
+            receiver = self.unwrap(receiver, display(node.func.value), span)
             kind = receiver.type
         if isinstance(kind, (t.TupleT, t.SeqT)) and name in LIST_METHODS:
             return self.unsupported(span, shown, "a region's sequences do not change in place; build a new tuple "
@@ -2888,10 +2897,11 @@ class Builder:
         if given and isinstance(given[0].type, t.NoneT):
             given = []
         if given:
+            assert per_dim is not None  # a dim is given only to a query that takes one, tested above
             if not isinstance(given[0].type, t.IntT):
                 self.type_problem(span, shown, f"`Tensor.{name}(dim)` takes an int, not a {given[0].type}")
                 raise _Abandon
-            return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)  # type: ignore[arg-type]
+            return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)
         return TensorQuery(receiver, whole, (), kind, span)
 
     def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
@@ -3124,14 +3134,19 @@ class Builder:
         every size-1 dimension, where an empty list squeezes none). Empty as written: no positional argument. Of
         run-time length: a compiled check raises the TypeError; another overload is decided in the caller."""
         if all(isinstance(a.value.type, t.TupleT) for a in args):
-            return args if any(a.value.type.items for a in args) else []  # type: ignore[union-attr]
+            return args if any(a.value.type.items for a in args if isinstance(a.value.type, t.TupleT)) else []
         if resolve(overloads, [], keywords) is not None:
             self.type_problem(span, shown, f"every positional argument of `{name}` is a `*` spread of run-time "
                               f"length, and when it spreads nothing torch calls `{name}` with no argument, another "
                               "overload; pass the tuple itself, without `*`")
             raise _Abandon
-        counts = [self.atom(Length(a.value, t.INT, span)) if isinstance(a.value.type, t.SeqT)
-                  else Const(len(a.value.type.items), t.INT, span) for a in args]  # type: ignore[union-attr]
+        counts: list[Expr] = []
+        for a in args:
+            if isinstance(a.value.type, t.SeqT):
+                counts.append(self.atom(Length(a.value, t.INT, span)))
+            else:
+                assert isinstance(a.value.type, t.TupleT)  # a spread is of a tuple or of a sequence
+                counts.append(Const(len(a.value.type.items), t.INT, span))
         total = counts[0]
         for count in counts[1:]:
             total = self.atom(self.host(HostOp.ADD, [total, count], span, shown))
@@ -3453,7 +3468,8 @@ class Builder:
             return
         leaves: list[Expr] = []
         for argument in bound.values():
-            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+            assert _is_expr(argument)  # template_key gave the key only to arguments that all are
+            self.argument_signature(argument, leaves)
         body = tuple(self.body[start.body:])
         self.templates[key] = _Template(
             tuple(leaves), body, value, start.vars, self.vars, tuple(self.writes[saved[4]:]),
@@ -3468,7 +3484,8 @@ class Builder:
         self.count_step()
         leaves: list[Expr] = []
         for argument in bound.values():
-            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+            assert _is_expr(argument)  # the template's key (template_key) was found only for such arguments
+            self.argument_signature(argument, leaves)
         mapping: dict[int, Any] = {id(old): new for old, new in zip(template.leaves, leaves)}
         cloner = _Cloner(mapping, template.first_var, template.last_var, self.new_var)
         for statement in template.body:
@@ -3491,7 +3508,9 @@ class Builder:
         for marked, kind in template.kinds:
             self.mark(cloner.clone(marked), kind)
         self.inlined.extend(template.reached)
-        return cloner.clone(template.value)  # type: ignore[no-any-return]
+        # The cloner copies any model node, so it is untyped; a copy of an Expr is an Expr.
+        value: Expr = cloner.clone(template.value)
+        return value
 
     def einops(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
         """``einops.rearrange/repeat/reduce`` with a literal pattern: the reshapes, permutes and reductions einops runs."""
@@ -3599,7 +3618,8 @@ class Builder:
         parts: list[tuple[Expr, bool]] = []
         for group in plan.right.groups:
             if group == (ELLIPSIS,):
-                parts.append((ellipsis, True))  # type: ignore[arg-type]
+                assert ellipsis is not None  # the pattern's two sides both have `...` or neither has
+                parts.append((ellipsis, True))
                 continue
             size: Expr = const(1)
             for axis in group:
@@ -3894,7 +3914,7 @@ _ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, H
                    HostOp.IINFO, HostOp.FINFO}
 
 
-def _may_raise(value: Value) -> bool:
+def _may_raise(value: Value) -> TypeGuard[Host | SeqIndex | Unwrap | TensorQuery]:
     if isinstance(value, Host):
         if value.op in _ALWAYS_RAISING:
             return True
@@ -3903,7 +3923,8 @@ def _may_raise(value: Value) -> bool:
         isinstance(value, TensorQuery) and value.query in (Query.SIZE, Query.STRIDE))
 
 
-def _needs_binding(value: Expr) -> bool:
+def _needs_binding(value: Value) -> TypeGuard[Call | TensorIndex | MakeSeq | SeqSlice | Host | SeqIndex | Unwrap
+                                               | TensorQuery]:
     """Calls and everything that can raise get a variable of their own, in evaluation order."""
     return isinstance(value, (Call, TensorIndex, MakeSeq, SeqSlice)) or _may_raise(value)
 
