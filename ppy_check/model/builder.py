@@ -25,12 +25,12 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 import typing
-from typing import Any, TypeGuard, TypeVar, Union
+from typing import Any, TypeGuard, TypeVar
 
 from ppy_check import torch_python
 from ppy_check.model import budgets, constants, hostmath
 from ppy_check.model import types as t
-from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
+from ppy_check.model.bind import Argument, Bound, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
 from ppy_check.model.assumptions import Assumed, Assumption
 from ppy_check.model.ir import (
@@ -289,8 +289,8 @@ class Poisoned:
 
 
 POISON = Poisoned()
-Value = Union[Expr, ModuleRef, FunctionRef, ProjectModule, LibraryModule, BooleanDispatch, KeywordDict, UntypedParam,
-              Poisoned]
+Value = (Expr | ModuleRef | FunctionRef | ProjectModule | LibraryModule | BooleanDispatch | KeywordDict | UntypedParam
+         | Poisoned)
 # A value handed back as it came (Builder.mark): an Expr stays an Expr for the caller.
 _ValueT = TypeVar("_ValueT", bound=Value)
 
