@@ -28,7 +28,7 @@ from typing import Any, Callable
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import CallExpr, Context, Decorator, FuncDef, RefExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigContext
-from mypy.types import Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
+from mypy.types import CallableType, Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
 
 from ppy_check import messages
 from ppy_check.config import ConfigError
@@ -100,9 +100,9 @@ class MypyOracle:
 
     def param_type(self, name: str) -> t.Type | None:
         signature = self.func.type
-        if signature is None or not hasattr(signature, "arg_names"):
+        if not isinstance(signature, CallableType):
             return None
-        for arg_name, arg_type in zip(signature.arg_names, signature.arg_types):  # type: ignore[union-attr]
+        for arg_name, arg_type in zip(signature.arg_names, signature.arg_types):
             if arg_name == name:
                 return region_type(arg_type)
         return None
