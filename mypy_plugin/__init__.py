@@ -23,7 +23,8 @@ import functools
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import CallExpr, Context, Decorator, FuncDef, RefExpr, Var
@@ -57,7 +58,7 @@ def rules_version() -> str:
     return _rules_version(os.environ.get("PPY_MYPY_DISABLE", ""))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rules_version(disabled: str) -> str:
     from ppy_check.version import full_version
 

@@ -15,7 +15,7 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 DATA_PATH = Path(__file__).with_name("opdata.json")
 
@@ -70,7 +70,7 @@ class ListType:
         return f"{self.elem}[{self.size or ''}]"
 
 
-SchemaType = Union[BaseType, OptionalType, ListType]
+SchemaType = BaseType | OptionalType | ListType
 
 
 def decode_type(raw: Any) -> SchemaType:

@@ -139,8 +139,8 @@ def _global_declarations(module: ast.Module) -> set[str]:
         if isinstance(node, ast.Global):
             names.update(node.names)
             continue
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            pending.extend(getattr(node, field, ()))
+        for child_field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            pending.extend(getattr(node, child_field, ()))
     return names
 
 
