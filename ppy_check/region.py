@@ -192,7 +192,8 @@ def _compiles(decorators: list[tuple[ast.expr, str]]) -> bool:
 def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast.expr, str]],
               enclosing: list[FunctionNode], site: RegionSite) -> Region:
     pure = any(target == PURE for _, target in decorators)
-    level, problems = DEFAULT_LEVEL, []
+    level = DEFAULT_LEVEL
+    problems: list[tuple[ast.AST, str]] = []
     for decorator, target in decorators:
         if target == OPT:
             level, problem = _level(decorator)

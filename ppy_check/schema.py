@@ -15,7 +15,7 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 DATA_PATH = Path(__file__).with_name("opdata.json")
 
@@ -70,7 +70,7 @@ class ListType:
         return f"{self.elem}[{self.size or ''}]"
 
 
-SchemaType = Union[BaseType, OptionalType, ListType]
+SchemaType = BaseType | OptionalType | ListType
 
 
 def decode_type(raw: Any) -> SchemaType:
@@ -277,7 +277,7 @@ class OpData:
                 seeded="nondeterministic_seeded" in raw.get("tags", ()),
                 inplace_view="inplace_view" in raw.get("tags", ()),
                 effects=Effects(
-                    writes=tuple(HiddenWrite(w[0], tuple(w[1]) if w[1] else None) for w in effects.get("writes", ())),  # type: ignore[arg-type]
+                    writes=tuple(HiddenWrite(w[0], tuple(w[1]) if w[1] else None) for w in effects.get("writes", ())),
                     aliases=tuple((a[0], a[1]) for a in effects.get("aliases", ())),
                     random=bool(effects.get("random", False)),
                 ),

@@ -139,8 +139,8 @@ def _global_declarations(module: ast.Module) -> set[str]:
         if isinstance(node, ast.Global):
             names.update(node.names)
             continue
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            pending.extend(getattr(node, field, ()))
+        for child_field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            pending.extend(getattr(node, child_field, ()))
     return names
 
 
@@ -204,6 +204,7 @@ def _patches(module: ast.Module, scope: ModuleScope) -> Iterator[tuple[str, Rebi
                 if owner is not None:
                     yield f"{owner}.{attribute}", Rebinding(node.lineno, f"{node.func.id}(...)")
         for target in targets:
+            assert isinstance(node, ast.stmt)  # only assignments and deletions have targets
             for item in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
                 dotted = scope.resolve(item) if isinstance(item, ast.Attribute) else None
                 if dotted is not None:
@@ -251,8 +252,8 @@ def _bindings_of(statement: ast.stmt) -> Iterator[tuple[str, _Bound]]:
                 continue
             # A relative import keeps its leading dots: imports.py finds the file from the importer.
             module = "." * statement.level + (statement.module or "")
-            target = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
-            yield alias.asname or alias.name, _Bound(line, BindingKind.VALUE, import_target=target)
+            imported = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
+            yield alias.asname or alias.name, _Bound(line, BindingKind.VALUE, import_target=imported)
     elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
         yield statement.name, _Bound(line, BindingKind.FUNCTION, node=statement)
     elif isinstance(statement, ast.ClassDef):

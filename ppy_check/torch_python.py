@@ -31,7 +31,7 @@ REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.
              "torch.masked": "torch.masked._ops"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def module(dotted: str) -> ModuleRegions | None:
     """The parsed source of torch's Python module ``dotted``, when ppy ships it."""
     path = SOURCES / f"{dotted}.py.txt"
@@ -40,7 +40,7 @@ def module(dotted: str) -> ModuleRegions | None:
     return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(path).text)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _overrides() -> ModuleRegions:
     return ModuleRegions.load(str(OVERRIDES), read_source(OVERRIDES).text)
 
@@ -80,7 +80,7 @@ def function(module: ModuleRegions, name: str) -> ast.FunctionDef | None:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tensor_method(name: str) -> tuple[ast.FunctionDef, ModuleRegions] | str | None:
     """A Python-level method of ``torch.Tensor`` (``torch/_tensor.py``), and the module it is read from; or the
     name of the builtin method it is bound to there (``__pow__ = ...(_C.TensorBase.pow)``)."""

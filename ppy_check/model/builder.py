@@ -22,20 +22,21 @@ import contextlib
 import dataclasses
 import enum
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 import typing
-from typing import Any, TypeGuard, Union
+from typing import Any, TypeGuard, TypeVar
 
 from ppy_check import torch_python
 from ppy_check import messages as m
 from ppy_check.messages import Reason, refusals
 from ppy_check.model import budgets, constants, hostmath
 from ppy_check.model import types as t
-from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
+from ppy_check.model.bind import Argument, Bound, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
+from ppy_check.model.assumptions import Assumed, Assumption
 from ppy_check.model.ir import (
-    Assumed, Assumption, Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
     SeqSlice, ShownSeq, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
@@ -290,8 +291,10 @@ class Poisoned:
 
 
 POISON = Poisoned()
-Value = Union[Expr, ModuleRef, FunctionRef, ProjectModule, LibraryModule, BooleanDispatch, KeywordDict, UntypedParam,
-              Poisoned]
+Value = (Expr | ModuleRef | FunctionRef | ProjectModule | LibraryModule | BooleanDispatch | KeywordDict | UntypedParam
+         | Poisoned)
+# A value handed back as it came (Builder.mark): an Expr stays an Expr for the caller.
+_ValueT = TypeVar("_ValueT", bound=Value)
 
 
 class RestTaken(enum.Enum):
@@ -536,14 +539,16 @@ def _plain_text(node: ast.AST) -> str | None:
         func = _plain_text(node.func)
         args = [_plain_text(arg) for arg in node.args]
         args += [None if k.arg is None else _keyword_text(k.arg, _plain_text(k.value)) for k in node.keywords]
-        if func is None or None in args:
+        arg_texts = [arg for arg in args if arg is not None]
+        if func is None or len(arg_texts) < len(args):
             return None
-        return f"{func}({', '.join(args)})"  # type: ignore[arg-type]
+        return f"{func}({', '.join(arg_texts)})"
     if isinstance(node, ast.Tuple):
         items = [_plain_text(item) for item in node.elts]
-        if None in items:
+        item_texts = [item for item in items if item is not None]
+        if len(item_texts) < len(items):
             return None
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"  # type: ignore[arg-type]
+        return f"({item_texts[0]},)" if len(item_texts) == 1 else f"({', '.join(item_texts)})"
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return repr(node.value)
     return None
@@ -611,7 +616,7 @@ class Builder:
         # and by what: only those are modelled, as the tuple of their items.
         self.consumed: dict[int, str] = {}
 
-    def mark(self, value: Value, kind: str | None) -> Value:
+    def mark(self, value: _ValueT, kind: str | None) -> _ValueT:
         """Record that ``value`` is a list or a tuple (``kind``), when known."""
         if kind is not None and isinstance(value, Expr) and isinstance(value.type, (t.TupleT, t.SeqT)):
             self.sequence_kinds[id(value)] = (value, kind)
@@ -834,7 +839,10 @@ class Builder:
                     self.unsupported(Span.of(jump.node), self.frame.called_as,
                                      refusals.LIBRARY_LEAVES(jump_node=display(jump.node), test_node=display(test_node)))
                     raise _Abandon from None
-                value = self.atom(self.returned_value) if self.returned and not self.raising else None
+                value = None
+                if self.returned and not self.raising:
+                    assert self.returned_value is not None  # a way that returns holds what it returns
+                    value = self.atom(self.returned_value)
                 ways.append((self.body, self.env, self.returned, value, self.raising))
         finally:
             self.branching -= 1
@@ -854,9 +862,9 @@ class Builder:
                 self.returned, self.returned_value = True, self.merge(refusals.MERGED_RESULT(), goes_on[2], None, span, shown,
                                                                       merged, then_raises)
             else:
-                for name, value in goes_on[0].items():
-                    if self.env.get(name) is not value and isinstance(value, Expr):
-                        self.env[name] = self.merge(refusals.MERGED_NAME(name=name), value, None, span, shown, merged, then_raises)
+                for name, held in goes_on[0].items():
+                    if self.env.get(name) is not held and isinstance(held, Expr):
+                        self.env[name] = self.merge(refusals.MERGED_NAME(name=name), held, None, span, shown, merged, then_raises)
         elif then_returned != else_returned:
             self.unsupported(span, self.frame.called_as, refusals.RETURNS_ONE_WAY(shown=shown))
             raise _Abandon
@@ -924,7 +932,7 @@ class Builder:
         if isinstance(node, ast.Expr):
             value = self.expr(node.value, top=True)
             if isinstance(value, (Call, TensorIndex)) or _may_raise(value):
-                self.body.append(Eval(value, Span.of(node)))  # type: ignore[arg-type]
+                self.body.append(Eval(value, Span.of(node)))
         elif isinstance(node, ast.Assign):
             first_var = self.vars
             value = self.expr(node.value, top=True)
@@ -1048,7 +1056,8 @@ class Builder:
                     if known is None:
                         self.unsupported(Span.of(condition), self.frame.called_as,
                                          refusals.LIBRARY_FILTERS(condition=display(condition)))
-                    if not known.value:  # type: ignore[union-attr]
+                    assert known is not None  # unsupported() raised: this is torch's Python code
+                    if not known.value:
                         break
                 else:
                     run(index + 1)
@@ -1192,7 +1201,7 @@ class Builder:
             return (text.value,)
         if isinstance(text, ast.JoinedStr):
             return tuple(piece for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue))
-                         for piece in ((part.value,) if isinstance(part, ast.Constant) else self.formatted(part)))
+                         for piece in ((str(part.value),) if isinstance(part, ast.Constant) else self.formatted(part)))
         return (display(text),)
 
     def formatted(self, part: ast.FormattedValue) -> Message:
@@ -1360,7 +1369,8 @@ class Builder:
         return self.sequence_operator(ast.Mult(), MakeTuple((item,), t.TupleT((item.type,)), item.span), count,
                                       Span.of(node), display(node))
 
-    def shadow_scope(self, node: ast.expr) -> Poisoned:
+    def shadow_scope(self, node: ast.DictComp | ast.SetComp | ast.ListComp | ast.GeneratorExp | ast.Lambda
+                     | ast.NamedExpr) -> Poisoned:
         """A comprehension, lambda or walrus: reported by the loop or syntax rule; its names are still checked."""
         self.structural(node)
         saved = dict(self.env)
@@ -1372,12 +1382,12 @@ class Builder:
             elif isinstance(node, ast.NamedExpr):
                 self.expr(node.value)
             else:
-                for generator in node.generators:  # type: ignore[union-attr]
+                for generator in node.generators:
                     self.expr(generator.iter)
                     self.bind_poison(generator.target)
                     for condition in generator.ifs:
                         self.expr(condition)
-                parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)  # type: ignore[union-attr]
+                parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)
                 for part in parts:
                     self.expr(part)
         except _Abandon:
@@ -1451,8 +1461,9 @@ class Builder:
             items = tuple(self.atom(i) for i in value.items)
             if all(a is b for a, b in zip(items, value.items)):
                 return value
-            return self.mark(MakeTuple(items, value.type, value.span, value.aliases), self.kind_of(value))  # type: ignore[return-value]
-        return self.mark(self.let(value), self.kind_of(value))  # type: ignore[return-value]
+            return self.mark(MakeTuple(items, value.type, value.span, value.aliases), self.kind_of(value))
+        assert _is_expr(value), f"{value} has no value a region can hold"  # modules stay names (bind_name)
+        return self.mark(self.let(value), self.kind_of(value))
 
     def assign(self, target: ast.expr, value: Value, statement: ast.stmt, renames_after: int | None = None) -> None:
         """Bind ``target`` to ``value``. ``renames_after``: a temporary made after that variable count (by this
@@ -1486,6 +1497,7 @@ class Builder:
         if isinstance(value, (Const, Param, MakeTuple, Read)):
             self.env[name] = self.atom(value)
             return
+        assert _is_expr(value), f"{value} has no value a region can hold"
         self.env[name] = self.let(value, name)
 
     def unpack(self, target: ast.Tuple | ast.List, value: Value, statement: ast.stmt,
@@ -1583,15 +1595,15 @@ class Builder:
             self.unsupported(span, display(node.target), refusals.ASSIGNING_ATTRIBUTE_CHANGES())
             raise _Abandon
         first_var = self.vars
-        current = self.name(node.target)
-        if isinstance(current, Poisoned):
+        named = self.name(node.target)
+        if isinstance(named, Poisoned):
             raise _Abandon
-        current_atom = self.atom(current, node.target)
+        current_atom = self.atom(named, node.target)
         other = self.atom(self.expr(node.value), node.value)
         if isinstance(current_atom.type, t.TensorT) and TENSOR_INPLACE.get(type(node.op)) is not None:
             # `x += y` on a tensor is Tensor.__iadd__: the same tensor, written in place.
             result = self.operator(node.op, current_atom, other, span, in_place=True, text=display(node))
-            self.body.append(Eval(result, span))  # type: ignore[arg-type]
+            self.body.append(Eval(result, span))
             return
         self.bind_name(node.target.id, self.operator(node.op, current_atom, other, span, text=display(node)), first_var)
 
@@ -1641,8 +1653,8 @@ class Builder:
             self.mark(value, "tuple")
         if top or isinstance(value, (Poisoned, ModuleRef, FunctionRef, UntypedParam)):
             return value
-        if _needs_binding(value):  # type: ignore[arg-type]
-            return self.mark(self.let(value), self.kind_of(value))  # type: ignore[arg-type]
+        if _needs_binding(value):
+            return self.mark(self.let(value), self.kind_of(value))
         return value
 
     def count_step(self) -> None:
@@ -1860,7 +1872,9 @@ class Builder:
             return self.dotted_value(_strip_dotted(dotted), span, display(node))
         assert isinstance(node, ast.Tuple)
         items = tuple(self.constant(item, span, scope) for item in node.elts)
-        return MakeTuple(items, t.TupleT(tuple(i.type for i in items)), span)  # type: ignore[union-attr]
+        exprs = tuple(i for i in items if _is_expr(i))
+        assert len(exprs) == len(items), "a literal tuple holds values"
+        return MakeTuple(exprs, t.TupleT(tuple(i.type for i in exprs)), span)
 
     def dotted_value(self, dotted: str, span: Span, shown: str) -> Value:
         """What ``torch.float32``, ``math.pi``, ``torch.relu`` or ``F`` is, read as a name or attribute chain."""
@@ -1879,9 +1893,9 @@ class Builder:
                 return LibraryModule(dotted)
         if root in ("torch", "math", "builtins", "einops"):
             return FunctionRef(dotted, shown)
-        found = self.project_value(dotted, shown)
-        if found is not None:
-            return found
+        project_found = self.project_value(dotted, shown)
+        if project_found is not None:
+            return project_found
         oracle = self.region.oracle
         module, _, _ = dotted.rpartition(".")
         if oracle is not None and oracle.module_variable(dotted):
@@ -1904,10 +1918,11 @@ class Builder:
         if isinstance(value, ast.Call) and (self.frame.scope.resolve(value.func) or "").endswith("boolean_dispatch"):
             fields = {k.arg: k.value for k in value.keywords if k.arg}
             arg_name, arg_index, default = (fields.get(f) for f in ("arg_name", "arg_index", "default"))
-            if all(isinstance(f, ast.Constant) for f in (arg_name, arg_index, default)) and \
-                    all(isinstance(fields.get(f), ast.Name) for f in ("if_true", "if_false")):
-                return BooleanDispatch(arg_name.value, arg_index.value, bool(default.value),  # type: ignore[union-attr]
-                                       fields["if_true"].id, fields["if_false"].id,  # type: ignore[attr-defined]
+            if_true, if_false = fields.get("if_true"), fields.get("if_false")
+            if isinstance(arg_name, ast.Constant) and isinstance(arg_name.value, str) and \
+                    isinstance(arg_index, ast.Constant) and isinstance(arg_index.value, int) and \
+                    isinstance(default, ast.Constant) and isinstance(if_true, ast.Name) and isinstance(if_false, ast.Name):
+                return BooleanDispatch(arg_name.value, arg_index.value, bool(default.value), if_true.id, if_false.id,
                                        self.frame.scope, self.frame.path)
         return self.unsupported(span, name, refusals.READS_MODULE_LEVEL())
 
@@ -1970,7 +1985,7 @@ class Builder:
             return FunctionRef(dotted, name, Helper(node, module.scope, module.path, library=True))
         return FunctionRef(dotted, name, Helper(node, scope, self.frame.path, library=True))
 
-    def torch_python_function(self, dotted: str) -> Value | None:
+    def torch_python_function(self, dotted: str) -> Helper | Value | None:
         """A function of torch's Python source that ppy ships (``F.smooth_l1_loss`` is in torch.nn.functional)."""
         replaced = torch_python.override(dotted)
         if replaced is not None:
@@ -1991,7 +2006,7 @@ class Builder:
     def library_frame_value(self, value: ast.expr, scope: ModuleScope, path: str, name: str) -> Value | None:
         """A module-level binding of torch's Python code, read from the region (``F.adaptive_max_pool2d``)."""
         saved = self.frame
-        self.frame = Frame(set(), [], m.message(m.IN_TORCH, name=name).render(), value, scope, path, True,
+        self.frame = Frame(frozenset(), [], m.message(m.IN_TORCH, name=name).render(), value, scope, path, True,
                            saved.called_as or name)
         try:
             return self.library_binding(value, Span.of(value), name)
@@ -2044,11 +2059,11 @@ class Builder:
         if isinstance(base, LibraryModule):
             return FunctionRef(f"{base.dotted}.{node.attr}", display(node))
         if isinstance(base, ProjectModule):
-            found = self.project_value(f"{base.dotted}.{node.attr}", display(node))
-            if found is None:
+            member = self.project_value(f"{base.dotted}.{node.attr}", display(node))
+            if member is None:
                 return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
-            self.assume(base.path, node.attr, found)
-            return found
+            self.assume(base.path, node.attr, member)
+            return member
         if isinstance(base, FunctionRef) and base.helper is None and base.dotted.startswith("torch."):
             # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
             return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
@@ -2194,7 +2209,7 @@ class Builder:
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]
                 try:
-                    picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
+                    picked = items[slice(*(b.value if isinstance(b, Const) else None for b in bounds))]
                 except ValueError as error:  # a step of 0
                     return self.type_problem(span, display(index_node), refusals.ALWAYS_RAISES_VALUEERROR(error=error))
                 return self.mark(MakeTuple(tuple(picked), t.TupleT(tuple(i.type for i in picked)), span,
@@ -2202,7 +2217,8 @@ class Builder:
             seq_type = t.SeqT(t.element_type(kind) or t.INT) if isinstance(kind, t.TupleT) else kind
             if isinstance(kind, t.TupleT) and t.element_type(kind) is None:
                 return self.type_problem(span, display(index_node), refusals.TUPLE_MIXED_TYPES())
-            return SeqSlice(self.as_sequence(base), *bounds, seq_type, span, base.aliases)  # type: ignore[arg-type]
+            lower, upper, step = bounds
+            return SeqSlice(self.as_sequence(base), lower, upper, step, seq_type, span, base.aliases)
         index = self.atom(self.expr(index_node), index_node)
         if not isinstance(index.type, (t.IntT, t.BoolT)):
             return self.type_problem(span, display(index_node), refusals.SEQUENCE_INDEX_MUST(index_type=index.type))
@@ -2217,7 +2233,8 @@ class Builder:
             if element is None:
                 return self.type_problem(span, display(index_node), refusals.TUPLE_MIXED_TYPES_INDEXED())
             return SeqIndex(self.as_sequence(base), index, element, span, base.aliases)
-        return SeqIndex(base, index, kind.item, span, base.aliases)  # type: ignore[union-attr]
+        assert isinstance(kind, t.SeqT)  # the callers index only tuples and sequences
+        return SeqIndex(base, index, kind.item, span, base.aliases)
 
     def as_sequence(self, value: Expr) -> Expr:
         """A tuple of one item type as a run-time sequence."""
@@ -2234,7 +2251,7 @@ class Builder:
         parts: list[IndexPart] = []
         for element in elements:
             if isinstance(element, ast.Slice):
-                bounds = []
+                bounds: list[Expr | None] = []
                 for bound in (element.lower, element.upper, element.step):
                     if bound is None:
                         bounds.append(None)
@@ -2288,7 +2305,7 @@ class Builder:
         parts: list[tuple[Expr, bool]] = []
         for element in node.elts:
             spread = isinstance(element, ast.Starred)
-            value = self.expr(element.value if spread else element)  # type: ignore[attr-defined]
+            value = self.expr(element.value if isinstance(element, ast.Starred) else element)
             if isinstance(value, Poisoned):
                 return POISON
             atom = self.atom(value, element)
@@ -2304,7 +2321,8 @@ class Builder:
             items: list[Expr] = []
             for value, spread in parts:
                 if spread:
-                    items.extend(_item(value, i) for i in range(len(value.type.items)))  # type: ignore[union-attr]
+                    assert isinstance(value.type, t.TupleT)  # every spread is, tested above
+                    items.extend(_item(value, i) for i in range(len(value.type.items)))
                 else:
                     items.append(value)
             return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span,
@@ -2362,7 +2380,7 @@ class Builder:
                 raise _Abandon from None
         if all(isinstance(o, Const) for o in operands):
             try:
-                value = hostmath.fold(op, [o.value for o in operands], function)  # type: ignore[union-attr]
+                value = hostmath.fold(op, [o.value for o in operands if isinstance(o, Const)], function)  # all are
             except budgets.FoldTooLarge as error:
                 self.over_budget(span, text, error.exceeded)
                 raise _Abandon from None
@@ -2380,7 +2398,7 @@ class Builder:
             joined = self.concatenate([(left, True), (right, True)], span)
             if self.is_size(left) or self.is_size(right):
                 self.sizes.add(joined)  # torch.Size + tuple, and tuple + torch.Size, is a torch.Size
-            return self.mark(joined, kind if kind == self.kind_of(right) else None)  # type: ignore[return-value]
+            return self.mark(joined, kind if kind == self.kind_of(right) else None)
         if isinstance(op, ast.Mult) and (seq_left != seq_right):
             sequence, count = (left, right) if seq_left else (right, left)
             if not isinstance(count.type, (t.IntT, t.BoolT)):
@@ -2576,7 +2594,8 @@ class Builder:
         if self.frame.library and _strip_dotted(self.frame.scope.resolve(func) or "") in LIBRARY_CHECKS:
             return self.library_check(node, LIBRARY_CHECKS[_strip_dotted(self.frame.scope.resolve(func) or "")])
         if self.frame.library and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
-                display(func.value) == "super()" and self.frame.node.args.args:  # type: ignore[attr-defined]
+                display(func.value) == "super()" and isinstance(self.frame.node, ast.FunctionDef) and \
+                self.frame.node.args.args:
             return self.super_method(node)
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
         if isinstance(callee, Const) and isinstance(callee.type, t.FunctionT) and not isinstance(func, ast.Attribute):
@@ -2652,7 +2671,8 @@ class Builder:
         func = node.func
         assert isinstance(func, ast.Attribute)
         span = Span.of(node)
-        receiver = self.env.get(self.frame.node.args.args[0].arg)  # type: ignore[attr-defined]
+        assert isinstance(self.frame.node, ast.FunctionDef)  # a method's body: call() tested it
+        receiver = self.env.get(self.frame.node.args.args[0].arg)
         args, keywords = self.arguments(node)
         if args is None or not isinstance(receiver, Expr):
             return POISON
@@ -2667,7 +2687,7 @@ class Builder:
         failed = False
         for arg in node.args:
             spread = isinstance(arg, ast.Starred)
-            value = self.expr(arg.value if spread else arg)  # type: ignore[attr-defined]
+            value = self.expr(arg.value if isinstance(arg, ast.Starred) else arg)
             if isinstance(value, (Poisoned, UntypedParam)):
                 failed = True
                 continue
@@ -2700,12 +2720,13 @@ class Builder:
         """``**{"out": y}``: a dict display of literal keys spreads into keywords; anything else is refused."""
         node = keyword.value
         if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-            result = {}
-            for key, value in zip(node.keys, node.values):
-                evaluated = self.expr(value)
+            result: dict[str, Expr] = {}
+            for key, value_node in zip(node.keys, node.values):
+                evaluated = self.expr(value_node)
                 if isinstance(evaluated, Poisoned):
                     return None
-                result[key.value] = self.atom(evaluated, value)  # type: ignore[union-attr]
+                assert isinstance(key, ast.Constant) and isinstance(key.value, str)  # the keys tested above
+                result[key.value] = self.atom(evaluated, value_node)
             return result
         if self.frame.library:
             value = self.expr(node)
@@ -2736,7 +2757,7 @@ class Builder:
                            or not all(isinstance(i, numbers) for i in data.type.items)):
             return None
         if "dtype" not in keywords:
-            kinds = [data.type] if scalar else list(data.type.items)  # type: ignore[union-attr]
+            kinds = list(data.type.items) if isinstance(data.type, t.TupleT) else [data.type]
             if any(isinstance(k, t.NumberT) for k in kinds):
                 return None
             if any(isinstance(k, t.FloatT) for k in kinds):
@@ -2829,7 +2850,8 @@ class Builder:
                     shown: str, node: ast.Call) -> Value:
         kind = receiver.type
         if isinstance(kind, t.OptionalT) and isinstance(kind.inner, t.TensorT):
-            receiver = self.unwrap(receiver, display(node.func.value), span)  # type: ignore[attr-defined]
+            assert isinstance(node.func, ast.Attribute)  # a method call: `receiver.name(...)`
+            receiver = self.unwrap(receiver, display(node.func.value), span)
             kind = receiver.type
         if isinstance(kind, (t.TupleT, t.SeqT)) and name in LIST_METHODS:
             return self.unsupported(span, shown, refusals.REGION_SEQUENCES_DO())
@@ -2883,10 +2905,11 @@ class Builder:
         if given and isinstance(given[0].type, t.NoneT):
             given = []
         if given:
+            assert per_dim is not None  # a dim is given only to a query that takes one, tested above
             if not isinstance(given[0].type, t.IntT):
                 self.type_problem(span, shown, refusals.TENSOR_DIM_TAKES(name=name, given_type=given[0].type))
                 raise _Abandon
-            return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)  # type: ignore[arg-type]
+            return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)
         return TensorQuery(receiver, whole, (), kind, span)
 
     def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
@@ -2914,7 +2937,8 @@ class Builder:
                 except ValueError:
                     self.type_problem(span, shown, refusals.FLOAT_RAISES_VALUEERROR(value_value=value.value))
                     raise _Abandon from None
-            kind = {"int": t.INT, "float": t.FLOAT, "bool": t.BOOL}[name]
+            kinds: dict[str, t.Type] = {"int": t.INT, "float": t.FLOAT, "bool": t.BOOL}
+            kind = kinds[name]
             return self.host(conversions[name], [value], span, shown, kind=kind) if t.is_number(value.type) else \
                 self._refuse_conversion(name, value, span, shown)
         if name == "abs" and len(values) == 1:
@@ -2945,10 +2969,10 @@ class Builder:
                 # `len(x)` is `Tensor.__len__` (torch/_tensor.py): TypeError for a 0-d tensor, else the first size.
                 method = torch_python.tensor_method("__len__")
                 if isinstance(method, tuple):
-                    value = self.inline(Helper(method[0], method[1].scope, method[1].path, library=True),
-                                        [Argument(values[0])], {}, span, shown)
-                    if isinstance(value, Expr):
-                        return value
+                    length = self.inline(Helper(method[0], method[1].scope, method[1].path, library=True),
+                                         [Argument(values[0])], {}, span, shown)
+                    if isinstance(length, Expr):
+                        return length
                     raise _Abandon
                 return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
         if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
@@ -2956,12 +2980,12 @@ class Builder:
             if isinstance(value.type, t.TupleT) and value.type.structseq is not None:
                 # `tuple(torch.max(x, 1))` is a plain tuple of the fields
                 items = tuple(_item(value, i) for i in range(len(value.type.items)))
-                return self.mark(MakeTuple(items, t.TupleT(value.type.items), span, value.aliases), name)  # type: ignore[return-value]
+                return self.mark(MakeTuple(items, t.TupleT(value.type.items), span, value.aliases), name)
             if self.is_size(value):
                 # `tuple(x.shape)`: no torch.Size
-                return self.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)  # type: ignore[return-value]
+                return self.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)
             # `list(x.shape[2:])`: a region's sequences are values, either spelling; a new one of that kind.
-            return self.mark(self.concatenate([(value, True)], span), name)  # type: ignore[return-value]
+            return self.mark(self.concatenate([(value, True)], span), name)
         self.unsupported(span, shown, refusals.PYTHON_BUILTIN_RUNS())
         raise _Abandon
 
@@ -2977,7 +3001,7 @@ class Builder:
         if keywords:
             return None
 
-        def tuple_of(items: list[Expr]) -> Expr:
+        def tuple_of(items: Sequence[Expr]) -> Expr:
             return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span,
                              frozenset().union(*(i.aliases for i in items)))
 
@@ -2994,7 +3018,7 @@ class Builder:
         if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and isinstance(v.type, t.IntT)
                                                               for v in values):
             try:
-                numbers = range(*(v.value for v in values))  # type: ignore[union-attr]
+                numbers = range(*(v.value for v in values if isinstance(v, Const)))  # all are, tested above
             except ValueError as error:  # a step of 0
                 self.type_problem(span, shown, refusals.ALWAYS_RAISES_VALUEERROR(error=error))
                 raise _Abandon from None
@@ -3005,15 +3029,15 @@ class Builder:
             return tuple_of([Const(n, t.INT, span) for n in numbers])
         if name in ("zip", "enumerate", "reversed", "sorted") and any(isinstance(v.type, t.SeqT) for v in values):
             self.unsupported(span, shown, refusals.LIBRARY_TAKES(name=name))
-        sequences = [items(v) for v in values]
-        if not values or any(s is None for s in sequences):
+        sequences = [found for found in (items(v) for v in values) if found is not None]
+        if not values or len(sequences) < len(values):
             return None
-        first: list[Expr] = sequences[0]  # type: ignore[assignment]
+        first = sequences[0]
         if name == "zip" and values:
-            lengths = {len(s) for s in sequences}  # type: ignore[arg-type]
+            lengths = {len(s) for s in sequences}
             if strict is not None and not (isinstance(strict, Const) and (not strict.value or len(lengths) == 1)):
                 return None
-            return tuple_of([tuple_of([s[i] for s in sequences]) for i in range(min(lengths))])  # type: ignore[index]
+            return tuple_of([tuple_of([s[i] for s in sequences]) for i in range(min(lengths))])
         if len(values) != 1:
             return None
         if name == "enumerate":
@@ -3023,8 +3047,10 @@ class Builder:
         if name == "sorted":
             if len(first) <= 1:
                 return tuple_of(first)
-            if all(isinstance(i, Const) and t.is_number(i.type) for i in first):
-                return tuple_of(sorted(first, key=lambda i: i.value))  # type: ignore[attr-defined]
+            constants_known = [i for i in first if isinstance(i, Const)]
+            if len(constants_known) == len(first) and all(t.is_number(i.type) for i in constants_known):
+                ordered = sorted(constants_known, key=lambda i: i.value)  # apart: tuple_of's Expr would type the key
+                return tuple_of(ordered)
             self.unsupported(span, shown, refusals.LIBRARY_SORTS())
         if name in ("all", "any"):
             if not all(t.is_number(i.type) for i in first):
@@ -3114,12 +3140,17 @@ class Builder:
         every size-1 dimension, where an empty list squeezes none). Empty as written: no positional argument. Of
         run-time length: a compiled check raises the TypeError; another overload is decided in the caller."""
         if all(isinstance(a.value.type, t.TupleT) for a in args):
-            return args if any(a.value.type.items for a in args) else []  # type: ignore[union-attr]
+            return args if any(a.value.type.items for a in args if isinstance(a.value.type, t.TupleT)) else []
         if resolve(overloads, [], keywords) is not None:
             self.type_problem(span, shown, refusals.EVERY_POSITIONAL_ARGUMENT(name=name))
             raise _Abandon
-        counts = [self.atom(Length(a.value, t.INT, span)) if isinstance(a.value.type, t.SeqT)
-                  else Const(len(a.value.type.items), t.INT, span) for a in args]  # type: ignore[union-attr]
+        counts: list[Expr] = []
+        for a in args:
+            if isinstance(a.value.type, t.SeqT):
+                counts.append(self.atom(Length(a.value, t.INT, span)))
+            else:
+                assert isinstance(a.value.type, t.TupleT)  # a spread is of a tuple or of a sequence
+                counts.append(Const(len(a.value.type.items), t.INT, span))
         total = counts[0]
         for count in counts[1:]:
             total = self.atom(self.host(HostOp.ADD, [total, count], span, shown))
@@ -3199,9 +3230,9 @@ class Builder:
         parameter takes go to ``**kwargs`` as a dict of literal keys."""
         positional_names = [a.arg for a in spec.posonlyargs + spec.args]
         defaults = dict(zip(positional_names[len(positional_names) - len(spec.defaults):], spec.defaults))
-        for argument, default in zip(spec.kwonlyargs, spec.kw_defaults):
-            if default is not None:
-                defaults[argument.arg] = default
+        for keyword_only, keyword_default in zip(spec.kwonlyargs, spec.kw_defaults):
+            if keyword_default is not None:
+                defaults[keyword_only.arg] = keyword_default
         values: list[Expr] = []
         for argument in args:
             if not argument.spread:
@@ -3369,7 +3400,7 @@ class Builder:
         outermost_library = helper.library and not saved[1].library
         try:
             self.statements(node.body)
-            value = self.returned_value if self.returned_value is not None else Const(None, t.NONE, span)
+            value: Value = self.returned_value if self.returned_value is not None else Const(None, t.NONE, span)
         except _LibraryRefused:
             if not outermost_library:
                 raise
@@ -3441,7 +3472,8 @@ class Builder:
             return
         leaves: list[Expr] = []
         for argument in bound.values():
-            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+            assert _is_expr(argument)  # template_key gave the key only to arguments that all are
+            self.argument_signature(argument, leaves)
         body = tuple(self.body[start.body:])
         self.templates[key] = _Template(
             tuple(leaves), body, value, start.vars, self.vars, tuple(self.writes[saved[4]:]),
@@ -3456,7 +3488,8 @@ class Builder:
         self.count_step()
         leaves: list[Expr] = []
         for argument in bound.values():
-            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+            assert _is_expr(argument)  # the template's key (template_key) was found only for such arguments
+            self.argument_signature(argument, leaves)
         mapping: dict[int, Any] = {id(old): new for old, new in zip(template.leaves, leaves)}
         cloner = _Cloner(mapping, template.first_var, template.last_var, self.new_var)
         for statement in template.body:
@@ -3479,7 +3512,9 @@ class Builder:
         for marked, kind in template.kinds:
             self.mark(cloner.clone(marked), kind)
         self.inlined.extend(template.reached)
-        return cloner.clone(template.value)  # type: ignore[no-any-return]
+        # The cloner copies any model node, so it is untyped; a copy of an Expr is an Expr.
+        value: Expr = cloner.clone(template.value)
+        return value
 
     def einops(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
         """``einops.rearrange/repeat/reduce`` with a literal pattern: the reshapes, permutes and reductions einops runs."""
@@ -3523,7 +3558,7 @@ class Builder:
         def const(value: int) -> Const:
             return Const(value, t.INT, span)
 
-        def ints(items: list[Expr]) -> Expr:
+        def ints(items: Sequence[Expr]) -> Expr:
             return self.atom(MakeTuple(tuple(items), t.TupleT(tuple(t.INT for _ in items)), span))
 
         shape = self.atom(TensorQuery(x, Query.SHAPE, (), t.SeqT(t.INT), span))
@@ -3587,7 +3622,8 @@ class Builder:
         parts: list[tuple[Expr, bool]] = []
         for group in plan.right.groups:
             if group == (ELLIPSIS,):
-                parts.append((ellipsis, True))  # type: ignore[arg-type]
+                assert ellipsis is not None  # the pattern's two sides both have `...` or neither has
+                parts.append((ellipsis, True))
                 continue
             size: Expr = const(1)
             for axis in group:
@@ -3695,7 +3731,7 @@ def _text_of(text: ast.expr) -> str:
         return text.value
     if not isinstance(text, ast.JoinedStr):
         return display(text)
-    return "".join(part.value if isinstance(part, ast.Constant) else "{" + display(part.value) + "}"
+    return "".join(str(part.value) if isinstance(part, ast.Constant) else "{" + display(part.value) + "}"
                    for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
 
 
@@ -3882,7 +3918,7 @@ _ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, H
                    HostOp.IINFO, HostOp.FINFO}
 
 
-def _may_raise(value: Value) -> bool:
+def _may_raise(value: Value) -> TypeGuard[Host | SeqIndex | Unwrap | TensorQuery]:
     if isinstance(value, Host):
         if value.op in _ALWAYS_RAISING:
             return True
@@ -3891,7 +3927,8 @@ def _may_raise(value: Value) -> bool:
         isinstance(value, TensorQuery) and value.query in (Query.SIZE, Query.STRIDE))
 
 
-def _needs_binding(value: Expr) -> bool:
+def _needs_binding(value: Value) -> TypeGuard[Call | TensorIndex | MakeSeq | SeqSlice | Host | SeqIndex | Unwrap
+                                               | TensorQuery]:
     """Calls and everything that can raise get a variable of their own, in evaluation order."""
     return isinstance(value, (Call, TensorIndex, MakeSeq, SeqSlice)) or _may_raise(value)
 
@@ -3909,7 +3946,7 @@ def _fixed_constant(native: Native, key: str, raw: Any, span: Span) -> Const:
 
 
 # The region type of each schema return type a region can hold (one table, not one per call: it is hot).
-_SCHEMA_RESULTS = {
+_SCHEMA_RESULTS: dict[Base, t.Type] = {
     Base.Tensor: t.TENSOR, Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL,
     Base.ScalarType: t.DTYPE, Base.Scalar: t.NUMBER,
 }
