@@ -476,9 +476,9 @@ DISPLAY_NODES = 64
 @per_node  # torch's shipped code is displayed by every region that inlines it
 def display(node: ast.AST) -> str:
     """Source text for a message: one line, at most 60 characters."""
-    plain = _plain_text(node) if _smaller_than(node, DISPLAY_NODES) else None
-    text = plain if plain is not None else ast.unparse(node if _smaller_than(node, DISPLAY_NODES)
-                                                       else _pruned(node, [DISPLAY_NODES]))
+    small = _smaller_than(node, DISPLAY_NODES)
+    plain = _plain_text(node) if small else None
+    text = plain if plain is not None else ast.unparse(node if small else _pruned(node, [DISPLAY_NODES]))
     first, *rest = text.splitlines() or [""]
     if rest:
         first += " ..."
