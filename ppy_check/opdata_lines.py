@@ -20,6 +20,24 @@ _SECTION_INDENT = "\n  "
 class OpDataLines:
     """Sections and top-level values of a file laid out as ``gen_opdata.render`` lays it out."""
 
+    @staticmethod
+    def laid_out(text: str) -> bool:
+        """Whether ``text`` has render's layout, each section's first entry whole on its line (a file rewritten
+        some other way is parsed whole instead)."""
+        if not text.startswith('{\n  "format": '):
+            return False
+        for section in ("natives", "functions", "methods"):
+            opening = f'{_SECTION_INDENT}"{section}": {{{_ENTRY_INDENT}'
+            at = text.find(opening)
+            if at < 0:
+                return False
+            line = text[at + len(opening) - len(_ENTRY_INDENT) + 1:text.find("\n", at + len(opening))]
+            try:
+                json.loads("{" + line.removesuffix(",") + "}")
+            except ValueError:
+                return False
+        return True
+
     def __init__(self, text: str):
         self.text = text
         self._bounds: dict[str, tuple[int, int]] = {}

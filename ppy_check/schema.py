@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
@@ -341,4 +342,5 @@ class OpData:
 
 @functools.lru_cache(maxsize=1)
 def opdata() -> OpData:
-    return OpData(OpDataLines(DATA_PATH.read_text(encoding="utf-8")))
+    text = DATA_PATH.read_text(encoding="utf-8")
+    return OpData(OpDataLines(text) if OpDataLines.laid_out(text) else json.loads(text))

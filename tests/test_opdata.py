@@ -36,6 +36,15 @@ def test_entries_read_one_by_one_equal_the_whole_parse() -> None:
         by_entry.native("not_an_op.Tensor")
 
 
+def test_only_renders_layout_is_read_entry_by_entry() -> None:
+    from ppy_check.opdata_lines import OpDataLines
+
+    shipped = DATA_PATH.read_text(encoding="utf-8")
+    assert OpDataLines.laid_out(shipped)
+    assert not OpDataLines.laid_out(json.dumps(json.loads(shipped), indent=2))
+    assert not OpDataLines.laid_out(json.dumps(json.loads(shipped)))
+
+
 def test_writes_and_views_come_from_schemas() -> None:
     data = opdata()
     add_ = data.method("add_")[0].native
