@@ -16,6 +16,7 @@ second on the model files. Writes bench/results/check_speed.json and .md;
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import subprocess
 import sys
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from publish import command, cpu, publish, table, today
+from publish import ROOT, command, cpu, publish, table, today
 
 REGION = textwrap.dedent(
     '''
@@ -120,30 +121,38 @@ def count_lines(root: Path) -> tuple[int, int]:
     return files, lines
 
 
-def best_of(command: list[str], rounds: int) -> tuple[float, subprocess.CompletedProcess[str]]:
+def best_of(command: list[str], rounds: int, env: dict[str, str] | None = None,
+            ) -> tuple[float, subprocess.CompletedProcess[str]]:
     best, result = float("inf"), None
     for _ in range(rounds):
         start = time.perf_counter()
-        result = subprocess.run(command, capture_output=True, text=True)
+        # From a folder of no package's: `-m` puts the working folder first on the path, before PYTHONPATH.
+        result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
         best = min(best, time.perf_counter() - start)
     assert result is not None
     return best, result
 
 
-def best_wall(root: Path, rounds: int) -> tuple[float, str]:
+def best_wall(root: Path, rounds: int, env: dict[str, str] | None = None) -> tuple[float, str]:
     """The best wall time of ppy-check over ``root``, and its statistics (the findings per rule)."""
     wall, result = best_of([sys.executable, "-m", "ppy_check", "--no-config", "--exit-zero", "--statistics", str(root)],
-                           rounds)
+                           rounds, env)
     if result.returncode not in (0, 1):
         raise SystemExit(f"ppy-check failed on {root}: {result.stderr.strip()}")
     return wall, result.stdout.strip()
 
 
-def compile_package() -> None:
-    import ppy_check
+def compile_package(folder: Path) -> None:
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(folder)], check=True, capture_output=True)
 
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(ppy_check.__file__).parent)], check=True,
-                   capture_output=True)
+
+def baseline_env(ref: str, folder: Path) -> dict[str, str]:
+    """An environment whose ``ppy_check`` is the one at git ``ref`` (extracted under ``folder``), to time it in the
+    same run, under the same load, as this checkout's."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "ppy_check"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    compile_package(folder / "ppy_check")
+    return {**os.environ, "PYTHONPATH": str(folder)}
 
 
 def main() -> None:
@@ -153,42 +162,17 @@ def main() -> None:
     parser.add_argument("--model-files", type=int, default=20, help="generated model files (default 20)")
     parser.add_argument("--layers-per-file", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", metavar="GIT_REF", help="also time ppy_check as of this commit, in the same run")
     parser.add_argument("--update-readme", action="store_true", help="refresh the table in README.md")
     args = parser.parse_args()
 
-    compile_package()
-    rows: list[dict[str, Any]] = []
-    python_start, _ = best_of([sys.executable, "-c", "pass"], args.rounds * 3)
-    rows.append({"tree": "`python -c pass` (Python's own start)", "files": 0, "lines": 0, "wall_s": python_start})
-    with tempfile.TemporaryDirectory() as folder:
-        small = Path(folder) / "small.py"
-        small.write_text(SMALL)
-        small_wall, _ = best_of([sys.executable, "-m", "ppy_check", "--no-config", str(small)], args.rounds * 3)
-        rows.append({"tree": "one small region file", "files": 1, "lines": SMALL.count("\n"), "wall_s": small_wall})
-    try:
-        import torch
+    import ppy_check
 
-        torch_root = Path(torch.__file__).parent
-    except ImportError:
-        torch_root = None
-    torch_wall = None
-    if torch_root is not None:
-        files, lines = count_lines(torch_root)
-        torch_wall, _ = best_wall(torch_root, args.rounds)
-        rows.append({"tree": "torch's installed source (no regions)", "files": files, "lines": lines,
-                     "wall_s": torch_wall})
+    compile_package(Path(ppy_check.__file__).parent)
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        lines = generate(root, args.files, args.regions_per_file)
-        wall, _ = best_wall(root, args.rounds)
-        rows.append({"tree": f"generated: {args.files * args.regions_per_file} regions", "files": args.files, "lines": lines,
-                     "wall_s": wall})
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        lines = generate_models(root, args.model_files, args.layers_per_file)
-        model_wall, findings = best_wall(root, args.rounds)
-        rows.append({"tree": f"model files calling F.*: {args.model_files * args.layers_per_file * 2} regions",
-                     "files": args.model_files, "lines": lines, "wall_s": model_wall, "findings": findings})
+        (Path(folder) / "baseline").mkdir()
+        base = baseline_env(args.baseline, Path(folder) / "baseline") if args.baseline else None
+        rows, small_wall, python_start, torch_wall, model_wall, lines = measure(args, Path(folder), base)
     model_rate = lines / model_wall
     targets = [
         {"target": f"one small region file within {START_FACTOR}x `python -c pass`",
@@ -200,14 +184,66 @@ def main() -> None:
         targets.append({"target": f"torch's source tree in under {TORCH_TREE_S:g} s", "measured": f"{torch_wall:.2f} s",
                         "met": torch_wall < TORCH_TREE_S})
     report = {"command": command(), "machine": cpu(), "python": platform.python_version(), "date": today(),
-              "load": load(), "rows": rows, "targets": targets}
+              "load": load(), "baseline": args.baseline, "rows": rows, "targets": targets}
     print(f"ppy-check speed on {report['machine']}, Python {report['python']}, load average {report['load']}")
-    print(f"{'tree':<48} {'files':>7} {'lines':>10} {'wall s':>8} {'lines/s':>11}")
+    print(f"{'tree':<48} {'files':>7} {'lines':>10} {'wall s':>8} {'lines/s':>11} {'baseline s':>11}")
     for row in rows:
-        print(f"{row['tree']:<48} {row['files']:>7} {row['lines']:>10} {row['wall_s']:>8.2f} {rate(row):>11}")
+        before = f"{row['baseline_s']:.2f}" if "baseline_s" in row else ""
+        print(f"{row['tree']:<48} {row['files']:>7} {row['lines']:>10} {row['wall_s']:>8.2f} {rate(row):>11} {before:>11}")
     for target in targets:
         print(f"{target['target']}: {target['measured']} ({'met' if target['met'] else 'NOT met'})")
     publish("check_speed", "check-speed", report, markdown(report), args.update_readme)
+
+
+def measure(args: argparse.Namespace, folder: Path, base: dict[str, str] | None,
+            ) -> tuple[list[dict[str, Any]], float, float, float | None, float, int]:
+    """Each tree's row (with the baseline's time beside it, when there is one), and the figures the targets need."""
+    rows: list[dict[str, Any]] = []
+
+    def timed(row: dict[str, Any], run: Any) -> float:
+        row["wall_s"] = run(None)
+        if base is not None:
+            row["baseline_s"] = run(base)
+        rows.append(row)
+        return float(row["wall_s"])
+
+    python_start = timed({"tree": "`python -c pass` (Python's own start)", "files": 0, "lines": 0},
+                         lambda env: best_of([sys.executable, "-c", "pass"], args.rounds * 3, env)[0])
+    small = folder / "small.py"
+    small.write_text(SMALL)
+    small_wall = timed({"tree": "one small region file", "files": 1, "lines": SMALL.count("\n")},
+                       lambda env: best_of([sys.executable, "-m", "ppy_check", "--no-config", str(small)],
+                                           args.rounds * 3, env)[0])
+    try:
+        import torch
+
+        torch_root: Path | None = Path(torch.__file__).parent
+    except ImportError:
+        torch_root = None
+    torch_wall = None
+    if torch_root is not None:
+        files, lines = count_lines(torch_root)
+        torch_wall = timed({"tree": "torch's installed source (no regions)", "files": files, "lines": lines},
+                           lambda env: best_wall(torch_root, args.rounds, env)[0])
+    generated = folder / "generated"
+    generated.mkdir()
+    lines = generate(generated, args.files, args.regions_per_file)
+    timed({"tree": f"generated: {args.files * args.regions_per_file} regions", "files": args.files, "lines": lines},
+          lambda env: best_wall(generated, args.rounds, env)[0])
+    models = folder / "models"
+    models.mkdir()
+    lines = generate_models(models, args.model_files, args.layers_per_file)
+    findings = {}
+
+    def model_run(env: dict[str, str] | None) -> float:
+        wall, findings["base" if env else "this"] = best_wall(models, args.rounds, env)
+        return wall
+
+    model_wall = timed({"tree": f"model files calling F.*: {args.model_files * args.layers_per_file * 2} regions",
+                        "files": args.model_files, "lines": lines}, model_run)
+    if base is not None and findings["base"] != findings["this"]:
+        raise SystemExit(f"the baseline finds otherwise on the model files:\n{findings['base']}\n---\n{findings['this']}")
+    return rows, small_wall, python_start, torch_wall, model_wall, lines
 
 
 def load() -> str:
@@ -222,11 +258,14 @@ def rate(row: dict[str, Any]) -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
+    baseline = report.get("baseline")
     rows = [[row["tree"], str(row["files"] or ""), f"{row['lines']:,}" if row["lines"] else "", f"{row['wall_s']:.2f}",
-             rate(row)] for row in report["rows"]]
+             rate(row)] + ([f"{row['baseline_s']:.2f}"] if baseline else []) for row in report["rows"]]
     intro = (f"`{report['command']}` on {report['machine']}, Python {report['python']}; {report['date']}; "
-             f"load average {report['load']} (other work shares this machine):")
-    text = table(intro, ["tree", "files", "lines", "wall s", "lines/s"], rows, numeric_from=1)
+             f"load average {report['load']} (other work shares this machine)"
+             + (f"; the last column times `ppy_check` as of `{baseline}` in the same run" if baseline else "") + ":")
+    header = ["tree", "files", "lines", "wall s", "lines/s"] + ([f"{baseline} s"] if baseline else [])
+    text = table(intro, header, rows, numeric_from=1)
     verdicts = [f"- {t['target']}: {t['measured']}, **{'met' if t['met'] else 'not met'}**" for t in report["targets"]]
     return text + "\nTargets:\n\n" + "\n".join(verdicts) + "\n"
 
