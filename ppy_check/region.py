@@ -10,12 +10,13 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ppy_check import messages as m
 from ppy_check.scope import ModuleScope, target_names
+from ppy_check.node_memo import per_node
 from ppy_check.site import RegionSite
 from ppy_check.annotations import AnnotationError, parse_annotation
 from ppy_check.model.types import Type
@@ -122,12 +123,23 @@ _BINDERS = frozenset({
 
 def function_locals(node: FunctionNode, body_nodes: list[ast.AST] | None = None) -> frozenset[str]:
     """Parameters and every name bound in the body (not in nested functions)."""
+    if body_nodes is None:
+        return _walked_locals(node)
+    return _locals(node, body_nodes)
+
+
+@per_node  # every inlining of one of torch's functions asks it of the same node
+def _walked_locals(node: FunctionNode) -> frozenset[str]:
+    return _locals(node, walk_body(node.body))
+
+
+def _locals(node: FunctionNode, body_nodes: Iterable[ast.AST]) -> frozenset[str]:
     names = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
     if node.args.vararg:
         names.add(node.args.vararg.arg)
     if node.args.kwarg:
         names.add(node.args.kwarg.arg)
-    for child in body_nodes if body_nodes is not None else walk_body(node.body):
+    for child in body_nodes:
         if type(child) not in _BINDERS:
             continue
         if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):

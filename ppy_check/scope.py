@@ -154,12 +154,12 @@ def _literal_keys(node: ast.expr) -> Iterator[str]:
         yield node.value
 
 
-def _dynamic_rebinds(module: ast.Module) -> Iterator[tuple[str, Rebinding]]:
+def _dynamic_rebinds(module: ast.Module, nodes: list[ast.AST]) -> Iterator[tuple[str, Rebinding]]:
     """Names the module rebinds without assigning them, wherever that is written: ``globals()["NAME"] = ...``
     (also ``+=``, ``del``, ``globals().update(NAME=...)``) and the bindings of ``exec("NAME = ...")`` run in the
     module's namespace (at module level, or with ``globals()`` as its namespace). A key or code known only when
-    it runs is the runtime's to catch (ppy/guard.py)."""
-    for node in ast.walk(module):
+    it runs is the runtime's to catch (ppy/guard.py). ``nodes`` is ``ast.walk(module)``, walked once for all."""
+    for node in nodes:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
@@ -183,15 +183,16 @@ def _dynamic_rebinds(module: ast.Module) -> Iterator[tuple[str, Rebinding]]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "exec" and \
                     len(node.args) == 1 and not node.keywords:
                 yield from _exec_bindings(node)
-    for node in ast.walk(module):
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "exec" and \
                 len(node.args) >= 2 and _is_globals(node.args[1]):
             yield from _exec_bindings(node)
 
 
-def _patches(module: ast.Module, scope: ModuleScope) -> Iterator[tuple[str, Rebinding]]:
-    """Attributes of imported modules assigned (or deleted) anywhere in the module, by dotted name."""
-    for node in ast.walk(module):
+def _patches(nodes: list[ast.AST], scope: ModuleScope) -> Iterator[tuple[str, Rebinding]]:
+    """Attributes of imported modules assigned (or deleted) anywhere in the module (``nodes``: all of its nodes),
+    by dotted name."""
+    for node in nodes:
         targets: list[ast.expr] = []
         if isinstance(node, (ast.Assign, ast.Delete)):
             targets = node.targets
@@ -299,7 +300,9 @@ def build_scope(module: ast.Module) -> ModuleScope:
             bound.setdefault(name, []).append(binding)
     rebound = _global_declarations(module)
     dynamic: dict[str, Rebinding] = {}
-    for name, rebinding in _dynamic_rebinds(module):
+    # One walk of a big file costs more than the rest of its scope: the three questions below share it.
+    nodes = list(ast.walk(module))
+    for name, rebinding in _dynamic_rebinds(module, nodes):
         dynamic.setdefault(name, rebinding)
     scope.star_imports = [Rebinding(s.lineno, f"from {'.' * s.level}{s.module or ''} import *",
                                     "." * s.level + (s.module or "")) for s in _top_level(module.body)
@@ -330,6 +333,6 @@ def build_scope(module: ast.Module) -> ModuleScope:
         # A value bound once keeps its expression: torch's own modules alias builtins this way (torch_python.py).
         scope.bindings[name] = Binding(name, first.line, kind, first.value if stable else None,
                                        rebound=dynamic.get(name))
-    for dotted, rebinding in _patches(module, scope):
+    for dotted, rebinding in _patches(nodes, scope):
         scope.patched.setdefault(dotted, rebinding)
     return scope

@@ -17,6 +17,7 @@ import functools
 from pathlib import Path
 
 from ppy_check.module import ModuleRegions
+from ppy_check.node_memo import per_node_and_name
 from ppy_check.source import read_source
 
 SOURCES = Path(__file__).with_name("torch_python")
@@ -66,9 +67,15 @@ def shipped(dotted: str) -> bool:
 def function(module: ModuleRegions, name: str) -> ast.FunctionDef | None:
     """The definition of ``name`` that runs: the last one (``@overload`` stubs come first), skipping typing stubs
     under ``if TYPE_CHECKING``; None when a later assignment rebinds the name."""
-    found = None
     assert module.tree is not None
-    for statement in module.tree.body:
+    return _defined(module.tree, name)
+
+
+@per_node_and_name
+def _defined(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    # Every call of a torch function asks this of the same shipped module: the walk is kept per (module, name).
+    found = None
+    for statement in tree.body:
         if isinstance(statement, ast.FunctionDef) and statement.name == name:
             found = statement
         elif isinstance(statement, ast.If) and ast.unparse(statement.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):

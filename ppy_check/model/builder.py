@@ -43,6 +43,7 @@ from ppy_check.model.ir import (
 from ppy_check.model.budgets import Budget, Exceeded
 from ppy_check.model.problems import (Capture, CaptureOrigin, OverBudget, Problems, Suggestion, TypeProblem,
                                       Unsupported)
+from ppy_check.node_memo import per_node
 from ppy_check.region import Region, describe_function, function_locals
 from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope, Rebinding
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
@@ -477,11 +478,12 @@ class Frame:
 DISPLAY_NODES = 64
 
 
+@per_node  # torch's shipped code is displayed by every region that inlines it
 def display(node: ast.AST) -> str:
     """Source text for a message: one line, at most 60 characters."""
-    plain = _plain_text(node) if _smaller_than(node, DISPLAY_NODES) else None
-    text = plain if plain is not None else ast.unparse(node if _smaller_than(node, DISPLAY_NODES)
-                                                       else _pruned(node, [DISPLAY_NODES]))
+    small = _smaller_than(node, DISPLAY_NODES)
+    plain = _plain_text(node) if small else None
+    text = plain if plain is not None else ast.unparse(node if small else _pruned(node, [DISPLAY_NODES]))
     first, *rest = text.splitlines() or [""]
     if rest:
         first += " ..."
