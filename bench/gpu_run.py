@@ -139,7 +139,7 @@ def _xdist(run: Run) -> list[str]:
 
 def cuda_test_files() -> list[str]:
     """The test files that mark a test ``cuda``: collecting only them spares importing the whole suite."""
-    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py")
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
                   if "mark.cuda" in p.read_text(encoding="utf-8"))
 
 

@@ -21,7 +21,7 @@ from ppy_check import messages as m
 from ppy_check.engine import check_source
 from ppy_check.model import budgets, builder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BOUND = 60  # seconds: minutes or a MemoryError before the budgets
 HEAD = "import math\n\nimport ppy\nimport torch\n\n\n"
 REGION = "@ppy.opt(3)\ndef r(x: torch.Tensor, n: int) -> torch.Tensor:\n"

@@ -22,7 +22,7 @@ import pytest
 from ppy_check import runner
 from ppy_check.runner import Target, run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = "import ppy\nimport torch\n\n\n@ppy.opt(3)\ndef f(x: torch.Tensor) -> torch.Tensor:\n"
 GOOD_WITH_FINDING = HEADER + "    for i in range(2):\n        x = x * 2\n    return x\n"
 

@@ -19,7 +19,7 @@ import yaml
 from ppy_check.cli import main
 from ppy_check.messages import KNOWN_CODES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 THREE_PROBLEMS = textwrap.dedent(
     """\

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixtures_support import compare, expectations, fixture_files
+from tests.support.fixtures_support import compare, expectations, fixture_files
 
 from ppy_check.engine import check_source
 from ppy_check.messages import ALL_CODES
@@ -45,7 +45,7 @@ def test_fast_path_agrees_with_full_walk(path: Path, monkeypatch: pytest.MonkeyP
 def test_readme_rules_match_the_docstrings() -> None:
     from ppy_check import docs
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split(docs.START, 1)[1].split(docs.END, 1)[0]
     assert section.strip() == docs.render().strip(), "run: python -m ppy_check.docs --write"
 

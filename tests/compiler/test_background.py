@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 ROOT = HERE.parent
 
 FIRST_CALLS = """

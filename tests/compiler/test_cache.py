@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 
 import ppy_compile.cache
-from other_user import NOBODY, as_unprivileged, is_root, shared_folder
-from process_table import descendants
+from tests.support.other_user import NOBODY, as_unprivileged, is_root, shared_folder
+from tests.support.process_table import descendants
 from ppy.cli import main as ppy_main
 from ppy_check.errors import BuildError
 from ppy_compile.cache import Cache, CacheWarning
 from ppy_compile.fallback import fallback_caches
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 ROOT = HERE.parent
 TINY = HERE / "regions" / "tiny.py"
 

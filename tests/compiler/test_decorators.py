@@ -104,7 +104,7 @@ HERE = Path(__file__).resolve()
     ("test_decorators.double", True, False),
     ("test_decorators.Holder._method", False, True),
     (f"{HERE}::double", True, False),
-    ("tests/test_decorators.py::double", True, False),
+    ("tests/compiler/test_decorators.py::double", True, False),
     ("test_decorators.py::Holder._method", False, True),
     ("doubl", False, False),
     ("est_decorators.py::double", False, False),
@@ -144,7 +144,7 @@ def scaled(x: torch.Tensor, by: float) -> torch.Tensor:
 @pytest.fixture(scope="module")
 def regions_file() -> Path:
     # The generated C++ names its source file: a path that stays the same keeps the build a cache hit between runs.
-    path = HERE.parents[1] / ".ppy-cache" / "sources" / "switch_regions.py"
+    path = HERE.parents[2] / ".ppy-cache" / "sources" / "switch_regions.py"
     if not path.exists() or path.read_text() != REGIONS:
         path.parent.mkdir(parents=True, exist_ok=True)
         staged = path.with_name(f"{path.name}.{os.getpid()}")

@@ -12,7 +12,7 @@ import torch
 import ppy
 from ppy.verify import compare_call
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gpt2" / "gpt2.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gpt2" / "gpt2.py"
 HEADS, HEAD_DIM, LAYERS, VOCAB = 2, 8, 2, 64
 WIDTH = HEADS * HEAD_DIM
 

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("torch")
 
 import host_math_properties as regions  # noqa: E402
-from property_harness import kinds, regions_of, wrong_answers  # noqa: E402
+from tests.support.property_harness import kinds, regions_of, wrong_answers  # noqa: E402
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 CASES = 1000

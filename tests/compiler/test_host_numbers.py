@@ -17,14 +17,7 @@ import constructs  # noqa: E402
 import ppy  # noqa: E402
 from ppy.decorators import Call  # noqa: E402
 from ppy.verify import compare_call  # noqa: E402
-
-
-def outcome(function: Any, *args: Any) -> tuple[str, Any]:
-    try:
-        result = function(*args)
-    except Exception as error:  # noqa: BLE001 - compared below
-        return type(error).__name__, str(error).split("\n  in region `")[0]
-    return type(result).__name__, repr(result)
+from tests.support.outcomes import outcome  # noqa: E402
 
 
 def same_as_python(region: ppy.Region[..., Any], cases: list[tuple[Any, ...]]) -> None:

@@ -17,14 +17,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from process_table import descendants
+from tests.support.process_table import descendants
 
 from ppy.cli import main as ppy_main
 from ppy_compile import build
 from ppy_compile import cache as caches
 from ppy_compile.cache import Cache, LockWaitEnded
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 ROOT = HERE.parent
 
 MODEL = '''

@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import library_messages as lm  # noqa: E402
-from test_host_numbers import outcome  # noqa: E402
+from tests.support.outcomes import outcome  # noqa: E402
 
 import ppy  # noqa: E402
 from ppy.verify import compare_call  # noqa: E402

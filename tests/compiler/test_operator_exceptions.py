@@ -22,7 +22,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from generated import load_module, write_source  # noqa: E402
+from tests.support.generated import load_module, write_source  # noqa: E402
 
 import ppy  # noqa: E402
 from ppy_check.engine import check_source  # noqa: E402

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from opinfo_sweep import FOLDER, Generated, NotExpressible, _Writer, float32_ops, op_key, spelling, sweep  # noqa: E402

@@ -16,8 +16,8 @@ import os
 from typing import Any
 
 import torch
-from generated import load_module, write_source
-from region_generator import RegionGenerator
+from tests.support.generated import load_module, write_source
+from tests.support.region_generator import RegionGenerator
 
 import ppy
 from ppy.verify import compare_call

@@ -20,7 +20,7 @@ import torch
 from ppy import runtime
 from ppy.runtime import RegionFallbackWarning
 
-FIXTURE = Path(__file__).parent / "fixtures" / "rebinding" / "rebinding.py"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "rebinding" / "rebinding.py"
 
 
 @pytest.fixture

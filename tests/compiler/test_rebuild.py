@@ -16,8 +16,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import seeded_cache  # noqa: E402
-from generated import load_module  # noqa: E402
+from tests.support.session_cache import seeded_cache  # noqa: E402
+from tests.support.generated import load_module  # noqa: E402
 from ppy import runtime  # noqa: E402
 from ppy_compile import build  # noqa: E402
 

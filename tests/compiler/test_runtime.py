@@ -19,7 +19,7 @@ import torch
 import ppy
 from ppy.cli import main as ppy_main
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 ROOT = HERE.parent
 MIXED = HERE / "fixtures" / "runtime" / "mixed.py"
 
@@ -252,7 +252,7 @@ def test_a_helper_edited_to_the_same_size_and_mtime_is_never_compiled_as_its_old
     text was compiled while the new file's digest was recorded). Where Python itself loads the old helper from a
     bytecode cache that the same stat vouches for, the region runs as Python, naming the file; compiled or not,
     the answer is Python's."""
-    from generated import SOURCES
+    from tests.support.generated import SOURCES
     from ppy import runtime
     from ppy.runtime import RegionFallbackWarning
 
@@ -291,7 +291,7 @@ def test_a_region_python_runs_from_a_stale_bytecode_cache_runs_as_python(monkeyp
     """The region's own file rewritten to the same size with its mtime put back: Python's bytecode cache still
     vouches for it and Python runs the old code, so compiling the file's new text would answer otherwise. The
     region runs as Python, saying why; a file changed the ordinary way still compiles."""
-    from generated import SOURCES
+    from tests.support.generated import SOURCES
     from ppy import runtime
     from ppy.runtime import RegionFallbackWarning
 
@@ -378,7 +378,7 @@ BOM_REGIONS = "import ppy\nimport torch\n\n\n@ppy.opt(0)\ndef tagged(x: torch.Te
 
 def _source_file(name: str, data: bytes) -> Path:
     """``data`` at a stable path (a cache hit on the next run), rewritten only when it differs."""
-    from generated import SOURCES
+    from tests.support.generated import SOURCES
 
     path = SOURCES / f"{name}.py"
     if not path.exists() or path.read_bytes() != data:

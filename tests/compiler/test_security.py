@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 import ppy_compile.build
-from other_user import NOBODY, as_nobody, is_root, shared_folder
+from tests.support.other_user import NOBODY, as_nobody, is_root, shared_folder
 from ppy_compile.build import _load_bridge
 from ppy_compile.cache import Cache, CacheError, CacheWarning, sha256_fd
 

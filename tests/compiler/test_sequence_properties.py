@@ -19,7 +19,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from property_harness import kinds, regions_of, wrong_answers  # noqa: E402
+from tests.support.property_harness import kinds, regions_of, wrong_answers  # noqa: E402
 import sequence_properties as regions  # noqa: E402
 
 CASES = 400

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-from generated import load_module, write_source
+from tests.support.generated import load_module, write_source
 
 import ppy
 from ppy.verify import compare_call

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_mypy_plugin import findings, mypy
+from tests.support.mypy_runs import findings, mypy
 
 BIN = Path(sys.executable).parent
 # No torch in the regions: mypy follows only ppy, and nothing compiles (each region has a loop, so each is

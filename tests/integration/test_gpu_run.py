@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import gpu_run  # noqa: E402
 
 
 def test_the_dry_run_runs_every_step_and_writes_the_summary(tmp_path: Path, toolchain_entries: list[str]) -> None:
-    from conftest import SESSION_CACHE
+    from tests.support.session_cache import SESSION_CACHE
 
     out = tmp_path / "out"
     # The fewest files and paths that still run each step: the session's cache already holds the one-time builds.

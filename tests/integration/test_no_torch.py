@@ -8,7 +8,7 @@ import subprocess
 import venv
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_checker_without_torch(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.pytester_runs import run, table_rows
+
 pytest_plugins = ["pytester"]
 
 REGIONS = textwrap.dedent(
@@ -101,25 +103,6 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makepyfile(regions=REGIONS, test_usage=TESTS)
     pytester.makeini("[pytest]\nppy_devices = cpu cuda\n")
     return pytester
-
-
-def run(project: pytest.Pytester, *args: str, mutation: str = "", **env: str) -> pytest.RunResult:
-    """pytest in a subprocess, with ``PPY_*`` settings for it alone (``mutation`` miscompiles on purpose)."""
-    settings = {"PPY_TESTING_MUTATION": mutation, "PPY_QUIET": "1", **env}
-    with pytest.MonkeyPatch.context() as patch:
-        for key, value in settings.items():
-            patch.setenv(key, value)
-        return project.runpytest_subprocess("-p", "no:cacheprovider", "-rs", "-p", "no:randomly", *args)
-
-
-def table_rows(result: pytest.RunResult) -> dict[tuple[str, str], list[str]]:
-    """The summary table's rows by (region, device): [calls, max error, tolerance, status]."""
-    rows = {}
-    for line in result.stdout.lines:
-        cells = [c.strip() for c in line.strip("│ ").split("│")]
-        if len(cells) == 6 and "::" in cells[0]:
-            rows[cells[0], cells[1]] = cells[2:]
-    return rows
 
 
 def test_plugin_end_to_end(project: pytest.Pytester) -> None:

@@ -28,12 +28,12 @@ import torch.nn.functional as F
 from torch import nn
 
 import ppy
-from distributed_worker import HEAD_DIM, HEADS, WIDTH, TinyGPT, example, weights
-from distributed_worker import layer_weights as _layer
+from tests.support.distributed_worker import HEAD_DIM, HEADS, WIDTH, TinyGPT, example, weights
+from tests.support.distributed_worker import layer_weights as _layer
 from ppy import decorators, torch_op
 from ppy.verify import compare_values
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 ROOT = HERE.parent
 
 
@@ -416,7 +416,7 @@ def test_cuda_graph_replays_a_decode_step_writing_the_kv_cache() -> None:
 
 def test_two_ranks_train_gpt2_through_regions_like_eager_ddp_sharing_one_build(tmp_path: Path,
                                                                                toolchain_entries: list[str]) -> None:
-    from conftest import SESSION_CACHE
+    from tests.support.session_cache import SESSION_CACHE
 
     cache = tmp_path / "cache"
     (cache / "builds").mkdir(parents=True)
@@ -428,7 +428,7 @@ def test_two_ranks_train_gpt2_through_regions_like_eager_ddp_sharing_one_build(t
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])}
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         str(HERE / "distributed_worker.py"), str(report)],
+         str(HERE / "support" / "distributed_worker.py"), str(report)],
         capture_output=True, text=True, env=env, timeout=240, cwd=tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
     ranks = [json.loads((report.with_suffix(f".{rank}.json")).read_text()) for rank in (0, 1)]

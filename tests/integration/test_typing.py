@@ -19,7 +19,7 @@ import pytest
 from ppy_check.engine import check_source
 from ppy_check.selection import Selection
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MYPY = Path(sys.executable).parent / "mypy"
 PROJECT = sorted([ROOT / "examples" / "gpt2" / "gpt2.py", *(ROOT / "tests" / "regions").glob("*.py"),
                   *(ROOT / "tests" / "fixtures" / "runtime").glob("*.py")])

@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from test_pytest_plugin import run
-from test_verify_regions import SITES
+from tests.support.pytester_runs import run
+from tests.support.region_sites import SITES
 
 pytest_plugins = ["pytester"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_pytest_plugin import run
+from tests.support.pytester_runs import run
 
 pytest_plugins = ["pytester"]
 

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADS, HEAD_DIM = 2, 4
 WIDTH = HEADS * HEAD_DIM
 VOCAB = 64

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-FIXTURES = Path(__file__).parent / "fixtures" / "rules"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "rules"
 _EXPECT = re.compile(r"#.*?\bexpect:\s*(.*)$")
 _ITEM = re.compile(r"(ppy-[a-z]+)(?:\[(.*)\])?$")
 

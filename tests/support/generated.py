@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from types import ModuleType
 
-SOURCES = Path(__file__).resolve().parents[1] / ".ppy-cache" / "sources"
+SOURCES = Path(__file__).resolve().parents[2] / ".ppy-cache" / "sources"
 
 
 def write_source(name: str, text: str) -> Path:

@@ -16,7 +16,7 @@ import pytest
 
 from ppy.cli import main as ppy_main
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 MIXED = HERE / "fixtures" / "runtime" / "mixed.py"
 
 
