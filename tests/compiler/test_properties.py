@@ -6,7 +6,7 @@ compile and match its Python body on every sample (values, dtypes, writes,
 gradients; an exception must be the same type on both sides); if ppy-check
 refuses it, its Python body must fail too on every sample, or the refusal is
 a gap. A longer run: `PPY_PROPERTY_CASES=3000 PPY_PROPERTY_SEED=7 pytest
-tests/test_properties.py`. Every failure found becomes a region in
+tests/compiler/test_properties.py`. Every failure found becomes a region in
 tests/regions/constructs.py.
 """
 

@@ -1,7 +1,7 @@
 """No code another user could have planted runs: what the cache trusts, tried as an attacker would.
 
 The suite runs as root in CI. "Another user" is nobody, acting in a forked
-child (tests/other_user.py), so what they plant is really theirs.
+child (tests/support/other_user.py), so what they plant is really theirs.
 
 A swap between a check and a use cannot be timed from a test; what closes it
 is the mechanism, tested here directly: the cache is reached from one open,

@@ -4,7 +4,7 @@ tuples, int64's bounds), gives Python's exact answer: the result's type, value, 
 arguments' contents after the call (writes), or Python's and torch's exception type and message.
 
 The licensed differences, held by `licensed` below: an int result beyond 64 bits is OverflowError compiled (as in
-tests/test_host_math_properties.py); torch's Python indexing answers SystemError for a zero step with a bound it
+tests/compiler/test_host_math_properties.py); torch's Python indexing answers SystemError for a zero step with a bound it
 truncates (it warns with the ValueError set), where the compiled region raises the ValueError; and a size below
 SymInt's range (-2**62) is RuntimeError both ways, with C++'s wording of it.
 """

@@ -427,7 +427,7 @@ def test_every_function_is_classified() -> None:
     unclassified, gone = sorted(found - classified), sorted(classified - found)
     assert not unclassified and not gone, (
         f"torch {torch.__version__}: classify each of these as LOWERED (with samples), REFUSED (with the finding) or "
-        f"NOT_A_COMPUTATION in tests/test_torch_python.py: {', '.join(unclassified) or 'none'}; "
+        f"NOT_A_COMPUTATION in tests/compiler/test_torch_python.py: {', '.join(unclassified) or 'none'}; "
         f"classified here but no longer Python-level functions of torch: {', '.join(gone) or 'none'}")
 
 
@@ -565,7 +565,7 @@ def _statements(body: tuple[Stmt, ...]) -> list[Stmt]:
 def test_no_compiled_check_prints_an_f_string_template() -> None:
     """Every check torch's Python code keeps on a run-time value, in every sample's model, prints what its f-string
     formats (a float, a tuple, a torch.Size, arithmetic on a rank), never the template's `{...}`: Python would print
-    the value, so a compiled raise must too (tests/test_library_messages.py holds the printed text to Python's)."""
+    the value, so a compiled raise must too (tests/compiler/test_library_messages.py holds the printed text to Python's)."""
     text = HEADER + "\n\n".join(_region(f"sample_{i}", name, sample, probe=False)[0]
                                  for i, (name, sample) in enumerate(CASES))
     left = set()

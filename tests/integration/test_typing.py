@@ -27,7 +27,7 @@ PROJECT = sorted([ROOT / "examples" / "gpt2" / "gpt2.py", *(ROOT / "tests" / "re
 ERROR = re.compile(r"^(?P<path>.+?):(?P<line>\d+):\d+: error: (?P<message>.*?)(?:  \[(?P<code>[a-z0-9-]+)\])?$")
 EXPECTED = re.compile(r"# error: (?P<code>[a-z0-9-]+)$")
 CONFIGS = {"plain": "", "plugin": "plugins = ppy\n"}
-# Beside tests/test_mypy_plugin.py's, and one per configuration: options and plugins are part of
+# Beside tests/integration/test_mypy_plugin.py's, and one per configuration: options and plugins are part of
 # mypy's cache key, so a shared one would re-analyse torch (most of a run) at every switch.
 CACHES = {name: ROOT / ".ppy-cache" / f"mypy-strict-{name}" for name in CONFIGS}
 

@@ -1,6 +1,6 @@
-"""One rank of tests/test_torch_stack.py's distributed test, and the small GPT-2 module it trains.
+"""One rank of tests/integration/test_torch_stack.py's distributed test, and the small GPT-2 module it trains.
 
-    python -m torch.distributed.run --standalone --nproc-per-node 2 tests/distributed_worker.py REPORT
+    python -m torch.distributed.run --standalone --nproc-per-node 2 tests/support/distributed_worker.py REPORT
 
 Each rank asks for the GPT-2 example's build at the same moment (the cache's
 lock lets one compile while the other waits and loads), then trains the same
@@ -28,7 +28,7 @@ VOCAB = 64
 
 
 def example() -> Any:
-    """examples/gpt2/gpt2.py, loaded as tests/test_gpt2.py loads it (one module name, one build)."""
+    """examples/gpt2/gpt2.py, loaded as tests/compiler/test_gpt2.py loads it (one module name, one build)."""
     found = sys.modules.get("gpt2_example")
     if found is None:
         spec = importlib.util.spec_from_file_location("gpt2_example", ROOT / "examples" / "gpt2" / "gpt2.py")

@@ -7,7 +7,7 @@ in an operator. The generator covers operators and method chains, keyword
 arguments, slicing and indexing, starred arguments, tuples and their
 unpacking, int and float arithmetic with Python's semantics, comparisons,
 multi-output ops, in-place ops on fresh tensors, optional arguments and
-Python-level torch functions. tests/test_properties.py checks that what the
+Python-level torch functions. tests/compiler/test_properties.py checks that what the
 checker accepts compiles and computes what its Python body computes.
 """
 
