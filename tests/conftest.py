@@ -9,7 +9,7 @@ import pytest
 
 # Imported first: it points PPY_CACHE_DIR at the session cache before anything of ppy's reads it.
 from tests.support.session_cache import SESSION_CACHE, seeded_cache
-from tests.support.groups import group_of, outside_every_group
+from tests.support.groups import Group, group_of, outside_every_group
 
 
 @pytest.fixture(scope="session")
@@ -43,8 +43,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 class Ungrouped(pytest.File):
     def collect(self) -> list[pytest.Item]:
-        raise self.CollectError(f"{self.path.name} is in no group: move it into tests/checker, tests/torch, "
-                                "tests/compiler or tests/integration, by what it needs (tests/README.md)")
+        folders = ", ".join(f"tests/{group.folder}" for group in Group)
+        raise self.CollectError(f"{self.path.name} is in no group: move it into one of {folders}, by what it needs "
+                                "(tests/README.md)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -52,4 +53,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         group = group_of(item.path)
         if group is not None:
-            item.add_marker(group.value)
+            item.add_marker(group.marker)
