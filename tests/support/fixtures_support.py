@@ -4,7 +4,7 @@ The inline ``# expect: code[needle]`` markers say where a finding is expected; t
 (``snapshots/NAME.txt``, one ``line:column code message`` line a finding) is the exact check, so a changed
 message shows as a reviewed diff. After a deliberate change, rewrite the snapshots and read the diff::
 
-    PPY_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rules.py -k test_fixture -p no:cacheprovider
+    PPY_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/checker/test_rules.py -k test_fixture -p no:cacheprovider
 """
 
 from __future__ import annotations
