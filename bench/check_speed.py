@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--update-readme", action="store_true", help="refresh the table in README.md")
     args = parser.parse_args()
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     try:
         import torch
 
