@@ -187,13 +187,14 @@ class SharedBuild:
                     "soname" if self.output.endswith(".so") else "")
 
 
-BRIDGE = SharedBuild("bridge", "bridge.cpp", cpp_files.BRIDGE, "ppy_bridge.so", 2, ("c10", "torch_cpu", "torch", "torch_python"),
-                     "building the bridge to torch")
+BRIDGE = SharedBuild("bridge", "bridge.cpp", cpp_files.BRIDGE, "ppy_bridge.so", 2,
+                     ("c10", "torch_cpu", "torch", "torch_python"), "building the bridge to torch")
 # GCC uses a header precompiled at one -O level for any other level above
 # -O0 (it checks `__OPTIMIZE__`), so one artifact serves -O1 to -O3; -O0
 # modules, a debugging aid, parse the headers themselves.
 PCH_LEVEL = 2
-PCH = SharedBuild("pch", "ppy_pch.h", cpp_files.PRECOMPILED, "ppy_pch.h.gch", PCH_LEVEL, (), "precompiling torch's headers")
+PCH = SharedBuild("pch", "ppy_pch.h", cpp_files.PRECOMPILED, "ppy_pch.h.gch", PCH_LEVEL, (),
+                  "precompiling torch's headers")
 
 
 def _ensure_shared(cache: Cache, shared: SharedBuild, progress: bool = True) -> str:
