@@ -5,7 +5,8 @@ these files (each one's first lines say what it is for and who includes it).
 A build copies the bytes it was keyed on into its own folder and compiles
 that copy, found beside the source by ``#include "..."``: what a cache entry
 holds is exactly what its key names, even if ppy is reinstalled while a
-process runs, and each entry compiles again on its own from its folder.
+process runs, and an entry's folder holds every file of ppy's its source
+includes.
 Which files a build needs is read from the files themselves (their
 ``#include "..."`` lines), so no list here can drift from what they include.
 """
@@ -35,6 +36,10 @@ _LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTI
 class CppFileError(BuildError):
     """A file of ppy's own C++ is missing or unreadable: the installation is incomplete."""
 
+    def __init__(self, path: Path, error: OSError):
+        super().__init__(f"ppy's C++ runtime cannot be read: {path} ({error.strerror or error}); the installation "
+                         "of ppy is incomplete: reinstall it (pip install --force-reinstall ppy-regions)")
+
 
 @functools.lru_cache(maxsize=None)
 def _read(folder: Path, name: str) -> bytes:
@@ -42,8 +47,7 @@ def _read(folder: Path, name: str) -> bytes:
     try:
         return path.read_bytes()
     except OSError as error:
-        raise CppFileError(f"ppy's C++ file {path} cannot be read ({error.strerror or error}): the installation of "
-                           "ppy is incomplete; reinstall it (pip install --force-reinstall ppy-regions)") from None
+        raise CppFileError(path, error) from None
 
 
 def read(name: str) -> bytes:
@@ -79,8 +83,7 @@ def _every_digest(folder: Path) -> str:
     try:
         names = sorted(p.name for p in folder.iterdir() if p.suffix in _SUFFIXES)
     except OSError as error:
-        raise CppFileError(f"ppy's C++ folder {folder} cannot be read ({error.strerror or error}): the installation "
-                           "of ppy is incomplete; reinstall it (pip install --force-reinstall ppy-regions)") from None
+        raise CppFileError(folder, error) from None
     return _digest(folder, names)
 
 
