@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from ppy_compile import cpp_files
+
 ROOT = Path(__file__).resolve().parents[2]
 OWN_NAMES = {"ppy", "ppy_check", "ppy_compile", "ppy_mypy"}
 
@@ -90,12 +92,13 @@ def test_wheel_is_ppy_regions_and_claims_only_ppy_names(wheel: Path) -> None:
 
 
 def test_wheel_holds_every_source_file(wheel: Path) -> None:
-    """The packages are listed by hand in pyproject.toml (to rename mypy_plugin/): a new sub-package must be listed too."""
+    """The packages are listed by hand in pyproject.toml (to rename mypy_plugin/): a new sub-package must be listed too;
+    and the C++ runtime (ppy_compile/cpp/), package data, must be listed there to ship."""
     names = set(zipfile.ZipFile(wheel).namelist())
     renames = {"mypy_plugin": "ppy_mypy"}
     for folder in ("ppy", "ppy_check", "ppy_compile", "mypy_plugin"):
         for path in (ROOT / folder).rglob("*"):
-            if path.suffix in (".py", ".json", ".typed") and "__pycache__" not in path.parts:
+            if path.suffix in (".py", ".json", ".typed", ".h", ".cpp") and "__pycache__" not in path.parts:
                 relative = path.relative_to(ROOT).as_posix()
                 installed = renames.get(folder, folder) + relative[len(folder):]
                 assert installed in names, f"{relative} is not in the wheel"
@@ -132,6 +135,12 @@ def test_installed_without_torch(wheel: Path, tmp_path: Path) -> None:
     located = subprocess.run([str(python), "-c", "import ppy_check; print(ppy_check.__file__)"],
                              capture_output=True, text=True, cwd=tmp_path, env=clean)
     assert located.stdout.startswith(str(site))
+    # The installed package finds its C++ files (no torch needed to read them), and they are this checkout's.
+    read = "from ppy_compile import cpp_files; print(cpp_files.FOLDER); print(cpp_files.every_digest())"
+    shipped = subprocess.run([str(python), "-c", read], capture_output=True, text=True, cwd=tmp_path, env=clean)
+    assert shipped.returncode == 0, shipped.stderr
+    folder, digest = shipped.stdout.splitlines()
+    assert folder.startswith(str(site)) and digest == cpp_files.every_digest()
 
 
 def test_mypy_plugin_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> None:
