@@ -147,7 +147,7 @@ def path_table(region: Any, call: tuple[Any, ...], module: Any) -> dict[str, Rou
     import torch
 
     python = region.python
-    repeat = getattr(module, f"__ppy_repeat_{region._cpp_symbol}")
+    repeat = getattr(module, f"__ppy_repeat_{region.cpp_symbol}")
     # The C++ floor loops in C++: one Python call makes every call of a sample.
     floor = lambda count: repeat(count, *call)  # noqa: E731
     with_grad, no_grad = contextlib.nullcontext, torch.no_grad
@@ -244,7 +244,7 @@ def build_pybind_probe(region: Any) -> Any:
 def op_count(region: Any) -> int:
     """The dispatcher calls the region's C++ function makes, as written in it."""
     source = region.cpp_source
-    start = source.index(f" {region._cpp_symbol}(")
+    start = source.index(f" {region.cpp_symbol}(")
     return source[start:source.index("\n}\n", start)].count("at::_ops::")
 
 
@@ -281,7 +281,7 @@ def remains_rows(args: argparse.Namespace, modules: dict[str, Any], plan: list[t
     name, region, call = plan[0]
     assert name == STEP_W64
     module = modules[region.site.key]
-    symbol = region._cpp_symbol
+    symbol = region.cpp_symbol
     below = getattr(module, f"__ppy_repeat_below_{symbol}")
     floor = getattr(module, f"__ppy_repeat_{symbol}")
     convert = getattr(module, f"__ppy_convert_{symbol}")
@@ -344,7 +344,7 @@ def gpt2_parts_rows(args: argparse.Namespace, modules: dict[str, Any],
     name, region, call = plan[1]
     assert name == GPT2_STEP
     module = modules[region.site.key]
-    below = getattr(module, f"__ppy_repeat_below_{region._cpp_symbol}")
+    below = getattr(module, f"__ppy_repeat_below_{region.cpp_symbol}")
     named = dict(zip(inspect.signature(region.python).parameters, call))
     width = named["width"]
     token, hidden = torch.randn(1, 1, width), torch.randn(1, 1, named["fc_w"].shape[0])

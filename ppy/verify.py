@@ -160,7 +160,7 @@ def compare_call(region: Region, call: Call, device: str | None = "cpu", gradien
 
     import torch
 
-    compiled = region._compiled
+    compiled = region.compiled
     if compiled is None:
         raise RuntimeError(f"region `{region.site.qualname}` is not compiled")
     if device is None:
@@ -305,8 +305,8 @@ def describe(region: Region, device: str, mismatch: Mismatch, source: str) -> st
 def _cpp_origin(region: Region, what: str) -> str | None:
     """The generated line most likely to have produced a value: the one computing the return, or the writes to a parameter."""
     try:
-        path = region._cpp_source_path
-        symbol = region._cpp_symbol
+        path = region.cpp_source_path
+        symbol = region.cpp_symbol
         if path is None or symbol is None:
             return None
         from ppy.cli import extract_function

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ppy.decorators import Region
-from ppy.pytest_plugin import VERIFIER
+from ppy.pytest_settings import VERIFIER
 from ppy_check.site import RegionSite
 
 if TYPE_CHECKING:

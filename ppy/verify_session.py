@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from ppy.decorators import Call, Region
-from ppy.pytest_plugin import UNOBSERVED, Settings
+from ppy.pytest_settings import UNOBSERVED, Settings
 from ppy.verify_collect import RegionFile, extra_roots, ppy_exclusion, region_file
 from ppy.verify_item import RegionItem
 from ppy_check.site import RegionSite
@@ -167,7 +167,7 @@ class Verifier:
         except TypeError:
             record.uncompared(UNBOUND)  # the real call raises Python's own error; there is nothing to compare
             return
-        if region._compiled is None:
+        if region.compiled is None:
             record.uncompared(NOT_COMPILED)
             return
         self.check(record, region, Call(*args, **kwargs), None, device, f"a call made by {self.current or 'the session'}")

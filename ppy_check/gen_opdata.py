@@ -33,16 +33,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ppy_check.torch_namespaces import PREFIXED_NAMESPACES
+
 DATA_PATH = Path(__file__).with_name("opdata.json")
 FORMAT = 2
-
-# Python namespace -> (module path, C module holding its builtins, prefix of the
-# native names in that C module).
-PREFIXED_NAMESPACES = {
-    "torch.special": ("torch.special", "torch._C._special", "special_"),
-    "torch.linalg": ("torch.linalg", "torch._C._linalg", "linalg_"),
-    "torch.fft": ("torch.fft", "torch._C._fft", "fft_"),
-}
 
 # Methods that hand a Python object back or read a value to the host: they have
 # schemas but can never be part of a compiled region.
@@ -389,7 +383,7 @@ def python_functions() -> dict[str, list[str]]:
 def build(probe: bool = True, previous: dict[str, Any] | None = None) -> dict[str, Any]:
     data = build_schemas()
     if probe:
-        from ppy_check.probe import probe_effects
+        from ppy_check.probe import probe_effects  # probing needs expecttest: only when asked to probe
 
         data["effects"] = probe_effects(data)
     else:

@@ -44,6 +44,7 @@ from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, resolve
 from ppy_check.model.ir import Const, MakeTuple, Param, Span
 from ppy_check.schema import OpData
+from ppy_check.torch_namespaces import PREFIXED_NAMESPACES
 
 _SPAN = Span(0, 0, 0, 0)
 SAMPLES_PER_OP = 12
@@ -248,8 +249,6 @@ class _Recorder:
 def _wrapped_builtins(recorder: _Recorder) -> Iterator[dict[int, Any]]:
     """Every builtin of the bindings (and every Tensor method) replaced by a recording wrapper, by identity."""
     import torch
-
-    from ppy_check.gen_opdata import PREFIXED_NAMESPACES
 
     modules = {"torch": torch, "torch.nn.functional": importlib.import_module("torch.nn.functional"),
                "torch._C._nn": torch._C._nn, "torch._C._VariableFunctions": torch._VF}

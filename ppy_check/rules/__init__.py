@@ -12,55 +12,17 @@ docstrings by a test.
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Union
 
-from ppy_check.model.ir import Span
-from ppy_check.model.problems import Suggestion
-from ppy_check.region import Region
-
-if TYPE_CHECKING:
-    from ppy_check.model.builder import Analysis
-
-
-@dataclass(frozen=True)
-class Finding:
-    """What a rule reports, before the engine places it in a file: a syntax node or a model span."""
-
-    code: str
-    node: Union[ast.AST, Span]
-    message: str
-    fix: Suggestion | None = None
-
-    @property
-    def span(self) -> Span:
-        return self.node if isinstance(self.node, Span) else Span.of(self.node)
-
-
-Check = Callable[[Region, "Analysis"], Iterator[Finding]]
-
-
-def _modules() -> list[ModuleType]:
-    from ppy_check.rules import branch, captured, impure, loop, syntax, type_errors, unsupported, untyped
-
-    return [untyped, loop, branch, captured, impure, unsupported, syntax, type_errors]
-
+from ppy_check.rules import branch, captured, impure, loop, syntax, type_errors, unsupported, untyped, unused_ignore
 
 # The region rules, in ALL_CODES order.
-RULES: dict[str, ModuleType] = {module.CODE: module for module in _modules()}
-
-
-def _suppression_rules() -> list[ModuleType]:
-    from ppy_check.rules import unused_ignore
-
-    return [unused_ignore]
+RULES: dict[str, ModuleType] = {module.CODE: module for module in
+                                [untyped, loop, branch, captured, impure, unsupported, syntax, type_errors]}
 
 
 # Every rule, in KNOWN_CODES order: what --explain, the README, SARIF and --statistics describe.
-KNOWN_RULES: dict[str, ModuleType] = {**RULES, **{module.CODE: module for module in _suppression_rules()}}
+KNOWN_RULES: dict[str, ModuleType] = {**RULES, unused_ignore.CODE: unused_ignore}
 
 
 def explain(code: str) -> str | None:
