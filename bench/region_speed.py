@@ -96,7 +96,7 @@ def cases(gpt2: Any) -> list[tuple[str, Any, tuple[Any, ...]]]:
 def bench_modules() -> dict[str, Any]:
     """The example's regions built with the benchmark entries (`__ppy_repeat_<symbol>`), beside the runtime's own:
     each region's module, by its site key."""
-    from ppy_compile.build import build_module
+    from ppy_compile.pipeline import build_module
     from ppy_compile.options import BuildOptions
 
     built = build_module(str(EXAMPLE), EXAMPLE.read_text(encoding="utf-8"), options=BuildOptions(repeat_entry=True))
@@ -228,17 +228,18 @@ def pybind_probe_source(region: Any) -> str:
 
 def build_pybind_probe(region: Any) -> Any:
     """Built once into the ppy cache (it takes torch's Python headers: the cold build is a start-up row)."""
-    from ppy_compile.build import BRIDGE, SharedBuild, _ensure_shared, _import
     from ppy_compile.cache import Cache
+    from ppy_compile.load import import_extension
+    from ppy_compile.shared import BRIDGE, SharedBuild, ensure_shared
 
     cache = Cache.open()
     probe = SharedBuild("bench-pybind-probe", "probe.cpp", pybind_probe_source(region), "probe.so", 2, BRIDGE.libraries,
                         "building the pybind11 probe (bench/region_speed.py)")
-    key = _ensure_shared(cache, probe)
+    key = ensure_shared(cache, probe)
     artifact = cache.open_artifact(key)
     if artifact is None:
         raise SystemExit("the pybind11 probe was built but its cache entry does not check out")
-    return _import(artifact.path, "ppy_pybind_probe")
+    return import_extension(artifact.path, "ppy_pybind_probe")
 
 
 def op_count(region: Any) -> int:
@@ -414,22 +415,22 @@ BUILD = TIMED + """
 """
 
 TOOLCHAIN = TIMED + """
-    from ppy_compile.build import _ensure_bridge, _ensure_pch
     from ppy_compile.cache import Cache
+    from ppy_compile.shared import ensure_bridge, ensure_pch
     cache = Cache.open()
-    timed(lambda: _ensure_bridge(cache))
-    timed(lambda: _ensure_pch(cache))
+    timed(lambda: ensure_bridge(cache))
+    timed(lambda: ensure_pch(cache))
 """
 
 PLAIN_BRIDGE = TIMED + """
     import dataclasses
-    from ppy_compile.build import BRIDGE, _ensure_shared
     from ppy_compile.cache import Cache
+    from ppy_compile.shared import BRIDGE, ensure_shared
     marker = "PYBIND11_MODULE(ppy_bridge"
     assert marker in BRIDGE.source, "the bridge no longer has its pybind11 module"
     plain = (BRIDGE.source.split(marker)[0] + "static PyModuleDef m = {PyModuleDef_HEAD_INIT, \\"ppy_bridge\\", nullptr, -1};"
              "PyMODINIT_FUNC PyInit_ppy_bridge() { return PyModule_Create(&m); }")
-    timed(lambda: _ensure_shared(Cache.open(), dataclasses.replace(BRIDGE, kind="bench-plain-bridge", source=plain)))
+    timed(lambda: ensure_shared(Cache.open(), dataclasses.replace(BRIDGE, kind="bench-plain-bridge", source=plain)))
 """
 
 PYBIND_PROBE = TIMED + """

@@ -49,12 +49,12 @@ from ppy_check.source import SourceError, read_source
 _modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
 _built_from: dict[str, str] = {}  # source path -> the digest of the text its entry in _modules was built from
 _lock = threading.RLock()
-_prepared: list[Region] = []
+_prepared: list[Region[Any, Any]] = []
 # `pytest --ppy-verify` watches every call: it runs the Python body beside the compiled one.
-_observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None = None
+_observer: Callable[[Region[Any, Any], tuple[Any, ...], dict[str, Any]], None] | None = None
 
 
-def set_observer(observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None) -> None:
+def set_observer(observer: Callable[[Region[Any, Any], tuple[Any, ...], dict[str, Any]], None] | None) -> None:
     """Route every compiled call through ``observer`` first (None: back to the compiled entry)."""
     global _observer
     _observer = observer
@@ -62,14 +62,14 @@ def set_observer(observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], N
         _route(region)
 
 
-def _route(region: Region) -> None:
+def _route(region: Region[Any, Any]) -> None:
     """Calls of the region reach its compiled entry straight from the caller's frame, or, while an observer
     watches, ``Region.__call__`` (the runtime's path, which shows the observer every call)."""
     # PPY_LOG=calls wants every call seen, so it takes the runtime's path too (costly, only when asked).
     region.route(watched=_observer is not None or log.on("calls") or _profile.active is not None)
 
 
-def _entry_class(region: Region, entry: Any) -> type:
+def _entry_class(region: Region[Any, Any], entry: Any) -> type:
     """The region's class whose ``__call__`` is ``entry`` (Region.entry_class), taught to Dynamo."""
     import torch  # a compiled region means torch is loaded
 
@@ -78,11 +78,14 @@ def _entry_class(region: Region, entry: Any) -> type:
     # Dynamo cannot trace a C function: while torch compiles, it traces Region.__call__ in the entry's
     # place, which hands the call to the region's torch operator (ppy.torch_op). torch keeps the entry
     # (it knows it by id) for the life of the process.
-    dynamo_hooks.when_loaded(lambda: torch.compiler.substitute_in_graph(entry, skip_signature_check=True)(Region.__call__))
+    def teach_dynamo() -> None:
+        torch.compiler.substitute_in_graph(entry, skip_signature_check=True)(Region.__call__)
+
+    dynamo_hooks.when_loaded(teach_dynamo)
     return region.entry_class(entry)
 
 
-def _context(region: Region, signature: inspect.Signature, binds: bool, guards: list[Guard],
+def _context(region: Region[Any, Any], signature: inspect.Signature, binds: bool, guards: list[Guard],
              rebound: Callable[[], bool]) -> tuple[Any, ...]:
     """What the compiled entry needs (the layout is ppy_bridge's `Context`): the region's code, for the frame
     of a statement that raised; for the region object's own entry (``binds``), how to bind a call as
@@ -112,7 +115,7 @@ def strict() -> bool:
     return os.environ.get("PPY_STRICT", "") not in ("", "0")
 
 
-def _source(region: Region) -> tuple[str, str, str]:
+def _source(region: Region[Any, Any]) -> tuple[str, str, str]:
     """The region's file: its path, its text as Python decodes it, and the digest of the bytes read (one read)."""
     path = source_path(region.python)
     if path is None:
@@ -227,7 +230,7 @@ os.register_at_fork(after_in_child=_forget_builds_in_child)
 
 
 def _compile_plan(plan: Any) -> Any:
-    from ppy_compile.build import compile_plan
+    from ppy_compile.pipeline import compile_plan  # the compiler: only once a region is built
 
     return compile_plan(plan)
 
@@ -281,7 +284,9 @@ def _guarded(step: Callable[[], Any], path: str) -> Any:
 def _built(path: str, text: str, digest: str, wait: bool = True) -> Any:
     """A file's BuiltModule or BuildError (``digest``: its text's); without ``wait``, a Pending build where the
     cache misses. A file reloaded after an edit is built again: the regions defined since run its new text."""
-    from ppy_compile.build import BuiltModule, dependencies_changed, plan_module
+    from ppy_compile.index import dependencies_changed  # the compiler: only once a region is built
+    from ppy_compile.load import BuiltModule
+    from ppy_compile.pipeline import plan_module
 
     with _lock:
         found: Any = _modules.get(path) if _built_from.get(path) == digest else None
@@ -314,7 +319,7 @@ _preparing: weakref.WeakKeyDictionary[Region[Any, Any], threading.RLock] = weakr
 _preparing_guard = threading.Lock()
 
 
-def prepare(region: Region, wait: bool = True) -> None:
+def prepare(region: Region[Any, Any], wait: bool = True) -> None:
     """Give the region its compiled implementation, or settle it on its Python body (without ``wait``, a build
     that has to start runs in the background, and the region stays unprepared until it is done)."""
     if region.prepared:
@@ -430,7 +435,7 @@ def _when_rebound(region: Region[..., Any], assumed: list[list[str]], guards: li
     return rebound
 
 
-def _fallback(region: Region, reason: str) -> None:
+def _fallback(region: Region[Any, Any], reason: str) -> None:
     region.fallback_reason = reason
     log.emit("fallback", f"region `{region.__qualname__}` runs as Python: {reason}")
     message = f"ppy: region `{region.__qualname__}` runs as Python: {reason}"
@@ -464,7 +469,7 @@ def _caller() -> tuple[str, int]:
     return "<unknown>", 0
 
 
-def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     recorder = _profile.active
     if recorder is not None:
         _declined.flag = False
@@ -489,7 +494,7 @@ def _reroute() -> None:
 _profile.reroute = _reroute
 
 
-def _call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     prepare(region, wait=False)
     form = region.compiled_form
     if form is None:
@@ -521,7 +526,7 @@ def _call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return result
 
 
-def created(region: Region) -> None:
+def created(region: Region[Any, Any]) -> None:
     """A region was made: once torch is loaded, its calls must see when torch compiles or exports."""
     if not decorators.tracer_attached() and "torch" in sys.modules:
         from ppy import torch_op  # imports torch: only for a program that loaded it
