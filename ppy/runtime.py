@@ -34,7 +34,7 @@ import types
 import weakref
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ppy import decorators
 from ppy.decorators import STALE_BYTECODE, Compiled, Region, source_path
@@ -45,6 +45,9 @@ from ppy.guard import Guard, Rebound, prove
 from ppy.loaded import stale_helper
 from ppy_check.site import RegionSite
 from ppy_check.source import SourceError, read_source
+
+if TYPE_CHECKING:
+    from ppy_compile.options import BuildOptions
 
 _modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
 _built_from: dict[str, str] = {}  # source path -> the digest of the text its entry in _modules was built from
@@ -127,11 +130,24 @@ def _source(region: Region[Any, Any]) -> tuple[str, str, str]:
     return path, source.text, source.digest
 
 
-def build_options() -> Any:
-    """The build options this process asks for: ppy's own tests set PPY_TESTING_MUTATION to miscompile on purpose."""
-    from ppy_compile.options import BuildOptions
+# What every build of this process is asked for; None: the regions as written. Only ppy's own tests pass
+# other options (a deliberate miscompilation, to prove the verifier catches it).
+_build_options: BuildOptions | None = None
 
-    return BuildOptions.parse_mutation(os.environ.get("PPY_TESTING_MUTATION", ""))
+
+def set_build_options(options: BuildOptions | None) -> None:
+    """Build every region of this process with ``options`` from now on (None: the default options again)."""
+    global _build_options
+    _build_options = options
+
+
+def build_options() -> BuildOptions:
+    """The options this process builds its regions with."""
+    if _build_options is not None:
+        return _build_options
+    from ppy_compile.options import BuildOptions  # the compiler: only once a region is built
+
+    return BuildOptions()
 
 
 class Pending:
