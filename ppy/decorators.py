@@ -285,7 +285,9 @@ class Region(Generic[P, R]):
 
         The object's class is swapped, rather than Region.__call__ calling the entry: CPython's call slot
         then runs the compiled C function with no Python frame of ppy's between the caller and the compiled
-        code, which is most of a small region's call cost (bench/region_speed.py's small shape).
+        code. Measured with a C callable as ``__call__`` against a Python ``__call__`` that calls it (timeit,
+        on the loaded 2-core dev machine): 1.4 us against 3.2 us a call, 1.3 us for the bare C call, so the
+        Python frame would more than double a small region's call cost.
         """
         form = self._compiled_form
         if form is None or form.entry_class is None:

@@ -609,7 +609,7 @@ def _teach_dynamo() -> None:
     """What Dynamo must know of the routing: `compiling()` is True while it traces, and `_ready` is a constant
     to call rather than code to trace. Registered once torch._dynamo is loaded, since importing it to register
     them would add more than a second to every program that uses regions and never compiles."""
-    torch.compiler.assume_constant_result(_ready)
+    torch.compiler.assume_constant_result(_ready)  # type: ignore[no-untyped-call]  # torch leaves it untyped
     torch.compiler.substitute_in_graph(compiling)(_compiling_in_dynamo)
 
 

@@ -144,7 +144,7 @@ class Verifier:
     def record(self, site: RegionSite, device: str) -> Record:
         return self.records.setdefault((site_key(site), device), Record())
 
-    def observe(self, region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def observe(self, region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A call a test made: compared now, on clones, before the real call runs."""
         import inspect
 
@@ -172,7 +172,7 @@ class Verifier:
             return
         self.check(record, region, Call(*args, **kwargs), None, device, f"a call made by {self.current or 'the session'}")
 
-    def check(self, record: Record, region: Region, call: Call, move_to: str | None, device: str, source: str,
+    def check(self, record: Record, region: Region[Any, Any], call: Call, move_to: str | None, device: str, source: str,
               must_run: bool = False) -> None:
         """Compare one call (moved to ``move_to`` first, unless None) and note what it showed.
 

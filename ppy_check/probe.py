@@ -175,6 +175,7 @@ class _Recorder:
             return original(*args, **kwargs)
         resolved, arguments = bound
         native = resolved.overload.out if resolved.out else resolved.overload.native
+        assert native is not None  # a call resolves to an out= variant only where the overload has one
         values = dict(resolved.values)
         if namespace == "Tensor":
             values["self"] = Param("a0", 0, t.TENSOR, _SPAN)  # the receiver, the first object resolve() saw
@@ -203,8 +204,8 @@ class _Recorder:
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         declared_views = set().union(*(storages[key] for key in storages if key in native.arg and native.arg[key].alias))
         for index, output in enumerate(outputs[: len(native.returns)] if len(native.returns) > 1 else [result]):
-            declared = native.returns[min(index, len(native.returns) - 1)].alias if native.returns else None
-            if declared is not None:
+            returned_alias = native.returns[min(index, len(native.returns) - 1)].alias if native.returns else None
+            if returned_alias is not None:
                 continue
             shared = {_storage(x) for x in _flat_tensors(output)} - {None}
             for key, stored in storages.items():
@@ -330,11 +331,11 @@ def _run_samples(by_identity: dict[int, Any], only: frozenset[str] | None) -> No
     for op in op_db:
         if only is not None and op.name not in only:
             continue
-        if not any(d == torch.float32 for d in op.supported_dtypes("cpu")):
+        if not any(d == torch.float32 for d in op.supported_dtypes("cpu")):  # type: ignore[no-untyped-call]
             continue
         variants = [v for v in (op.op, op.method_variant) if v is not None]
         try:
-            samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))[:SAMPLES_PER_OP]
+            samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))[:SAMPLES_PER_OP]  # type: ignore[no-untyped-call]
         except Exception:  # noqa: BLE001 - an OpInfo that cannot make samples here is skipped
             continue
         for sample in samples:
@@ -402,7 +403,7 @@ def _run_synthesized(recorder: _Recorder, targets: list[tuple[str, str]]) -> Non
             _call_synthesized(function, overload, None)
 
 
-def _synthesized_in_children(data: dict[str, Any], targets: list[tuple[str, str]]) -> list[_Observed | None]:
+def _synthesized_in_children(data: dict[str, Any], targets: list[tuple[str, str]]) -> list[dict[str, _Observed]]:
     """Run the synthesized calls in child processes: nonsense arguments crash or hang a few kernels.
 
     A child that dies or runs past its time is split in two and retried, down
@@ -412,7 +413,7 @@ def _synthesized_in_children(data: dict[str, Any], targets: list[tuple[str, str]
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
-    results: list[_Observed | None] = []
+    results: list[dict[str, _Observed]] = []  # what each child observed, by native
     pending = [targets]
     while pending:
         chunk = pending.pop()
@@ -528,8 +529,8 @@ def probe_effects(data: dict[str, Any], only: frozenset[str] | None = None) -> d
     recorder = _Recorder(OpData(data))
     with _wrapped_builtins(recorder) as by_identity:
         _run_samples(by_identity, only)
-    for observed in _synthesized_in_children(data, _synthesized_targets(recorder.data, only)):
-        for key, seen in (observed or {}).items():
+    for in_child in _synthesized_in_children(data, _synthesized_targets(recorder.data, only)):
+        for key, seen in in_child.items():
             merged = recorder.observed[key]
             for name, calls in seen.writes.items():
                 merged.writes[name].extend(calls)
