@@ -112,11 +112,12 @@ def worker(path: str, spec: dict[str, Any], env: dict[str, str], first_call_only
 
 def one_time_builds(source: Path) -> list[str]:
     """The keys of the once-per-torch builds in the ppy cache ``source``, built there first if missing."""
-    from ppy_compile.build import _ensure_bridge, _ensure_pch, use_pch
+    from ppy_compile.build_env import use_pch
+    from ppy_compile.shared import ensure_bridge, ensure_pch
     from ppy_compile.cache import Cache
 
     cache = Cache.open(source)
-    return [_ensure_bridge(cache)] + ([_ensure_pch(cache)] if use_pch() else [])
+    return [ensure_bridge(cache)] + ([ensure_pch(cache)] if use_pch() else [])
 
 
 def seeded(root: Path, source: Path, keys: list[str]) -> None:

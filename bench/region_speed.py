@@ -98,7 +98,7 @@ def cases(gpt2: Any) -> list[tuple[str, Any, tuple[Any, ...]]]:
 def bench_modules() -> dict[str, Any]:
     """The example's regions built with the benchmark entries (`__ppy_repeat_<symbol>`), beside the runtime's own:
     each region's module, by its site key."""
-    from ppy_compile.build import build_module
+    from ppy_compile.pipeline import build_module
     from ppy_compile.options import BuildOptions
 
     built = build_module(str(EXAMPLE), EXAMPLE.read_text(encoding="utf-8"), options=BuildOptions(repeat_entry=True))
@@ -150,7 +150,7 @@ def path_table(region: Any, call: tuple[Any, ...], module: Any) -> dict[str, Rou
     import torch
 
     python = region.python
-    repeat = getattr(module, f"__ppy_repeat_{region._cpp_symbol}")
+    repeat = getattr(module, f"__ppy_repeat_{region.cpp_symbol}")
     # The C++ floor loops in C++: one Python call makes every call of a sample.
     floor = lambda count: repeat(count, *call)  # noqa: E731
     with_grad, no_grad = contextlib.nullcontext, torch.no_grad
@@ -232,23 +232,24 @@ def pybind_probe_source(region: Any) -> str:
 
 def build_pybind_probe(region: Any) -> Any:
     """Built once into the ppy cache (it takes torch's Python headers: the cold build is a start-up row)."""
-    from ppy_compile.build import BRIDGE, SharedBuild, _ensure_shared, _import
     from ppy_compile.cache import Cache
+    from ppy_compile.load import import_extension
+    from ppy_compile.shared import BRIDGE, SharedBuild, ensure_shared
 
     cache = Cache.open()
     probe = SharedBuild("bench-pybind-probe", "probe.cpp", pybind_probe_source(region), "probe.so", 2, BRIDGE.libraries,
                         "building the pybind11 probe (bench/region_speed.py)")
-    key = _ensure_shared(cache, probe)
+    key = ensure_shared(cache, probe)
     artifact = cache.open_artifact(key)
     if artifact is None:
         raise SystemExit("the pybind11 probe was built but its cache entry does not check out")
-    return _import(artifact.path, "ppy_pybind_probe")
+    return import_extension(artifact.path, "ppy_pybind_probe")
 
 
 def op_count(region: Any) -> int:
     """The dispatcher calls the region's C++ function makes, as written in it."""
     source = region.cpp_source
-    start = source.index(f" {region._cpp_symbol}(")
+    start = source.index(f" {region.cpp_symbol}(")
     count: int = source[start:source.index("\n}\n", start)].count("at::_ops::")  # cpp_source is a str
     return count
 
@@ -287,7 +288,7 @@ def remains_rows(args: argparse.Namespace, modules: dict[str, Any], plan: list[t
     name, region, call = plan[0]
     assert name == STEP_W64
     module = modules[region.site.key]
-    symbol = region._cpp_symbol
+    symbol = region.cpp_symbol
     below = getattr(module, f"__ppy_repeat_below_{symbol}")
     floor = getattr(module, f"__ppy_repeat_{symbol}")
     convert = getattr(module, f"__ppy_convert_{symbol}")
@@ -352,7 +353,7 @@ def gpt2_parts_rows(args: argparse.Namespace, modules: dict[str, Any],
     name, region, call = plan[1]
     assert name == GPT2_STEP
     module = modules[region.site.key]
-    below = getattr(module, f"__ppy_repeat_below_{region._cpp_symbol}")
+    below = getattr(module, f"__ppy_repeat_below_{region.cpp_symbol}")
     named = dict(zip(inspect.signature(region.python).parameters, call))
     width = named["width"]
     token, hidden = torch.randn(1, 1, width), torch.randn(1, 1, named["fc_w"].shape[0])
@@ -422,22 +423,22 @@ BUILD = TIMED + """
 """
 
 TOOLCHAIN = TIMED + """
-    from ppy_compile.build import _ensure_bridge, _ensure_pch
     from ppy_compile.cache import Cache
+    from ppy_compile.shared import ensure_bridge, ensure_pch
     cache = Cache.open()
-    timed(lambda: _ensure_bridge(cache))
-    timed(lambda: _ensure_pch(cache))
+    timed(lambda: ensure_bridge(cache))
+    timed(lambda: ensure_pch(cache))
 """
 
 PLAIN_BRIDGE = TIMED + """
     import dataclasses
-    from ppy_compile.build import BRIDGE, _ensure_shared
     from ppy_compile.cache import Cache
+    from ppy_compile.shared import BRIDGE, ensure_shared
     marker = "PYBIND11_MODULE(ppy_bridge"
     assert marker in BRIDGE.source, "the bridge no longer has its pybind11 module"
     plain = (BRIDGE.source.split(marker)[0] + "static PyModuleDef m = {PyModuleDef_HEAD_INIT, \\"ppy_bridge\\", nullptr, -1};"
              "PyMODINIT_FUNC PyInit_ppy_bridge() { return PyModule_Create(&m); }")
-    timed(lambda: _ensure_shared(Cache.open(), dataclasses.replace(BRIDGE, kind="bench-plain-bridge", source=plain)))
+    timed(lambda: ensure_shared(Cache.open(), dataclasses.replace(BRIDGE, kind="bench-plain-bridge", source=plain)))
 """
 
 PYBIND_PROBE = TIMED + """

@@ -56,9 +56,9 @@ FIRST_RESULT = """
 """
 
 SHARED_ONLY = """
-    from ppy_compile.build import _ensure_all_shared
     from ppy_compile.cache import Cache
-    _ensure_all_shared(Cache.open(), with_pch=True)
+    from ppy_compile.shared import ensure_all_shared
+    ensure_all_shared(Cache.open(), with_pch=True)
     print("done")
 """
 
@@ -66,16 +66,16 @@ SHARED_ONLY = """
 REBUILD = """
     import resource, time
     import torch
-    from ppy_compile import build
+    from ppy_compile import pipeline, plan
     modelled = []
-    original = build._model_all
-    build._model_all = lambda *a: modelled.append(1) or original(*a)
+    original = plan.model_all
+    plan.model_all = lambda *a: modelled.append(1) or original(*a)
     def children():
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         return used.ru_utime + used.ru_stime
     text = open({path!r}, encoding="utf-8").read()
     start, cpu = time.perf_counter(), children()
-    built = build.build_module({path!r}, text)
+    built = pipeline.build_module({path!r}, text)
     seconds, compiler = time.perf_counter() - start, children() - cpu
     assert len(built.functions) == {count}, built.fallbacks
     import importlib.util

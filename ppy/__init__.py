@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from ppy import runtime as _runtime  # noqa: F401  (a region's calls go to it: it attaches itself to Region)
 from ppy.decorators import Call, Region, opt, pure
 from ppy.errors import BuildError, RegionError
 from ppy.profiling import profile

@@ -98,7 +98,7 @@ def _explain(args: argparse.Namespace) -> int:
 
     Nothing is built: the cache says what was, the model what a build would make (an empty cache would
     otherwise cost the bridge and the precompiled header, minutes, just to print a verdict)."""
-    from ppy_compile.build import cached_module
+    from ppy_compile.pipeline import cached_module
     from ppy_compile.cache import Cache
 
     path, wanted = _split_target(args.target)
@@ -243,7 +243,7 @@ def _build(args: argparse.Namespace) -> int:
     from ppy.errors import BuildError
     from ppy_check.config import ConfigError
     from ppy_check.source import SourceError, decode
-    from ppy_compile.build import build_module
+    from ppy_compile.pipeline import build_module
 
     # Paths, messages and source are the user's text, never markup or emoji codes (`:100:`
     # is one), and a finding stays on one line for tools that parse `path:line:col:`.

@@ -14,7 +14,7 @@ of before it. ``PPY_BUILD=wait``, ``PPY_STRICT``, ``region.build()`` and
 ``pytest --ppy-verify`` wait for the build instead.
 
 Once built, a region object's calls no longer come through here: its class
-becomes one whose ``__call__`` is the compiled entry itself (``_entry_class``),
+becomes one whose ``__call__`` is the compiled entry itself (``Region.route``),
 which binds and converts the arguments in C and comes back to ``call`` only
 for a call it cannot bind, or while an observer watches.
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import errno
+import functools
 import inspect
 import os
 import sys
@@ -33,9 +34,11 @@ import types
 import weakref
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
-from ppy.decorators import STALE_BYTECODE, Region, source_path
+from ppy import decorators
+from ppy.decorators import STALE_BYTECODE, Compiled, Region, source_path
 from ppy import log
 from ppy import profiling as _profile
 from ppy.errors import BuildError, RegionError
@@ -44,15 +47,18 @@ from ppy.loaded import stale_helper
 from ppy_check.site import RegionSite
 from ppy_check.source import SourceError, read_source
 
+if TYPE_CHECKING:
+    from ppy_compile.options import BuildOptions
+
 _modules: dict[str, Any] = {}  # source path -> BuiltModule (or the BuildError that stopped it)
 _built_from: dict[str, str] = {}  # source path -> the digest of the text its entry in _modules was built from
 _lock = threading.RLock()
-_prepared: list[Region] = []
+_prepared: list[Region[Any, Any]] = []
 # `pytest --ppy-verify` watches every call: it runs the Python body beside the compiled one.
-_observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None = None
+_observer: Callable[[Region[Any, Any], tuple[Any, ...], dict[str, Any]], None] | None = None
 
 
-def set_observer(observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], None] | None) -> None:
+def set_observer(observer: Callable[[Region[Any, Any], tuple[Any, ...], dict[str, Any]], None] | None) -> None:
     """Route every compiled call through ``observer`` first (None: back to the compiled entry)."""
     global _observer
     _observer = observer
@@ -60,34 +66,30 @@ def set_observer(observer: Callable[[Region, tuple[Any, ...], dict[str, Any]], N
         _route(region)
 
 
-def _route(region: Region) -> None:
+def _route(region: Region[Any, Any]) -> None:
     """Calls of the region reach its compiled entry straight from the caller's frame, or, while an observer
     watches, ``Region.__call__`` (the runtime's path, which shows the observer every call)."""
-    entry_class = region._entry_class
     # PPY_LOG=calls wants every call seen, so it takes the runtime's path too (costly, only when asked).
-    watched = _observer is not None or log.on("calls") or _profile.active is not None
-    region.__class__ = entry_class.__base__ if watched else entry_class
+    region.route(watched=_observer is not None or log.on("calls") or _profile.active is not None)
 
 
-def _entry_class(region: Region, entry: Any) -> type:
-    """A class of this region's own whose ``__call__`` is ``entry``, the compiled C function bound to the
-    region's context: CPython's call slot runs it with no Python frame of ppy's between the caller and the
-    compiled code. It adds nothing else, so the object's layout, attributes and behaviour stay Region's."""
+def _entry_class(region: Region[Any, Any], entry: Any) -> type:
+    """The region's class whose ``__call__`` is ``entry`` (Region.entry_class), taught to Dynamo."""
     import torch  # a compiled region means torch is loaded
 
-    from ppy import dynamo_hooks
+    from ppy import dynamo_hooks  # imports torch's hooks: only once a region is compiled
 
     # Dynamo cannot trace a C function: while torch compiles, it traces Region.__call__ in the entry's
     # place, which hands the call to the region's torch operator (ppy.torch_op). torch keeps the entry
     # (it knows it by id) for the life of the process.
-    dynamo_hooks.when_loaded(lambda: torch.compiler.substitute_in_graph(entry, skip_signature_check=True)(Region.__call__))
-    base = type(region)
-    namespace = {"__call__": entry, "__slots__": (), "__module__": base.__module__, "__qualname__": base.__qualname__,
-                 "__doc__": base.__doc__}
-    return type(base.__name__, (base,), namespace)
+    def teach_dynamo() -> None:
+        torch.compiler.substitute_in_graph(entry, skip_signature_check=True)(Region.__call__)
+
+    dynamo_hooks.when_loaded(teach_dynamo)
+    return region.entry_class(entry)
 
 
-def _context(region: Region, signature: inspect.Signature, binds: bool, guards: list[Guard],
+def _context(region: Region[Any, Any], signature: inspect.Signature, binds: bool, guards: list[Guard],
              rebound: Callable[[], bool]) -> tuple[Any, ...]:
     """What the compiled entry needs (the layout is ppy_bridge's `Context`): the region's code, for the frame
     of a statement that raised; for the region object's own entry (``binds``), how to bind a call as
@@ -117,7 +119,7 @@ def strict() -> bool:
     return os.environ.get("PPY_STRICT", "") not in ("", "0")
 
 
-def _source(region: Region) -> tuple[str, str, str]:
+def _source(region: Region[Any, Any]) -> tuple[str, str, str]:
     """The region's file: its path, its text as Python decodes it, and the digest of the bytes read (one read)."""
     path = source_path(region.python)
     if path is None:
@@ -129,11 +131,24 @@ def _source(region: Region) -> tuple[str, str, str]:
     return path, source.text, source.digest
 
 
-def build_options() -> Any:
-    """The build options this process asks for: ppy's own tests set PPY_TESTING_MUTATION to miscompile on purpose."""
-    from ppy_compile.options import BuildOptions
+# What every build of this process is asked for; None: the regions as written. Only ppy's own tests pass
+# other options (a deliberate miscompilation, to prove the verifier catches it).
+_build_options: BuildOptions | None = None
 
-    return BuildOptions.parse_mutation(os.environ.get("PPY_TESTING_MUTATION", ""))
+
+def set_build_options(options: BuildOptions | None) -> None:
+    """Build every region of this process with ``options`` from now on (None: the default options again)."""
+    global _build_options
+    _build_options = options
+
+
+def build_options() -> BuildOptions:
+    """The options this process builds its regions with."""
+    if _build_options is not None:
+        return _build_options
+    from ppy_compile.options import BuildOptions  # the compiler: only once a region is built
+
+    return BuildOptions()
 
 
 class Pending:
@@ -232,7 +247,7 @@ os.register_at_fork(after_in_child=_forget_builds_in_child)
 
 
 def _compile_plan(plan: Any) -> Any:
-    from ppy_compile.build import compile_plan
+    from ppy_compile.pipeline import compile_plan  # the compiler: only once a region is built
 
     return compile_plan(plan)
 
@@ -286,7 +301,9 @@ def _guarded(step: Callable[[], Any], path: str) -> Any:
 def _built(path: str, text: str, digest: str, wait: bool = True) -> Any:
     """A file's BuiltModule or BuildError (``digest``: its text's); without ``wait``, a Pending build where the
     cache misses. A file reloaded after an edit is built again: the regions defined since run its new text."""
-    from ppy_compile.build import BuiltModule, dependencies_changed, plan_module
+    from ppy_compile.index import dependencies_changed  # the compiler: only once a region is built
+    from ppy_compile.load import BuiltModule
+    from ppy_compile.pipeline import plan_module
 
     with _lock:
         found: Any = _modules.get(path) if _built_from.get(path) == digest else None
@@ -319,17 +336,17 @@ _preparing: weakref.WeakKeyDictionary[Region[Any, Any], threading.RLock] = weakr
 _preparing_guard = threading.Lock()
 
 
-def prepare(region: Region, wait: bool = True) -> None:
+def prepare(region: Region[Any, Any], wait: bool = True) -> None:
     """Give the region its compiled implementation, or settle it on its Python body (without ``wait``, a build
     that has to start runs in the background, and the region stays unprepared until it is done)."""
-    if region._prepared:
+    if region.prepared:
         return
     with _preparing_guard:
         preparing = _preparing.setdefault(region, threading.RLock())
     if not preparing.acquire(blocking=wait):
         return  # another thread prepares it: this call runs as Python
     try:
-        if not region._prepared:
+        if not region.prepared:
             _prepare(region, wait)
     finally:
         preparing.release()
@@ -339,19 +356,19 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
     """As ``prepare``; the region is marked prepared only once settled (compiled, or on its Python body for
     good), so that a thread finding it marked finds its state complete."""
     if not region.compile_enabled():
-        region._prepared = True
+        region.settle_python()
         return
     try:
         path, text, digest = _source(region)
     except (BuildError, OSError, TypeError) as error:
         _fallback(region, str(error))
         return
-    if region._defined_from == (path, STALE_BYTECODE):
+    if region.defined_from == (path, STALE_BYTECODE):
         _fallback(region, f"Python runs it from a bytecode cache of other text than {Path(path).name} holds (the "
                           "file was rewritten with its size and modification time put back); touch the file or "
                           "delete its __pycache__, then run again")
         return
-    if region._defined_from not in (None, (path, digest)):
+    if region.defined_from not in (None, (path, digest)):
         # Python runs the text the module was imported from; the C++ would be built from the file's new text.
         _fallback(region, f"{Path(path).name} changed since it was imported, so its compiled code would not be "
                           "the Python that is loaded; import it again (importlib.reload) to compile the new text")
@@ -393,22 +410,19 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
     except Rebound as why:
         _fallback(region, _rebound_reason(why))
         return
-    # Both are the module's function bound to a context: `_compiled` takes every parameter positionally
+    # Both are the module's function bound to a context: `compiled` takes every parameter positionally
     # and answers NotImplemented to what it does not take (the runtime, verify and torch's operator call
     # it); the region object's own entry binds as Python does.
     entry = built.bridge.bound_entry
     signature = inspect.signature(region.python)
     rebound = _when_rebound(region, assumed, guards, helpers)
-    compiled = entry(function, _context(region, signature, False, guards, rebound))
-    region._cpp_source_path = built.cpp_sources.get(rid)
-    region._cpp_symbol = built.symbols.get(rid)
-    region._effects = built.effects.get(rid, {})
-    region._signature = signature
-    region._entry_class = _entry_class(region, entry(function, _context(region, signature, True, guards, rebound)))
-    # Published last, complete: a thread that reads `_compiled` (call, verify, torch's operator) finds the
-    # rest of the compiled state already in place.
-    region._compiled = compiled
-    region._prepared = True
+    region.settle_compiled(Compiled(
+        entry=entry(function, _context(region, signature, False, guards, rebound)),
+        signature=signature,
+        cpp_source_path=built.cpp_sources.get(rid),
+        cpp_symbol=built.symbols.get(rid),
+        effects=built.effects.get(rid, {}),
+        entry_class=_entry_class(region, entry(function, _context(region, signature, True, guards, rebound)))))
     _prepared.append(region)
     _route(region)
 
@@ -428,32 +442,35 @@ def _when_rebound(region: Region[..., Any], assumed: list[list[str]], guards: li
             return True
         except Exception as why:  # pylint: disable=broad-except
             with _lock:
-                if region._compiled is not None:
-                    region._compiled = None
+                if region.compiled is not None:
+                    region.drop_compiled()
                     if region in _prepared:
                         _prepared.remove(region)
-                    if region._entry_class is not None and region._entry_class.__base__ is not None:
-                        region.__class__ = region._entry_class.__base__
             _fallback(region, _rebound_reason(why))
             return False
 
     return rebound
 
 
-def _fallback(region: Region, reason: str) -> None:
+def _fallback(region: Region[Any, Any], reason: str) -> None:
     region.fallback_reason = reason
     log.emit("fallback", f"region `{region.__qualname__}` runs as Python: {reason}")
     message = f"ppy: region `{region.__qualname__}` runs as Python: {reason}"
     if strict():
         raise BuildError(message)  # on every call, not just the first
-    region._prepared = True
+    region.settle_python()
     filename, line = _caller()
     # Once per region (it is prepared once), at the user's line rather than ppy's own.
     warnings.warn_explicit(message, RegionFallbackWarning, filename, line)
 
 
 _PPY_FOLDERS = tuple(str(Path(__file__).resolve().parent.parent / package) for package in ("ppy", "ppy_check", "ppy_compile"))
-_STDLIB = sysconfig.get_paths()["stdlib"]
+
+
+@functools.cache
+def _stdlib() -> str:
+    """Asked for only when a region falls back: sysconfig's paths take a while, and `import ppy` imports this."""
+    return sysconfig.get_paths()["stdlib"]
 
 
 def _caller() -> tuple[str, int]:
@@ -462,21 +479,21 @@ def _caller() -> tuple[str, int]:
     while frame is not None:
         filename = frame.f_code.co_filename
         ours = filename.startswith(_PPY_FOLDERS) or filename.startswith("<frozen")
-        stdlib = filename.startswith(_STDLIB) and "site-packages" not in filename
+        stdlib = filename.startswith(_stdlib()) and "site-packages" not in filename
         if not ours and not stdlib:
             return filename, frame.f_lineno
         frame = frame.f_back
     return "<unknown>", 0
 
 
-def call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     recorder = _profile.active
     if recorder is not None:
         _declined.flag = False
         start = time.perf_counter()
         result = _call(region, args, kwargs)
         # Compiled when the region has compiled code and this call was not declined to the Python body.
-        compiled = region._compiled is not None and not _declined.flag
+        compiled = region.compiled is not None and not _declined.flag
         recorder.record(region.__qualname__, compiled, time.perf_counter() - start)
         return result
     return _call(region, args, kwargs)
@@ -488,17 +505,16 @@ _declined = threading.local()  # set by a declined call, read by the profile (on
 def _reroute() -> None:
     with _lock:
         for region in list(_prepared):
-            if region._entry_class is not None:
-                _route(region)
+            _route(region)
 
 
 _profile.reroute = _reroute
 
 
-def _call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     prepare(region, wait=False)
-    compiled = region._compiled
-    if compiled is None:
+    form = region.compiled_form
+    if form is None:
         if log.enabled:
             log.emit("calls", f"{region.__qualname__}: python")
         if _observer is not None:
@@ -506,10 +522,10 @@ def _call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return region.python(*args, **kwargs)
     if _observer is not None:
         _observer(region, args, kwargs)
-    bound = region._signature.bind(*args, **kwargs)
+    bound = form.signature.bind(*args, **kwargs)
     bound.apply_defaults()
     # The compiled function takes every parameter positionally, keyword-only ones included.
-    result = compiled(*bound.arguments.values())
+    result = form.entry(*bound.arguments.values())
     if result is NotImplemented:
         # An argument is not exactly its annotated type (an int for a bool, a list for a tuple,
         # a tensor subclass): only the Python body gives Python's answer. The C entry hands such a call
@@ -525,3 +541,14 @@ def _call(region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if log.enabled:
         log.emit("calls", f"{region.__qualname__}: compiled")
     return result
+
+
+def created(region: Region[Any, Any]) -> None:
+    """A region was made: once torch is loaded, its calls must see when torch compiles or exports."""
+    if not decorators.tracer_attached() and "torch" in sys.modules:
+        from ppy import torch_op  # imports torch: only for a program that loaded it
+
+        torch_op.install()
+
+
+decorators.attach_runtime(decorators.Runtime(call=call, prepare=prepare, created=created))

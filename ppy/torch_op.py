@@ -307,14 +307,14 @@ def _registered(region: Region[Any, Any]) -> Registered:
 
 def _register(region: Region[Any, Any]) -> Registered:
     region.build()
-    if region._compiled is None:
+    if region.compiled is None:
         reason = region.fallback_reason or "it is not compiled"
         raise TorchOpError(f"ppy: region `{region.__qualname__}` has no torch operator: {reason}")
     try:
         layout = Layout.of(region)
     except TorchOpError as error:
         raise TorchOpError(f"ppy: region `{region.__qualname__}` cannot be a torch operator: {error}") from None
-    effects = getattr(region, "_effects", None) or {}
+    effects = region.effects
     writes = [] if region.pure else list(effects.get("writes", []))
     random = bool(effects.get("random", False))
     schema = layout.schema(writes)
@@ -414,7 +414,7 @@ def _kernels(entry: Registered) -> tuple[Callable[..., Any], Callable[..., Any]]
 
 def _run(region: Region[Any, Any], layout: Layout, values: list[Any], compiled: bool) -> Any:
     """The region on its values in signature order: the compiled function where it takes them, else the body."""
-    function = region._compiled if compiled else None
+    function = region.compiled if compiled else None
     if function is not None:
         result = function(*values)  # every parameter positionally, keyword-only ones too
         if result is not NotImplemented:
@@ -567,7 +567,7 @@ def _ready(region: Region[Any, Any]) -> bool:
     try:
         _registered(region)
     except TorchOpError as error:
-        if region._compiled is not None:
+        if region.compiled is not None:
             # Compiled, but not expressible as an operator: traced as its body, which says why once.
             key = ("unexpressible", region.site)
             if key not in _warned:
@@ -609,12 +609,11 @@ def _teach_dynamo() -> None:
     """What Dynamo must know of the routing: `compiling()` is True while it traces, and `_ready` is a constant
     to call rather than code to trace. Registered once torch._dynamo is loaded, since importing it to register
     them would add more than a second to every program that uses regions and never compiles."""
-    torch.compiler.assume_constant_result(_ready)
+    torch.compiler.assume_constant_result(_ready)  # type: ignore[no-untyped-call]  # torch leaves it untyped
     torch.compiler.substitute_in_graph(compiling)(_compiling_in_dynamo)
 
 
 def install() -> None:
     """Route region calls here while torch compiles or exports (``Region.__call__`` asks once per call)."""
-    decorators._compiling = compiling
-    decorators._traced_call = call
+    decorators.attach_tracer(compiling, call)
     dynamo_hooks.when_loaded(_teach_dynamo)

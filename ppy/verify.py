@@ -150,7 +150,7 @@ def compare_values(what: str, expected: Any, actual: Any, scale: float = 1.0) ->
     return Mismatch(what, detail, max_abs, max_rel, tolerance), max_abs, tolerance
 
 
-def compare_call(region: Region, call: Call, device: str | None = "cpu", gradients: bool = True,
+def compare_call(region: Region[Any, Any], call: Call, device: str | None = "cpu", gradients: bool = True,
                  scale: float = 1.0) -> Outcome:
     """Run ``call`` through the Python body and the compiled region and compare everything.
 
@@ -160,7 +160,7 @@ def compare_call(region: Region, call: Call, device: str | None = "cpu", gradien
 
     import torch
 
-    compiled = region._compiled
+    compiled = region.compiled
     if compiled is None:
         raise RuntimeError(f"region `{region.site.qualname}` is not compiled")
     if device is None:
@@ -252,7 +252,7 @@ def _pure_writes(before: dict[str, int], after: dict[str, int], side: str) -> li
             for name, version in before.items() if after.get(name, version) != version]
 
 
-def _gradients(region: Region, compiled: Any, signature: Any, args: Any, kwargs: dict[str, Any], scale: float) -> list[Any]:
+def _gradients(region: Region[Any, Any], compiled: Any, signature: Any, args: Any, kwargs: dict[str, Any], scale: float) -> list[Any]:
     import torch
 
     def forward(function: Any) -> tuple[list[Any], dict[str, Any]]:
@@ -292,7 +292,7 @@ def _gradients(region: Region, compiled: Any, signature: Any, args: Any, kwargs:
     return found
 
 
-def describe(region: Region, device: str, mismatch: Mismatch, source: str) -> str:
+def describe(region: Region[Any, Any], device: str, mismatch: Mismatch, source: str) -> str:
     """A failure a person can act on: which region, where, what, by how much, and the C++ line behind it."""
     lines = [f"region `{region.site.qualname}` on {device}, {source}: {mismatch.what} {mismatch.verb}",
              f"  {mismatch.detail}"]
@@ -302,11 +302,11 @@ def describe(region: Region, device: str, mismatch: Mismatch, source: str) -> st
     return "\n".join(lines)
 
 
-def _cpp_origin(region: Region, what: str) -> str | None:
+def _cpp_origin(region: Region[Any, Any], what: str) -> str | None:
     """The generated line most likely to have produced a value: the one computing the return, or the writes to a parameter."""
     try:
-        path = region._cpp_source_path
-        symbol = region._cpp_symbol
+        path = region.cpp_source_path
+        symbol = region.cpp_symbol
         if path is None or symbol is None:
             return None
         from ppy.cli import extract_function

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ppy.pytest_plugin import VERIFIER, Settings
+from ppy.pytest_settings import VERIFIER, Settings
 from ppy.verify_item import RegionItem
 from ppy_check.config import ConfigError
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ppy.decorators import Region
-from ppy.pytest_plugin import VERIFIER
+from ppy.pytest_settings import VERIFIER
 from ppy_check.site import RegionSite
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class RegionItem(pytest.Item):
             pytest.skip(message)
         self.status = "passed"
 
-    def _live_region(self) -> Region | None:
+    def _live_region(self) -> Region[Any, Any] | None:
         """The region object defined at this site, once its module ran; None when it never came to exist."""
         from ppy.decorators import live_regions
 
@@ -117,7 +117,7 @@ class RegionItem(pytest.Item):
         return import_path(self.path, mode=self.config.getoption("importmode"), root=self.config.rootpath,
                            consider_namespace_packages=self.config.getini("consider_namespace_packages"))
 
-    def _build(self, region: Region) -> None:
+    def _build(self, region: Region[Any, Any]) -> None:
         from ppy.errors import BuildError, RegionError
         from ppy.runtime import RegionFallbackWarning
 
@@ -137,7 +137,7 @@ class RegionItem(pytest.Item):
             raise RegionVerificationError(self.describe(
                 "did not compile; it runs as Python" + (f"\n  {reasons[0]}" if reasons else " (see the warnings)")))
 
-    def _run_samples(self, verifier: Verifier, record: Record, region: Region) -> None:
+    def _run_samples(self, verifier: Verifier, record: Record, region: Region[Any, Any]) -> None:
         from ppy.decorators import Call
 
         try:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from ppy.decorators import Call, Region
-from ppy.pytest_plugin import UNOBSERVED, Settings
+from ppy.pytest_settings import UNOBSERVED, Settings
 from ppy.verify_collect import RegionFile, extra_roots, ppy_exclusion, region_file
 from ppy.verify_item import RegionItem
 from ppy_check.site import RegionSite
@@ -144,7 +144,7 @@ class Verifier:
     def record(self, site: RegionSite, device: str) -> Record:
         return self.records.setdefault((site_key(site), device), Record())
 
-    def observe(self, region: Region, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def observe(self, region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A call a test made: compared now, on clones, before the real call runs."""
         import inspect
 
@@ -167,12 +167,12 @@ class Verifier:
         except TypeError:
             record.uncompared(UNBOUND)  # the real call raises Python's own error; there is nothing to compare
             return
-        if region._compiled is None:
+        if region.compiled is None:
             record.uncompared(NOT_COMPILED)
             return
         self.check(record, region, Call(*args, **kwargs), None, device, f"a call made by {self.current or 'the session'}")
 
-    def check(self, record: Record, region: Region, call: Call, move_to: str | None, device: str, source: str,
+    def check(self, record: Record, region: Region[Any, Any], call: Call, move_to: str | None, device: str, source: str,
               must_run: bool = False) -> None:
         """Compare one call (moved to ``move_to`` first, unless None) and note what it showed.
 

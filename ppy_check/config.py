@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import cast
 
-from ppy_check.files import iter_files  # noqa: F401  (the pytest plugin imports the walk from here)
 from ppy_check.messages import ALL_CODES, KNOWN_CODES, OPT_IN_CODES
 
 DEFAULT_EXCLUDE = (

@@ -33,16 +33,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ppy_check.torch_namespaces import PREFIXED_NAMESPACES
+
 DATA_PATH = Path(__file__).with_name("opdata.json")
 FORMAT = 2
-
-# Python namespace -> (module path, C module holding its builtins, prefix of the
-# native names in that C module).
-PREFIXED_NAMESPACES = {
-    "torch.special": ("torch.special", "torch._C._special", "special_"),
-    "torch.linalg": ("torch.linalg", "torch._C._linalg", "linalg_"),
-    "torch.fft": ("torch.fft", "torch._C._fft", "fft_"),
-}
 
 # Methods that hand a Python object back or read a value to the host: they have
 # schemas but can never be part of a compiled region.
@@ -59,7 +53,7 @@ NUMBERS_AS_TENSORS = frozenset({
 
 def encode_type(kind: Any) -> Any:
     """A torchgen type as JSON: a base type's name, ``["?", T]`` or ``["[]", T, size]``."""
-    from torchgen.model import BaseType, ListType, OptionalType
+    from torchgen.model import BaseType, ListType, OptionalType  # type: ignore[import-untyped]
 
     if isinstance(kind, BaseType):
         return kind.name.name
@@ -85,8 +79,8 @@ def _alias(annotation: Any) -> Any:
 
 
 def _native_functions() -> list[Any]:
-    import torchgen
-    from torchgen.gen import parse_native_yaml
+    import torchgen  # type: ignore[import-untyped]
+    from torchgen.gen import parse_native_yaml  # type: ignore[import-untyped]
 
     root = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native")
     parsed = parse_native_yaml(os.path.join(root, "native_functions.yaml"), os.path.join(root, "tags.yaml"))
@@ -94,7 +88,7 @@ def _native_functions() -> list[Any]:
 
 
 def _native_entry(native: Any) -> dict[str, Any]:
-    from torchgen.api import cpp
+    from torchgen.api import cpp  # type: ignore[import-untyped]
 
     schema = native.func
 
@@ -218,10 +212,10 @@ def _signature_groups(natives: list[Any]) -> tuple[dict[str, list[Any]], dict[st
     from collections import defaultdict
 
     import torchgen
-    from torchgen.api.python import PythonSignatureNativeFunctionPair, signature
-    from torchgen.context import native_function_manager
+    from torchgen.api.python import PythonSignatureNativeFunctionPair, signature  # type: ignore[import-untyped]
+    from torchgen.context import native_function_manager  # type: ignore[import-untyped]
     from torchgen.model import Variant
-    from torchgen.packaged.autograd.gen_python_functions import (
+    from torchgen.packaged.autograd.gen_python_functions import (  # type: ignore[import-untyped]
         group_overloads, load_signatures, should_generate_py_binding, sort_overloads,
     )
 
@@ -389,7 +383,7 @@ def python_functions() -> dict[str, list[str]]:
 def build(probe: bool = True, previous: dict[str, Any] | None = None) -> dict[str, Any]:
     data = build_schemas()
     if probe:
-        from ppy_check.probe import probe_effects
+        from ppy_check.probe import probe_effects  # probing needs expecttest: only when asked to probe
 
         data["effects"] = probe_effects(data)
     else:

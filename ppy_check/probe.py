@@ -44,6 +44,7 @@ from ppy_check.model import types as t
 from ppy_check.model.bind import Argument, Bound, resolve
 from ppy_check.model.ir import Const, MakeTuple, Param, Span
 from ppy_check.schema import OpData
+from ppy_check.torch_namespaces import PREFIXED_NAMESPACES
 
 _SPAN = Span(0, 0, 0, 0)
 SAMPLES_PER_OP = 12
@@ -174,7 +175,7 @@ class _Recorder:
             return original(*args, **kwargs)
         resolved, arguments = bound
         native = resolved.overload.out if resolved.out else resolved.overload.native
-        assert native is not None  # bind() takes out= only where the overload has an out= variant
+        assert native is not None  # a call resolves to an out= variant only where the overload has one
         values = dict(resolved.values)
         if namespace == "Tensor":
             values["self"] = Param("a0", 0, t.TENSOR, _SPAN)  # the receiver, the first object resolve() saw
@@ -203,8 +204,8 @@ class _Recorder:
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         declared_views = set().union(*(storages[key] for key in storages if key in native.arg and native.arg[key].alias))
         for index, output in enumerate(outputs[: len(native.returns)] if len(native.returns) > 1 else [result]):
-            declared_alias = native.returns[min(index, len(native.returns) - 1)].alias if native.returns else None
-            if declared_alias is not None:
+            returned_alias = native.returns[min(index, len(native.returns) - 1)].alias if native.returns else None
+            if returned_alias is not None:
                 continue
             shared = {_storage(x) for x in _flat_tensors(output)} - {None}
             for key, stored in storages.items():
@@ -249,8 +250,6 @@ class _Recorder:
 def _wrapped_builtins(recorder: _Recorder) -> Iterator[dict[int, Any]]:
     """Every builtin of the bindings (and every Tensor method) replaced by a recording wrapper, by identity."""
     import torch
-
-    from ppy_check.gen_opdata import PREFIXED_NAMESPACES
 
     modules = {"torch": torch, "torch.nn.functional": importlib.import_module("torch.nn.functional"),
                "torch._C._nn": torch._C._nn, "torch._C._VariableFunctions": torch._VF}
@@ -332,11 +331,11 @@ def _run_samples(by_identity: dict[int, Any], only: frozenset[str] | None) -> No
     for op in op_db:
         if only is not None and op.name not in only:
             continue
-        if not any(d == torch.float32 for d in op.supported_dtypes("cpu")):
+        if not any(d == torch.float32 for d in op.supported_dtypes("cpu")):  # type: ignore[no-untyped-call]
             continue
         variants = [v for v in (op.op, op.method_variant) if v is not None]
         try:
-            samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))[:SAMPLES_PER_OP]
+            samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))[:SAMPLES_PER_OP]  # type: ignore[no-untyped-call]
         except Exception:  # noqa: BLE001 - an OpInfo that cannot make samples here is skipped
             continue
         for sample in samples:
@@ -404,7 +403,7 @@ def _run_synthesized(recorder: _Recorder, targets: list[tuple[str, str]]) -> Non
             _call_synthesized(function, overload, None)
 
 
-def _synthesized_in_children(data: dict[str, Any], targets: list[tuple[str, str]]) -> list[dict[str, _Observed] | None]:
+def _synthesized_in_children(data: dict[str, Any], targets: list[tuple[str, str]]) -> list[dict[str, _Observed]]:
     """Run the synthesized calls in child processes: nonsense arguments crash or hang a few kernels.
 
     A child that dies or runs past its time is split in two and retried, down
@@ -414,7 +413,7 @@ def _synthesized_in_children(data: dict[str, Any], targets: list[tuple[str, str]
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
-    results: list[dict[str, _Observed] | None] = []
+    results: list[dict[str, _Observed]] = []  # what each child observed, by native
     pending = [targets]
     while pending:
         chunk = pending.pop()
@@ -530,8 +529,8 @@ def probe_effects(data: dict[str, Any], only: frozenset[str] | None = None) -> d
     recorder = _Recorder(OpData(data))
     with _wrapped_builtins(recorder) as by_identity:
         _run_samples(by_identity, only)
-    for child_observed in _synthesized_in_children(data, _synthesized_targets(recorder.data, only)):
-        for key, seen in (child_observed or {}).items():
+    for in_child in _synthesized_in_children(data, _synthesized_targets(recorder.data, only)):
+        for key, seen in in_child.items():
             merged = recorder.observed[key]
             for name, calls in seen.writes.items():
                 merged.writes[name].extend(calls)

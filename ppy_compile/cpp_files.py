@@ -41,7 +41,7 @@ class CppFileError(BuildError):
                          "of ppy is incomplete: reinstall it (pip install --force-reinstall ppy-regions)")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read(folder: Path, name: str) -> bytes:
     path = folder / name
     try:
@@ -78,7 +78,7 @@ def every_digest() -> str:
     return _every_digest(FOLDER)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _every_digest(folder: Path) -> str:
     try:
         names = sorted(p.name for p in folder.iterdir() if p.suffix in _SUFFIXES)

@@ -22,7 +22,7 @@ from ppy_check.model.constants import PYTHON_TYPE_DTYPES
 from ppy_check.schema import Base, BaseType, ListType, Native, OptionalType, SchemaArg, SchemaType
 from ppy_compile.options import BuildOptions, Mutation
 from ppy_compile.cpp_types import (
-    argument, comment, convert, cpp_type, float_literal, int_literal, param_type, scalar, sequence_element, std_string,
+    argument, convert, cpp_type, float_literal, int_literal, param_type, scalar, std_string,
     string_literal, to_double,
 )
 

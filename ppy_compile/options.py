@@ -25,16 +25,3 @@ class BuildOptions:
 
     def key(self) -> str:
         return f"{self.mutation.value if self.mutation else ''}:{':'.join(self.swap)}:{int(self.repeat_entry)}"
-
-    @classmethod
-    def parse_mutation(cls, text: str) -> BuildOptions:
-        """``swap:A:B``, ``drop-writes`` or ``detach`` (ppy's verifier tests), or "" for none."""
-        if not text:
-            return cls()
-        kind, *rest = text.split(":")
-        mutation = Mutation(kind)
-        if mutation is Mutation.SWAP:
-            if len(rest) != 2:
-                raise ValueError(f"`swap` takes two operator names: swap:A:B, not {text!r}")
-            return cls(mutation=mutation, swap=(rest[0], rest[1]))
-        return cls(mutation=mutation)

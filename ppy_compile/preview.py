@@ -36,10 +36,10 @@ def preview_module(origin: str, text: str, options: BuildOptions = BuildOptions(
     Raises BuildError for a file that does not parse, as a build does.
     """
     from ppy_check.module import ModuleRegions
-    from ppy_compile.build import _model_all
+    from ppy_compile.plan import model_all
     from ppy_compile.emit import Printer
 
-    modelled, errors, levels, silenced = _model_all(text, origin)
+    modelled, errors, levels, silenced = model_all(text, origin)
     models = {region.model.site.key: region for region in modelled}
     previews = []
     for region in ModuleRegions.load(origin, text).regions:

@@ -23,8 +23,10 @@ from ppy_check.model import ir
 from ppy_check.model import types as t
 from ppy_check.model.ir import GradMode, RegionModel
 from ppy_compile import cpp_files
-from ppy_compile.cpp_types import comment, cpp_type, string_literal
+from ppy_compile.bench_entries import bench_entries
+from ppy_compile.cpp_types import comment, string_literal
 from ppy_compile.emit import Printer
+from ppy_compile.entry_parts import below_autograd, method_row, take_arguments
 from ppy_compile.options import BuildOptions
 
 from ppy_compile.options import MODULE_NAME
@@ -97,38 +99,12 @@ def _below(model: RegionModel) -> str | None:
     return BELOW_AUTOGRAD if writes or views else BELOW_AD_INPLACE_OR_VIEW
 
 
-def _take(model: RegionModel, source: str, bail: str) -> tuple[list[str], list[str]]:
-    """The lines that take each argument from ``source[i]``, and the C++ names of the taken values."""
-    lines, names = [], []
-    for index, param in enumerate(model.params):
-        item = f"{source}[{index}]"
-        if isinstance(param.type, t.TensorT):
-            # Borrowed from its Python object, which lives as long as the call.
-            lines.append(f"    const at::Tensor* a{index} = ppy_bridge::borrow_plain_tensor({item});")
-            lines.append(f"    if (a{index} == nullptr) return {bail};")
-            names.append(f"*a{index}")
-            continue
-        initial = "{at::kCPU}" if isinstance(param.type, t.DeviceT) else "{}"
-        lines.append(f"    {cpp_type(param.type)} a{index}{initial};")
-        lines.append(f"    if (int taken = ppy::take({item}, a{index}); taken <= 0) return taken < 0 ? nullptr : {bail};")
-        names.append(f"a{index}")
-    return lines, names
-
-
-def _guarded(below: str | None, names: list[str]) -> list[str]:
-    """Lines that put the body's call below autograd when this call qualifies (``below``: the guard's type)."""
-    if below is None:
-        return []
-    arguments = ", ".join(names)
-    return [f"std::optional<{below}> below;", f"if (ppy::autograd_idle({arguments})) below.emplace();"]
-
-
 def _entry(region: UnitRegion, name: str, below: str | None) -> str:
     """The region's CPython vectorcall entry (see the module docstring); ``self`` is its module or a region context."""
     model = region.model
     count = len(model.params)
     bail = "ppy_bridge::not_taken(self, args, nargsf, kwnames)"
-    taken, names = _take(model, "argv", bail)
+    taken, names = take_arguments(model, "argv", bail)
     call = f"{region.symbol}({', '.join(names)})"
     lines = [
         f"static PyObject* {name}(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {{",
@@ -146,7 +122,7 @@ def _entry(region: UnitRegion, name: str, below: str | None) -> str:
         *taken,
         "    try {",
     ]
-    guard = "".join(f" {line}" for line in _guarded(below, names))
+    guard = "".join(f" {line}" for line in below_autograd(below, names))
     if isinstance(model.returns, t.NoneT):
         lines.append(f"        {{ ppy::WithoutGil released;{guard} {call}; }}")
         lines.append("        Py_RETURN_NONE;")
@@ -168,46 +144,6 @@ def _entry(region: UnitRegion, name: str, below: str | None) -> str:
               "        return ppy_bridge::located(self, ppy::take_failed_line());",
               "    }", "}"]
     return "\n".join(lines)
-
-
-def _bench_entries(region: UnitRegion, below: str | None) -> list[tuple[str, str, str]]:
-    """For benchmarks (``BuildOptions.repeat_entry``), each taking every argument positionally:
-
-    ``__ppy_repeat_<symbol>(n, *args)`` runs the body n times in C++ through the
-    full dispatcher (the C++ floor); ``__ppy_repeat_below_<symbol>(n, *args)``
-    does the same as a call that qualifies for the fast path would (below
-    autograd, when the arguments allow); ``__ppy_convert_<symbol>(*args)``
-    takes the arguments as the entry does and runs nothing.
-    """
-    model = region.model
-    count = len(model.params)
-    shown = string_literal(model.name)
-
-    def positional(name: str, arity: int, body: list[str]) -> str:
-        return "\n".join([f"static PyObject* {name}(PyObject*, PyObject* const* args, Py_ssize_t nargs) {{",
-                          f"    if (nargs != {arity}) return ppy::wrong_count({shown}, {arity}, nargs);", *body, "}"])
-
-    taken, names = _take(model, "(args + 1)", "ppy::fallback()")
-    call = f"{region.symbol}({', '.join(names)})"
-    entries = []
-    for label, guarded in (("repeat", False), ("repeat_below", True)):
-        guard = "".join(f" {line}" for line in _guarded(below if guarded else None, names))
-        name = f"py_{label}_{region.symbol}"
-        entries.append((f"__ppy_{label}_{region.symbol}", name, positional(name, count + 1, [
-            "    int64_t count = 0;",
-            "    if (ppy::take(args[0], count) <= 0) { PyErr_SetString(PyExc_TypeError, \"count\"); return nullptr; }",
-            *taken,
-            "    try {",
-            f"        {{ ppy::WithoutGil released;{guard} for (int64_t i = 0; i < count; ++i) (void){call}; }}",
-            "        Py_RETURN_NONE;",
-            "    } catch (...) {",
-            "        return ppy_bridge::raise_current();",
-            "    }",
-        ])))
-    taken, _ = _take(model, "args", "ppy::fallback()")
-    name = f"py_convert_{region.symbol}"
-    entries.append((f"__ppy_convert_{region.symbol}", name, positional(name, count, [*taken, "    Py_RETURN_NONE;"])))
-    return entries
 
 
 class Unprintable(Exception):
@@ -241,11 +177,11 @@ def print_region(region: UnitRegion, options: BuildOptions) -> PrintedRegion:
         # the version counters that catch it come from ADInplaceOrView.
         below = BELOW_AUTOGRAD
     parts = [function, _entry(region, f"py_{region.symbol}", below) + "\n"]
-    methods = [_method(region.symbol, f"py_{region.symbol}", "METH_FASTCALL | METH_KEYWORDS")]
+    methods = [method_row(region.symbol, f"py_{region.symbol}", "METH_FASTCALL | METH_KEYWORDS")]
     if options.repeat_entry:
-        for name, entry, text in _bench_entries(region, below):
+        for name, entry, text in bench_entries(region, below):
             parts.append(text + "\n")
-            methods.append(_method(name, entry, "METH_FASTCALL"))
+            methods.append(method_row(name, entry, "METH_FASTCALL"))
     return PrintedRegion(region, "\n".join(parts), frozenset(printer.headers), tuple(methods))
 
 
@@ -281,15 +217,10 @@ def translation_unit(printed: list[PrintedRegion], origin: str, options: BuildOp
         owned[region.region.symbol] = (first, first + region.text.count("\n"))
     table = [row for region in printed for row in region.methods]
     if options.repeat_entry:
-        table.append(_method("__ppy_probe", "py_probe", "METH_FASTCALL"))
+        table.append(method_row("__ppy_probe", "py_probe", "METH_FASTCALL"))
     parts.append("}  // namespace")
     rows = ",\n".join(table)
     parts.append(f"static PyMethodDef ppy_methods[] = {{\n{rows},\n    {{nullptr, nullptr, 0, nullptr}}\n}};")
     parts.append(f'static PyModuleDef ppy_module = {{PyModuleDef_HEAD_INIT, "{MODULE_NAME}", nullptr, -1, ppy_methods}};')
     parts.append(f"PyMODINIT_FUNC PyInit_{MODULE_NAME}() {{ return PyModule_Create(&ppy_module); }}")
     return Unit("\n".join(parts) + "\n", shipped, owned)
-
-
-def _method(name: str, function: str, flags: str) -> str:
-    return (f'    {{"{name}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>({function})), '
-            f"{flags}, nullptr}}")

@@ -15,13 +15,14 @@ from tests.support.groups import Group, group_of, outside_every_group
 @pytest.fixture(scope="session")
 def toolchain_entries() -> list[str]:
     """The once-per-torch builds (bridge, precompiled header), built or found once in the session cache."""
-    from ppy_compile.build import _ensure_bridge, _ensure_pch, use_pch
+    from ppy_compile.build_env import use_pch
     from ppy_compile.cache import Cache
+    from ppy_compile.shared import ensure_bridge, ensure_pch
 
     cache = Cache.open(SESSION_CACHE)
-    keys = [_ensure_bridge(cache)]
+    keys = [ensure_bridge(cache)]
     if use_pch():
-        keys.append(_ensure_pch(cache))
+        keys.append(ensure_pch(cache))
     return keys
 
 

@@ -12,41 +12,10 @@ docstrings by a test.
 
 from __future__ import annotations
 
-import ast
 import importlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Union
 
-from ppy_check.messages import ALL_CODES, Code, Message
-from ppy_check.model.ir import Span
-from ppy_check.model.problems import Suggestion
-from ppy_check.region import Region
-
-if TYPE_CHECKING:
-    from ppy_check.model.builder import Analysis
-
-
-@dataclass(frozen=True)
-class Finding:
-    """What a rule reports, before the engine places it in a file: a syntax node or a model span."""
-
-    code: str
-    node: Union[ast.AST, Span]
-    text: Message
-    fix: Suggestion | None = None
-
-    @property
-    def message(self) -> str:
-        return self.text.render()
-
-    @property
-    def span(self) -> Span:
-        return self.node if isinstance(self.node, Span) else Span.of(self.node)
-
-
-Check = Callable[[Region, "Analysis"], Iterator[Finding]]
+from ppy_check.messages import ALL_CODES, Code
 
 
 def _module(code: Code) -> ModuleType:

@@ -34,7 +34,7 @@ from typing import Any
 from ppy_check import messages as m
 from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
-from ppy_check.rules import Finding
+from ppy_check.finding import Finding
 
 CODE = m.BRANCH
 SUMMARY = "a branch (if, conditional expression, match, and/or, try, assert, raise) inside a region"

@@ -38,7 +38,7 @@ from ppy_check import messages as m
 from ppy_check.model.builder import Analysis
 from ppy_check.model.problems import CaptureOrigin
 from ppy_check.region import Region
-from ppy_check.rules import Finding
+from ppy_check.finding import Finding
 
 CODE = m.CAPTURED
 SUMMARY = "a region reads a name that is not a parameter, a local, a module or a literal constant"

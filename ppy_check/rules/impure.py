@@ -36,7 +36,7 @@ from ppy_check import messages as m
 from ppy_check.model.builder import Analysis
 from ppy_check.model.ir import WriteKind
 from ppy_check.region import Region
-from ppy_check.rules import Finding
+from ppy_check.finding import Finding
 
 CODE = m.IMPURE
 SUMMARY = "a @ppy.pure region writes memory its caller can see"

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from ppy_check import messages as m
 from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
-from ppy_check.rules import Finding
+from ppy_check.finding import Finding
 
 CODE = m.LOOP
 SUMMARY = "a loop or comprehension inside a region"

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from ppy_check import messages as m
 from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
-from ppy_check.rules import Finding
+from ppy_check.finding import Finding
 
 CODE = m.SYNTAX
 SUMMARY = "a construct a region cannot hold, or a file that does not parse"

@@ -40,7 +40,7 @@ from ppy_check import messages as m
 from ppy_check.model.budgets import Budget
 from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
-from ppy_check.rules import Finding
+from ppy_check.finding import Finding
 
 CODE = m.UNSUPPORTED
 SUMMARY = "a call or attribute in a region has no ATen lowering"

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from ppy_check import messages as m
 from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
-from ppy_check.rules import Finding
+from ppy_check.finding import Finding
 
 CODE = m.UNTYPED
 SUMMARY = "a parameter or the return lacks a type a region can take"

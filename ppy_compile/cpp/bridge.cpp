@@ -1,5 +1,5 @@
 // The bridge: the one translation unit that includes torch's Python headers, built once per torch version
-// and compiler into ppy_bridge.so (ppy_compile/build.py, BRIDGE); no other file includes it. Those headers'
+// and compiler into ppy_bridge.so (ppy_compile/shared.py, BRIDGE); no other file includes it. Those headers'
 // parsing costs most of a build (torch/csrc/autograd/python_variable.h alone takes about 16 s to compile
 // here), so region modules include only the ATen headers of the ops they call, declare the bridge's few
 // functions (ppy_bridge.h) and link against it, and a module builds in seconds. The bridge reaches tensors
@@ -90,7 +90,7 @@ bool forward_ad_active() {
 // A region's entry runs with `self` its module, or a context ppy.runtime made for the region. A
 // context that binds is the region object's own __call__: Python's binding rules, and the region's
 // Python call path (Region.__call__) for anything the entry does not take as it is. Otherwise
-// (the module, or the context of `region._compiled`) every parameter comes positionally and an
+// (the module, or the context of `region.compiled`) every parameter comes positionally and an
 // argument not exactly its type answers NotImplemented: the caller runs the Python body.
 enum Context {
     PYTHON_BODY, BINDS, SLOW_CALL, NAMES, POSITIONAL, POSITIONAL_ONLY, DEFAULTS, REQUIRED, GUARDS, REBOUND, CONTEXT_SIZE
@@ -199,7 +199,7 @@ PyObject* not_taken(PyObject* self, PyObject* const* args, size_t nargsf, PyObje
 // With the exception set, as Cython does for .pyx lines: a traceback entry for the region's
 // statement, named as Python names the region's own frames (its code's file and name), and the
 // statement after the exception's message. Called through a context (the region object, or
-// `region._compiled`); a call of the module's own function gets neither. Always nullptr.
+// `region.compiled`); a call of the module's own function gets neither. Always nullptr.
 // `offset` counts from the region's first line (1), which the live code object knows: the frame
 // names the line where the region is now, and a region that only moved needs no rebuild.
 PyObject* located(PyObject* self, int offset) {

@@ -1,5 +1,5 @@
 // The precompiled header's source: built once per torch version and compiler as ppy_pch.h.gch
-// (ppy_compile/build.py, PCH), and the first line of every optimised region module
+// (ppy_compile/shared.py, PCH), and the first line of every optimised region module
 // (`#include "ppy_pch.h"`). It ships as precompiled.h, not as ppy_pch.h, so that a module's
 // `#include "ppy_pch.h"` can only find the .gch beside the built copy, never this text.
 // Parsing these headers is most of a module's build (a GPT-2 block builds in about 1.5 s from it

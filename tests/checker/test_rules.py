@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.fixtures_support import (FIXTURES, SNAPSHOTS, UPDATE_SNAPSHOTS, compare, expectations, fixture_files,
-                                            snapshot_path, snapshot_problems)
+                                            snapshot_problems)
 
 from ppy_check.engine import check_source
 from ppy_check.messages import ALL_CODES

@@ -3,6 +3,7 @@ a region whose C++ ppy cannot print, or the compiler rejects, falls back alone."
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -10,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from ppy_compile import build
+from ppy_compile import index, keys, load, pipeline, shared
 from ppy_compile.cache import Cache
+from ppy_compile.options import MODULE_NAME, BuildOptions
 
 
 def test_the_bridge_and_the_header_build_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -23,7 +25,7 @@ def test_the_bridge_and_the_header_build_together(tmp_path: Path, monkeypatch: p
     both_running = threading.Barrier(2, timeout=20)
     calls: list[tuple[str, bool]] = []
 
-    def fake_ensure(cache: Cache, shared: build.SharedBuild, progress: bool = True) -> str:
+    def fake_ensure(cache: Cache, shared: shared.SharedBuild, progress: bool = True) -> str:
         calls.append((shared.kind, progress))
         if shared.kind not in built:
             both_running.wait()
@@ -33,9 +35,9 @@ def test_the_bridge_and_the_header_build_together(tmp_path: Path, monkeypatch: p
     def fake_valid(key: str) -> Any:
         return None if not built else object()
 
-    monkeypatch.setattr(build, "_ensure_shared", fake_ensure)
+    monkeypatch.setattr(shared, "ensure_shared", fake_ensure)
     monkeypatch.setattr(cache, "valid", fake_valid)
-    assert build._ensure_all_shared(cache, with_pch=True) == ("key-bridge", "key-pch")
+    assert shared.ensure_all_shared(cache, with_pch=True) == ("key-bridge", "key-pch")
     assert {kind for kind, progress in calls if not progress} == {"bridge", "pch"}
     step = capsys.readouterr().err
     assert step.count("\n") == 1, step
@@ -46,17 +48,17 @@ def test_only_what_is_missing_builds(tmp_path: Path, monkeypatch: pytest.MonkeyP
     cache = Cache.open(tmp_path / "cache")
     calls: list[tuple[str, bool]] = []
 
-    def fake_ensure(cache: Cache, shared: build.SharedBuild, progress: bool = True) -> str:
+    def fake_ensure(cache: Cache, shared: shared.SharedBuild, progress: bool = True) -> str:
         calls.append((shared.kind, progress))
         return f"key-{shared.kind}"
 
-    monkeypatch.setattr(build, "_ensure_shared", fake_ensure)
+    monkeypatch.setattr(shared, "ensure_shared", fake_ensure)
     # Only the header is missing: it is its own step; -O0 builds need no header at all.
-    monkeypatch.setattr(cache, "valid", lambda key: None if key == build.PCH.key(_tool()) else object())
-    assert build._ensure_all_shared(cache, with_pch=True) == ("key-bridge", "key-pch")
+    monkeypatch.setattr(cache, "valid", lambda key: None if key == shared.PCH.key(_tool()) else object())
+    assert shared.ensure_all_shared(cache, with_pch=True) == ("key-bridge", "key-pch")
     assert calls == [("bridge", True), ("pch", True)]
     calls.clear()
-    assert build._ensure_all_shared(cache, with_pch=False) == ("key-bridge", None)
+    assert shared.ensure_all_shared(cache, with_pch=False) == ("key-bridge", None)
     assert calls == [("bridge", True)]
 
 
@@ -83,8 +85,8 @@ def _build_with_a_faulty_printer(cache: Path, folder: Path, monkeypatch: pytest.
         return printed(text) if self.model.name == "faulty" else text
 
     monkeypatch.setattr(emit.Printer, "function", function)
-    monkeypatch.setattr(build.os, "cpu_count", lambda: 1)  # both regions in one unit
-    built = build.build_module(str(folder / "model.py"), TWO_REGIONS, Cache.open(cache))
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # both regions in one unit
+    built = pipeline.build_module(str(folder / "model.py"), TWO_REGIONS, Cache.open(cache))
     assert list(built.functions) == ["innocent:9"]
     (reason,) = built.fallbacks.values()
     return reason
@@ -157,11 +159,11 @@ def test_a_full_disk_stops_the_build_without_recording_the_regions(fresh_cache: 
     cache = Cache.open(fresh_cache)
     origin = str(tmp_path / "model.py")
     with pytest.raises(BuildInterrupted, match="No space left on device") as caught:
-        build.build_module(origin, TWO_REGIONS, cache)
+        pipeline.build_module(origin, TWO_REGIONS, cache)
     assert not isinstance(caught.value, CompileError)
-    assert cache.read_index(build.index_key(origin, TWO_REGIONS, build.BuildOptions())) is None
+    assert cache.read_index(index.index_key(origin, TWO_REGIONS, BuildOptions())) is None
     monkeypatch.setattr(toolchains, "toolchain", lambda: real)
-    assert set(build.build_module(origin, TWO_REGIONS, cache).functions) == {"faulty:4", "innocent:9"}
+    assert set(pipeline.build_module(origin, TWO_REGIONS, cache).functions) == {"faulty:4", "innocent:9"}
 
 
 def test_two_threads_loading_one_module_load_one_copy(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,19 +188,19 @@ def test_two_threads_loading_one_module_load_one_copy(monkeypatch: pytest.Monkey
         threading.Event().wait(0.2)  # long enough for the other thread to arrive while this one loads
         return object()
 
-    monkeypatch.setattr(build, "_import", slow_import)
+    monkeypatch.setattr(load, "import_extension", slow_import)
     fake = type("FakeCache", (), {"open_artifact": staticmethod(open_artifact)})()
     key = "test-one-copy"
     results: list[object] = []
-    threads = [threading.Thread(target=lambda: results.append(build._load_module(fake, key))) for _ in range(2)]
+    threads = [threading.Thread(target=lambda: results.append(load.load_module(fake, key))) for _ in range(2)]
     try:
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
     finally:
-        build._loaded.pop(key, None)
-    assert opened == [key] and imported == [build.MODULE_NAME]
+        load._loaded.pop(key, None)
+    assert opened == [key] and imported == [MODULE_NAME]
     assert len(results) == 2 and results[0] is results[1]
 
 
@@ -206,13 +208,12 @@ def test_a_torch_reinstalled_under_the_same_version_is_another_build(monkeypatch
     """The warm start's key reads libtorch's stat: modules built against one libtorch are not loaded into a
     process running another that has the same version string (a rebuilt or reinstalled torch)."""
     from ppy_compile import toolchain as toolchains
-    from ppy_compile.options import BuildOptions
 
-    before = build.light_identity(BuildOptions())
+    before = keys.light_identity(BuildOptions())
     real = toolchains._file_identity
     monkeypatch.setattr(toolchains, "_file_identity",
                         lambda path: real(path) + ":reinstalled" if path.endswith("libtorch_cpu.so") else real(path))
-    assert build.light_identity(BuildOptions()) != before
+    assert keys.light_identity(BuildOptions()) != before
 
 
 THREE_REGIONS = TWO_REGIONS + "\n\n@ppy.opt(1, compile=False)\ndef kept(x: torch.Tensor) -> torch.Tensor:\n    return x - 1\n"
@@ -232,7 +233,7 @@ def test_ppy_build_counts_every_region_and_cache_logs_shows_why_one_failed(
         return text.replace("try {", "try {\n        not_a_name_in_cpp;") if self.model.name == "faulty" else text
 
     monkeypatch.setattr(emit.Printer, "function", function)
-    monkeypatch.setattr(build.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
     source = tmp_path / "model.py"
     source.write_text(THREE_REGIONS, encoding="utf-8")
     assert ppy_main(["build", str(source)]) == 1

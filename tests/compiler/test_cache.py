@@ -88,7 +88,7 @@ def test_corrupted_entry_is_detected_and_rebuilt(fresh_cache: Path) -> None:
 
 
 def test_a_broken_index_is_discarded_and_rebuilt(fresh_cache: Path) -> None:
-    from ppy_compile.build import build_module
+    from ppy_compile.pipeline import build_module
 
     origin, text = str(TINY), TINY.read_text()
     assert build_module(origin, text).functions
@@ -161,7 +161,7 @@ def _pch(cache: Path) -> Path:
 
 @pytest.fixture
 def with_pch() -> None:
-    from ppy_compile.build import use_pch
+    from ppy_compile.build_env import use_pch
 
     if not use_pch():
         pytest.skip("PPY_PCH=0: no precompiled header in this run")
@@ -236,7 +236,7 @@ def test_kill_9_mid_build_leaves_no_compiler_running_and_prune_removes_its_stagi
         fresh_cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "killed_regions.py"
     source.write_text(textwrap.dedent(KILLED))
-    builder = _start(f"from ppy_compile.build import build_module\nbuild_module({str(source)!r}, open({str(source)!r}).read())",
+    builder = _start(f"from ppy_compile.pipeline import build_module\nbuild_module({str(source)!r}, open({str(source)!r}).read())",
                      fresh_cache)
     deadline = time.monotonic() + 240
     processes: dict[int, str] = {}
@@ -418,7 +418,7 @@ def test_ppy_build_jobs_is_how_many_compilers_run_at_once(fresh_cache: Path, tmp
 
 
 def test_ppy_jobs_must_be_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ppy_compile.build import compile_jobs
+    from ppy_compile.build_env import compile_jobs
 
     monkeypatch.setenv("PPY_JOBS", "3")
     assert compile_jobs() == 3

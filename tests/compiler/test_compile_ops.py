@@ -33,10 +33,10 @@ def test_coverage_is_broad() -> None:
     """Well over a hundred distinct native overloads, from torch.*, F.*, special/linalg/fft and methods."""
     from pathlib import Path
 
-    from ppy_compile.build import _model_all
+    from ppy_compile.plan import model_all
 
     path = Path(ops_regions.__file__)
-    regions, errors, _, _ = _model_all(path.read_text(encoding="utf-8"), str(path))
+    regions, errors, _, _ = model_all(path.read_text(encoding="utf-8"), str(path))
     assert not errors
     overloads = set().union(*(region.model.natives for region in regions))
     assert len(overloads) >= 150, len(overloads)

@@ -46,7 +46,7 @@ def guard(region: Region[..., Any]) -> str | None:
     """The guard the region's entry runs its body under when autograd has nothing to record."""
     source = region.cpp_source
     assert source is not None
-    entry = re.search(rf"static PyObject\* py_{region._cpp_symbol}\(PyObject\* self.*?\n}}\n", source, re.S)
+    entry = re.search(rf"static PyObject\* py_{region.cpp_symbol}\(PyObject\* self.*?\n}}\n", source, re.S)
     assert entry is not None
     found = re.search(r"std::optional<([\w:]+)> below;", entry.group(0))
     return found.group(1) if found else None

@@ -20,7 +20,7 @@ import pytest
 from tests.support.process_table import descendants
 
 from ppy.cli import main as ppy_main
-from ppy_compile import build
+from ppy_compile import index, pipeline
 from ppy_compile import cache as caches
 from ppy_compile.cache import Cache, LockWaitEnded
 
@@ -93,7 +93,7 @@ def _nothing_recorded(folder: Path, cache: Path) -> None:
 
     opened = Cache.open(cache)
     origin = str(folder / "model.py")
-    key = build.index_key(origin, (folder / "model.py").read_text(), build_options())
+    key = index.index_key(origin, (folder / "model.py").read_text(), build_options())
     assert opened.read_index(key) is None
     assert opened.logs() == []
     assert opened.info()["staging"]["logs"][0] == 0
@@ -164,7 +164,7 @@ def test_a_build_stopped_from_outside_records_nothing(fresh_cache: Path, model: 
     cache = Cache.open(fresh_cache)
     origin = str(model / "model.py")
     with pytest.raises(BuildInterrupted, match="the build was stopped") as caught:
-        build.build_module(origin, MODEL, cache)
+        pipeline.build_module(origin, MODEL, cache)
     assert not isinstance(caught.value, CompileError)
     assert "nothing was recorded" in str(caught.value)
     _nothing_recorded(model, fresh_cache)

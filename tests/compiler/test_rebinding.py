@@ -142,9 +142,9 @@ def test_a_helper_rebound(mod: types.ModuleType) -> None:
 
 
 def test_the_positional_entry_is_guarded_too(mod: types.ModuleType) -> None:
-    """`region._compiled` (what verify and torch's operator call) answers NotImplemented once a name is rebound."""
+    """`region.compiled` (what verify and torch's operator call) answers NotImplemented once a name is rebound."""
     assert mod.scaled(x()).tolist() == [2.0, -4.0, 6.0]
-    compiled = mod.scaled._compiled
+    compiled = mod.scaled.compiled
     mod.SCALE = 7
     with pytest.warns(RegionFallbackWarning, match=r"`SCALE` is 7 now"):
         assert compiled(x()) is NotImplemented

@@ -19,7 +19,8 @@ torch = pytest.importorskip("torch")
 from tests.support.session_cache import seeded_cache  # noqa: E402
 from tests.support.generated import load_module  # noqa: E402
 from ppy import runtime  # noqa: E402
-from ppy_compile import build  # noqa: E402
+from ppy_compile import compile_units, index, pipeline, plan  # noqa: E402
+from ppy_compile.options import BuildOptions  # noqa: E402
 
 SOURCE = '''import ppy
 import torch
@@ -54,9 +55,9 @@ def _modules(cache: Path) -> dict[str, list[str]]:
     return found
 
 
-def _build(path: Path, text: str) -> build.BuiltModule:
+def _build(path: Path, text: str) -> pipeline.BuiltModule:
     path.write_text(text, encoding="utf-8")
-    return build.build_module(str(path), text)
+    return pipeline.build_module(str(path), text)
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +106,7 @@ def test_a_reworded_comment_models_nothing(project: Path, cache_dir: Path,
     def modelled(*args: object) -> None:
         raise AssertionError("a comment-only edit modelled the file again")
 
-    monkeypatch.setattr(build, "_model_all", modelled)
+    monkeypatch.setattr(plan, "model_all", modelled)
     edited = SOURCE.replace("# the first region", "# the first region, reworded at length") + "# a new last line\n"
     assert set(_build(project, edited).functions) == {"first:5", "second:10", "third:15"}
 
@@ -113,8 +114,8 @@ def test_a_reworded_comment_models_nothing(project: Path, cache_dir: Path,
 def test_a_suppression_comment_is_not_a_mere_comment(project: Path) -> None:
     """`# ppy: ignore` changes what runs compiled, so adding one is a new index entry (modelled again)."""
     edited = SOURCE.replace("# the first region", "# ppy: ignore[ppy-loop]")
-    assert build.index_key(str(project), edited, build.BuildOptions()) != \
-        build.index_key(str(project), SOURCE, build.BuildOptions())
+    assert index.index_key(str(project), edited, BuildOptions()) != \
+        index.index_key(str(project), SOURCE, BuildOptions())
 
 
 def test_a_region_that_moved_is_not_rebuilt_and_its_traceback_follows(
@@ -152,7 +153,7 @@ def test_a_record_naming_another_module_is_not_believed(project: Path, cache_dir
         others = sorted(modules - {cache.read_holder(path.name)})
         if others:
             path.write_text(others[0])
-            assert build._holder(cache, path.name) is None
+            assert compile_units.holder(cache, path.name) is None
     path = holders[0]
     path.write_text("../../elsewhere")
     assert cache.read_holder(path.name) is None and not path.exists()  # not a key: discarded
@@ -170,7 +171,7 @@ def test_prune_keeps_only_records_their_modules_confirm(project: Path, cache_dir
     cache.prune()
     assert not planted.exists()
     assert len(kept) == 3 and {path.name for path in (cache_dir / "holders").iterdir()} == kept
-    assert all(build._holder(cache, name) is not None for name in kept)
+    assert all(compile_units.holder(cache, name) is not None for name in kept)
 
 
 def test_prune_removes_what_a_killed_writer_of_a_record_left(cache_dir: Path) -> None:

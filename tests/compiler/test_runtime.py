@@ -149,7 +149,7 @@ def test_no_compiler_warns_once_and_runs_python(fresh_cache: Path) -> None:
 
 
 def test_a_ppy_bug_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ppy_compile.build
+    import ppy_compile.pipeline
 
     source = tmp_path / "buggy_regions.py"
     source.write_text("import ppy, torch\n\n@ppy.opt(2)\ndef twice(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n")
@@ -160,7 +160,7 @@ def test_a_ppy_bug_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("boom")
 
-    monkeypatch.setattr(ppy_compile.build, "plan_module", broken)
+    monkeypatch.setattr(ppy_compile.pipeline, "plan_module", broken)
     with pytest.warns(RuntimeWarning, match=r"region `twice` runs as Python: ppy failed while compiling buggy_regions.py \(ValueError: boom\).*a ppy bug"):
         result = module.twice(torch.ones(2))
     assert result.tolist() == [2.0, 2.0] and not module.twice.__ppy_region__

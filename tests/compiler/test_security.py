@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-import ppy_compile.build
+import ppy_compile.load
 from tests.support.other_user import NOBODY, as_nobody, is_root, shared_folder
-from ppy_compile.build import _load_bridge
+from ppy_compile.load import load_bridge
 from ppy_compile.cache import Cache, CacheError, CacheWarning, sha256_fd
 
 KEY = "a" * 64  # any 64 hex digits: the cache does not care what was hashed
@@ -38,7 +38,7 @@ KEY = "a" * 64  # any 64 hex digits: the cache does not care what was hashed
 @pytest.fixture(autouse=True)
 def _nothing_loaded_yet(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test loads its own libraries under one key: none may find another test's already loaded."""
-    monkeypatch.setattr(ppy_compile.build, "_loaded", {})
+    monkeypatch.setattr(ppy_compile.load, "_loaded", {})
 
 
 needs_root = pytest.mark.skipif(not is_root(), reason="changing owners needs root (CI runs the suite as root)")
@@ -106,7 +106,7 @@ def test_entry_planted_through_a_world_writable_folder_never_loads(libraries: tu
         # The mode put right, the entry nobody made is still not root's to load.
         os.chmod(root / "builds", 0o755)
         with pytest.raises(FileNotFoundError):
-            _load_bridge(Cache.open(root), KEY)
+            load_bridge(Cache.open(root), KEY)
         assert not (root / "builds" / KEY).exists()
     assert not marker.exists()
 
@@ -281,7 +281,7 @@ def test_a_swap_after_the_check_loads_what_was_checked(tmp_path: Path, libraries
         return artifact
 
     monkeypatch.setattr(cache, "open_artifact", checked_then_swapped)
-    _load_bridge(cache, KEY)
+    load_bridge(cache, KEY)
     assert marker.read_text() == "good\n"
 
 

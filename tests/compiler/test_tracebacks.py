@@ -87,7 +87,7 @@ def test_the_innermost_frame_is_the_regions_statement(case: str) -> None:
 
 
 def test_the_frame_comes_through_the_runtime_too() -> None:
-    # `pytest --ppy-verify` watches every call, routing it through ppy.runtime (and `region._compiled`).
+    # `pytest --ppy-verify` watches every call, routing it through ppy.runtime (and `region.compiled`).
     region, args, statement = CASES["aten"]
     seen: list[Any] = []
     runtime.set_observer(lambda *call: seen.append(call))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -10,12 +11,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ppy  # noqa: E402
+from ppy.decorators import Compiled  # noqa: E402
 from ppy.verify import compare_call  # noqa: E402
 
 
 def region(python: Callable[..., Any], compiled: Callable[..., Any], pure: bool = False) -> ppy.Region:
     made = ppy.Region(python, level=1, pure=pure)
-    made._compiled = compiled  # what a build would install: every parameter positional
+    # What a build would install: every parameter positional.
+    made.settle_compiled(Compiled(entry=compiled, signature=inspect.signature(python)))
     return made
 
 

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import sys
+import tempfile
+from pathlib import Path
+
 import pytest
+
+MUTATED_PYTEST = Path(__file__).with_name("mutated_pytest.py")
 
 
 def run(project: pytest.Pytester, *args: str, mutation: str = "", **env: str) -> pytest.RunResult:
-    """pytest in a subprocess, with ``PPY_*`` settings for it alone (``mutation`` miscompiles on purpose)."""
-    settings = {"PPY_TESTING_MUTATION": mutation, "PPY_QUIET": "1", **env}
+    """pytest in a subprocess, with ``PPY_*`` settings for it alone (``mutation`` miscompiles on purpose, through
+    tests/support/mutated_pytest.py: nothing else can ask ppy to)."""
+    settings = {"PPY_QUIET": "1", **env}
+    options = ("-p", "no:cacheprovider", "-rs", "-p", "no:randomly", *args)
     with pytest.MonkeyPatch.context() as patch:
         for key, value in settings.items():
             patch.setenv(key, value)
-        return project.runpytest_subprocess("-p", "no:cacheprovider", "-rs", "-p", "no:randomly", *args)
+        if not mutation:
+            return project.runpytest_subprocess(*options)
+        basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=project.path)
+        return project.run(sys.executable, str(MUTATED_PYTEST), mutation, f"--basetemp={basetemp}", *options)
 
 
 def table_rows(result: pytest.RunResult) -> dict[tuple[str, str], list[str]]:

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from ppy_compile import cpp_files
-from ppy_compile.build import BRIDGE, PCH, light_identity
+from ppy_compile.keys import light_identity
+from ppy_compile.shared import BRIDGE, PCH
 from ppy_compile.options import BuildOptions
 from ppy_compile.unit import translation_unit
 

@@ -1,0 +1,35 @@
+"""Run calls at the same time, each in a thread of its own, and hand back their results or the first error."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def at_once(calls: list[Callable[[], T]]) -> list[T]:
+    """Each call's result, the calls run at the same time in threads of their own; the first error raised.
+
+    Plain threads, not a pool: a pool refuses work once the interpreter is shutting down, which is when the
+    background build of a program that already ended goes on.
+    """
+    results: list[Any] = [None] * len(calls)
+    errors: list[BaseException | None] = [None] * len(calls)
+
+    def run(index: int) -> None:
+        try:
+            results[index] = calls[index]()
+        except BaseException as error:  # handed to the caller's thread below
+            errors[index] = error
+
+    threads = [threading.Thread(target=run, args=(index,), name="ppy build") for index in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results

@@ -1,0 +1,39 @@
+"""The C++ lines every CPython entry of a region is built from: taking its arguments as their annotated types,
+the guard that runs the body below autograd, and the entry's row in the module's method table."""
+
+from __future__ import annotations
+
+from ppy_check.model import types as t
+from ppy_check.model.ir import RegionModel
+from ppy_compile.cpp_types import cpp_type
+
+
+def take_arguments(model: RegionModel, source: str, bail: str) -> tuple[list[str], list[str]]:
+    """The lines that take each argument from ``source[i]``, and the C++ names of the taken values."""
+    lines, names = [], []
+    for index, param in enumerate(model.params):
+        item = f"{source}[{index}]"
+        if isinstance(param.type, t.TensorT):
+            # Borrowed from its Python object, which lives as long as the call.
+            lines.append(f"    const at::Tensor* a{index} = ppy_bridge::borrow_plain_tensor({item});")
+            lines.append(f"    if (a{index} == nullptr) return {bail};")
+            names.append(f"*a{index}")
+            continue
+        initial = "{at::kCPU}" if isinstance(param.type, t.DeviceT) else "{}"
+        lines.append(f"    {cpp_type(param.type)} a{index}{initial};")
+        lines.append(f"    if (int taken = ppy::take({item}, a{index}); taken <= 0) return taken < 0 ? nullptr : {bail};")
+        names.append(f"a{index}")
+    return lines, names
+
+
+def below_autograd(below: str | None, names: list[str]) -> list[str]:
+    """Lines that put the body's call below autograd when this call qualifies (``below``: the guard's type)."""
+    if below is None:
+        return []
+    arguments = ", ".join(names)
+    return [f"std::optional<{below}> below;", f"if (ppy::autograd_idle({arguments})) below.emplace();"]
+
+
+def method_row(name: str, function: str, flags: str) -> str:
+    return (f'    {{"{name}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>({function})), '
+            f"{flags}, nullptr}}")

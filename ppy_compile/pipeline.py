@@ -1,0 +1,151 @@
+"""Build, or find in the cache, the compiled regions of one Python source file: the one module that runs the
+build's steps, in order.
+
+A warm start reads the file, hashes its tokens (comments aside) with the
+versions that matter, finds the index entry and loads the shared objects it
+names: no parsing at all. Only a miss plans the file (each region's model, the
+checker's own) and prints each region's C++, whose digest says whether a
+module in the cache already holds it: only the regions none holds are
+compiled, in one unit per core, at once. No torch or torchgen is consulted to
+decide what the C++ says.
+
+The steps: ``index`` (the key, the warm start), ``load`` (the shared objects),
+``plan`` (the models and findings), ``shared`` (the bridge and precompiled
+header), ``compile_units`` (the modules). Planning and building import the
+checker's model builder and the C++ printer, which a warm start never needs:
+they are imported by the steps that use them, not here at the top.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from ppy_check.errors import BuildError
+from ppy_compile.build_env import pch_for
+from ppy_compile.cache import Cache, CacheError
+from ppy_compile.index import dependencies_changed, diagnostics_json, index_key
+from ppy_compile.load import BuiltModule, from_index
+from ppy_compile.options import BuildOptions
+from ppy_compile.shared import check_shared, ensure_all_shared, pch_crashes
+from ppy_compile import toolchain as toolchains  # called through the module: tests stand in a toolchain
+from ppy_compile.toolchain import CompilerCrash
+
+if TYPE_CHECKING:
+    from ppy_compile.plan import Plan
+
+
+def cached_module(origin: str, text: str, cache: Cache | None = None,
+                  options: BuildOptions = BuildOptions()) -> BuiltModule | None:
+    """The compiled regions of one file when the cache has them (a warm start: no parsing), else None."""
+    cache = cache or Cache.open()
+    source_key = index_key(origin, text, options)
+    index = cache.read_index(source_key)
+    if index is not None and not dependencies_changed(index.get("dependencies")):
+        try:
+            return from_index(cache, index)
+        except (FileNotFoundError, ImportError, OSError):
+            pass  # an entry it names is missing or broken: build again
+        except (CacheError, KeyError, TypeError, ValueError, AttributeError):
+            cache.discard_index(source_key)  # not an index ppy wrote: build again
+    return None
+
+
+def plan_module(origin: str, text: str, cache: Cache | None = None,
+                options: BuildOptions = BuildOptions()) -> BuiltModule | Plan:
+    """The cached build of a file, or what building it takes: the quick part of a build, which can raise
+    a region's findings before the slow part (compile_plan) runs, possibly in the background."""
+    from ppy_check.imports import one_read  # the planning steps: a warm start above never loads them
+    from ppy_compile.drift import warn_once
+    from ppy_compile.plan import Plan, model_all
+
+    cache = cache or Cache.open()
+    found = cached_module(origin, text, cache, options)
+    if found is not None:
+        return found
+    warn_once()
+    started = time.perf_counter()
+    _import_what_the_build_needs()
+    checking = threading.Thread(target=check_shared, args=(cache,), name="ppy cache check", daemon=True)
+    checking.start()
+    with one_read():  # every region inlines one text of each helper file: the text whose digest is recorded
+        regions, errors, levels, silenced = model_all(text, origin)
+    source_key = index_key(origin, text, options)
+    return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started, checking)
+
+
+def _import_what_the_build_needs() -> None:
+    """The build's imports made here, in the caller's thread, before any build thread starts: a fork while a
+    thread held an import's lock (torch's cpp_extension takes a while) leaves the child waiting on it for good."""
+    import ppy_compile.compile_units  # noqa: F401  (the printer, and the lowering it imports)
+
+    with contextlib.suppress(BuildError, ImportError):  # no compiler, or no torch: the build itself says so
+        toolchains.toolchain()
+
+
+def compile_plan(plan: Plan) -> BuiltModule:
+    """The slow part of a build: the C++ of a planned file, built and loaded (and the cache's index written)."""
+    try:
+        return _build_once_more_if_cleared(plan)
+    except CompilerCrash:
+        if not pch_crashes(plan.cache):
+            raise
+        return _build_once_more_if_cleared(plan)  # with a precompiled header built anew
+
+
+def _build_once_more_if_cleared(plan: Plan) -> BuiltModule:
+    """A build that `ppy cache clear` undercut while it ran (it removed what the build made or uses) is made
+    again, once: the second build finds nothing and builds it all."""
+    from ppy_compile.compile_units import CacheCleared
+
+    try:
+        return _build(plan)
+    except CacheCleared:
+        return _build(plan)
+
+
+def build_module(origin: str, text: str, cache: Cache | None = None, options: BuildOptions = BuildOptions()) -> BuiltModule:
+    """The compiled regions of one file, from the cache when it has them."""
+    planned = plan_module(origin, text, cache, options)
+    return planned if isinstance(planned, BuiltModule) else compile_plan(planned)
+
+
+def _build(plan: Plan) -> BuiltModule:
+    """The steps after planning, in order: the shared builds, the modules, the index entry, the load."""
+    from ppy_compile.compile_units import CacheCleared, build_regions
+
+    cache, regions, levels = plan.cache, plan.regions, plan.levels
+    symbols = {r.model.site.key: r.symbol for r in regions}
+    effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
+               for r in regions}
+    dependencies = {path: digest for r in regions for path, digest in r.model.dependencies.items()}
+    assumptions = {r.model.site.key: [[a.namespace, a.name, a.assumed.value, a.expected] for a in r.model.assumptions]
+                   for r in regions}
+    index: dict[str, Any] = {
+        "origin": plan.origin, "builds": {}, "bridge": None, "symbols": symbols, "fallbacks": dict(plan.silenced),
+        "effects": effects, "dependencies": dependencies, "assumptions": assumptions,
+        "errors": {key: diagnostics_json(found) for key, found in plan.errors.items()},
+    }
+    result = BuiltModule(errors=plan.errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects,
+                         dependencies=dependencies, assumptions=assumptions)
+    if plan.shared_checked is not None:
+        plan.shared_checked.join()
+    if regions:
+        tool = toolchains.toolchain()
+        bridge_key, _ = ensure_all_shared(cache, with_pch=any(pch_for(levels[r.model.site.key]) for r in regions))
+        builds = build_regions(plan, tool, bridge_key, index["fallbacks"], symbols)
+        if builds:
+            index["builds"], index["bridge"] = builds, bridge_key
+            cache.write_index(plan.source_key, index)
+            try:
+                loaded = from_index(cache, index)
+            except FileNotFoundError as gone:  # a module built or found a moment ago: removed since
+                cache.discard_index(plan.source_key)
+                raise CacheCleared(f"a module it built was removed before it was loaded (ppy cache clear): {gone}") \
+                    from None
+            loaded.built = True
+            return loaded
+    cache.write_index(plan.source_key, index)
+    return result

@@ -1,0 +1,134 @@
+"""The builds every module shares, made once per torch and toolchain: the bridge to torch and the precompiled
+header. Each is built under its key's lock, and both at once where both are missing."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from ppy_compile.at_once import at_once
+from ppy_compile.build_env import compile_jobs, use_pch
+from ppy_compile.cache import Cache
+from ppy_compile.keys import BUILD_FORMAT, sha
+from ppy_compile.progress import building
+from ppy_compile import cpp_files
+from ppy_compile import toolchain as toolchains  # called through the module: tests stand in a toolchain
+from ppy_compile.toolchain import CompileError, CompilerCrash, Toolchain, run_ninja, write_ninja
+
+
+@dataclass(frozen=True)
+class SharedBuild:
+    """A build every module shares (the bridge, the precompiled header): one per torch and toolchain."""
+
+    kind: str
+    source_name: str  # what the shipped ``source`` is called in the build's folder
+    source: str  # the shipped file (cpp_files) it compiles, with the shipped files it includes
+    output: str
+    level: int
+    libraries: tuple[str, ...]
+    description: str
+
+    def key(self, tool: Toolchain) -> str:
+        return sha(self.kind, BUILD_FORMAT, cpp_files.digest([self.source]), tool.identity, str(self.level),
+                   "soname" if self.output.endswith(".so") else "")
+
+
+BRIDGE = SharedBuild("bridge", "bridge.cpp", cpp_files.BRIDGE, "ppy_bridge.so", 2,
+                     ("c10", "torch_cpu", "torch", "torch_python"), "building the bridge to torch")
+# GCC uses a header precompiled at one -O level for any other level above
+# -O0 (it checks `__OPTIMIZE__`), so one artifact serves -O1 to -O3; -O0
+# modules, a debugging aid, parse the headers themselves.
+PCH_LEVEL = 2
+PCH = SharedBuild("pch", "ppy_pch.h", cpp_files.PRECOMPILED, "ppy_pch.h.gch", PCH_LEVEL, (),
+                  "precompiling torch's headers")
+
+
+def ensure_shared(cache: Cache, shared: SharedBuild, progress: bool = True) -> str:
+    """One shared build, made once under a lock (``progress``: show it as a step of its own)."""
+    tool = toolchains.toolchain()
+    key = shared.key(tool)
+    # A shared object gets a soname: a module linked to it then depends on that
+    # name, which the loader matches to the copy already loaded, instead of on a
+    # path in the cache it would open itself.
+    shared_object = shared.output.endswith(".so")
+    soname = f"ppy_{shared.kind}_{key[:16]}.so"
+    if cache.valid(key) is not None:
+        return key
+    with cache.locked(key):
+        if cache.valid(key) is not None:
+            return key
+        step = building(f"ppy: {shared.description} (once per torch version)") if progress else contextlib.nullcontext()
+        with step, cache.staging(key) as folder:
+            cpp_files.write_into(folder, [shared.source], renamed={shared.source: shared.source_name})
+            write_ninja(folder, tool, shared.source_name, shared.output, shared.level, list(shared.libraries),
+                        extra_link=[f"-Wl,-soname,{soname}"] if shared_object else None)
+            run_ninja(folder, tool)
+            extra: dict[str, Any] = {"kind": shared.kind, "torch": tool.torch_version, "level": shared.level}
+            if shared_object:
+                extra["soname"] = soname
+            cache.publish(key, folder, shared.output, extra)
+    return key
+
+
+def ensure_all_shared(cache: Cache, with_pch: bool) -> tuple[str, str | None]:
+    """The bridge, and the precompiled header when optimised modules need it.
+
+    On an empty cache both are missing, and neither needs the other: they build
+    at the same time (two compilers, one step shown), which halves the first
+    build's wait on a machine with two cores or more.
+    """
+    tool = toolchains.toolchain()
+    wanted = [BRIDGE, PCH] if with_pch else [BRIDGE]
+    missing = [shared for shared in wanted if cache.valid(shared.key(tool)) is None]
+    if len(missing) > 1 and compile_jobs() > 1:
+        description = " and ".join(shared.description for shared in missing)
+        with building(f"ppy: {description} (once per torch version)"):
+            at_once([functools.partial(ensure_shared, cache, shared, False) for shared in missing])
+    keys = [ensure_shared(cache, shared) for shared in wanted]
+    return keys[0], keys[1] if with_pch else None
+
+
+def ensure_bridge(cache: Cache) -> str:
+    return ensure_shared(cache, BRIDGE)
+
+
+def ensure_pch(cache: Cache) -> str:
+    """The precompiled header for optimised module builds (its digest is checked once per process)."""
+    return ensure_shared(cache, PCH)
+
+
+def pch_crashes(cache: Cache) -> bool:
+    """After a compiler crash: whether the precompiled header alone crashes it (then it is removed, to be rebuilt).
+
+    Its digest vouches for its bytes, not for the compiler reading them: one
+    written by a faulty machine, or one this compiler cannot read, passes the
+    digest and crashes every module build. An empty unit that includes it tells.
+    """
+    if not use_pch():
+        return False
+    tool = toolchains.toolchain()
+    key = ensure_pch(cache)
+    with cache.locked(key), cache.staging(key) as folder:
+        (folder / "probe.cpp").write_text('#include "ppy_pch.h"\n', encoding="utf-8")
+        write_ninja(folder, tool, "probe.cpp", "probe.so", PCH_LEVEL, ["c10", "torch_cpu"],
+                    extra_compile=[f"-I{cache.build_dir(key)}"])
+        try:
+            run_ninja(folder, tool)
+        except CompilerCrash:
+            cache.discard(key)
+            return True
+        except CompileError:
+            return False
+    return False
+
+
+def check_shared(cache: Cache) -> None:
+    """Check the shared builds' digests now (hashing releases the GIL), so that the build finds them checked."""
+    try:
+        tool = toolchains.toolchain()
+        for shared in (BRIDGE, PCH) if use_pch() else (BRIDGE,):
+            cache.valid(shared.key(tool))
+    except Exception:  # pylint: disable=broad-except
+        pass  # the build checks them again, and says what is wrong
