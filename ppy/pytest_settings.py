@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    pass
+    from ppy.verify_session import Verifier  # noqa: F401 (named in the stash key's type argument below)
 
 DEVICES = ("cpu", "cuda")
 

@@ -38,7 +38,7 @@ import typing
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import torch
 
@@ -78,7 +78,7 @@ class Fixed:
     items: tuple[Node, ...]
 
 
-Node = Union[Leaf, Fixed]
+Node = Leaf | Fixed
 
 _SCALARS: dict[Any, str] = {
     torch.Tensor: "Tensor",
@@ -102,7 +102,7 @@ def _shown(annotation: Any) -> str:
 
 def _optional_inner(annotation: Any) -> Any | None:
     """X for ``X | None`` (or ``Optional[X]``), else None."""
-    if typing.get_origin(annotation) in (Union, types.UnionType):
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(members) == 1 and len(typing.get_args(annotation)) == 2:
             return members[0]

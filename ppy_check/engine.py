@@ -55,7 +55,7 @@ EMPTY_ANALYSIS = Analysis(None, Problems())
 def analyse(region: Region, deadline: float | None = None) -> Analysis:
     """The region's model (or what stopped it), built once and shared by every rule; past ``deadline`` (a
     time.monotonic()) building stops with a finding."""
-    cached = region.analysis
+    cached: Analysis | None = region.analysis
     if cached is None:
         with one_read():  # a helper's file reached twice is one text
             cached = region.analysis = build_model(region, deadline)

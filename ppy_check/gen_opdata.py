@@ -53,7 +53,7 @@ NUMBERS_AS_TENSORS = frozenset({
 
 def encode_type(kind: Any) -> Any:
     """A torchgen type as JSON: a base type's name, ``["?", T]`` or ``["[]", T, size]``."""
-    from torchgen.model import BaseType, ListType, OptionalType  # type: ignore[import-untyped]
+    from torchgen.model import BaseType, ListType, OptionalType
 
     if isinstance(kind, BaseType):
         return kind.name.name
@@ -79,8 +79,8 @@ def _alias(annotation: Any) -> Any:
 
 
 def _native_functions() -> list[Any]:
-    import torchgen  # type: ignore[import-untyped]
-    from torchgen.gen import parse_native_yaml  # type: ignore[import-untyped]
+    import torchgen
+    from torchgen.gen import parse_native_yaml
 
     root = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native")
     parsed = parse_native_yaml(os.path.join(root, "native_functions.yaml"), os.path.join(root, "tags.yaml"))
@@ -88,7 +88,7 @@ def _native_functions() -> list[Any]:
 
 
 def _native_entry(native: Any) -> dict[str, Any]:
-    from torchgen.api import cpp  # type: ignore[import-untyped]
+    from torchgen.api import cpp
 
     schema = native.func
 
@@ -212,10 +212,10 @@ def _signature_groups(natives: list[Any]) -> tuple[dict[str, list[Any]], dict[st
     from collections import defaultdict
 
     import torchgen
-    from torchgen.api.python import PythonSignatureNativeFunctionPair, signature  # type: ignore[import-untyped]
-    from torchgen.context import native_function_manager  # type: ignore[import-untyped]
+    from torchgen.api.python import PythonSignatureNativeFunctionPair, signature
+    from torchgen.context import native_function_manager
     from torchgen.model import Variant
-    from torchgen.packaged.autograd.gen_python_functions import (  # type: ignore[import-untyped]
+    from torchgen.packaged.autograd.gen_python_functions import (
         group_overloads, load_signatures, should_generate_py_binding, sort_overloads,
     )
 

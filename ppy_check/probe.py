@@ -331,11 +331,11 @@ def _run_samples(by_identity: dict[int, Any], only: frozenset[str] | None) -> No
     for op in op_db:
         if only is not None and op.name not in only:
             continue
-        if not any(d == torch.float32 for d in op.supported_dtypes("cpu")):  # type: ignore[no-untyped-call]
+        if not any(d == torch.float32 for d in op.supported_dtypes("cpu")):
             continue
         variants = [v for v in (op.op, op.method_variant) if v is not None]
         try:
-            samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))[:SAMPLES_PER_OP]  # type: ignore[no-untyped-call]
+            samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))[:SAMPLES_PER_OP]
         except Exception:  # noqa: BLE001 - an OpInfo that cannot make samples here is skipped
             continue
         for sample in samples:

@@ -10,10 +10,12 @@ overload the model chose, so C++ overload resolution never picks another).
 from __future__ import annotations
 
 import keyword
+from typing import TypeGuard
 from dataclasses import dataclass, field
 
 from ppy_check.model import types as t
 from ppy_check.model.ir import (
+    IndexPart,
     Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
     Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, ShownSeq, SliceIndex, Span,
     Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData,
@@ -166,8 +168,8 @@ class Printer:
             if statement.value is None:
                 self.emit("return;", span)
                 return
-            value = self.returned(statement.value, self.model.returns)
-            self.emit(f"return {value};", span)
+            returned = self.returned(statement.value, self.model.returns)
+            self.emit(f"return {returned};", span)
 
     def message(self, pieces: tuple[str | Expr | ShownSeq, ...]) -> str:
         """A raise's message: literal text joined, run-time values formatted as Python's str() does."""
@@ -198,7 +200,7 @@ class Printer:
         self.depth -= 1
         self.line_now = -1
 
-    def _dropped(self, value: Expr) -> bool:
+    def _dropped(self, value: Expr) -> TypeGuard[Call]:
         return self.options.mutation is Mutation.DROP_WRITES and isinstance(value, Call) and value.native.writes
 
     def _written_arg(self, call: Call) -> Expr:
@@ -248,10 +250,10 @@ class Printer:
                 return f"::std::get<{value.index}>({base})"
             return f"{base}[{value.index}]"
         if isinstance(value, SeqIndex):
-            base = value.base
-            if isinstance(base, TensorQuery) and base.query is Query.SHAPE:
-                return f"{self.expr(base.base)}.size({self.expr(value.index)})"
-            return f"ppy::at({self.expr(base)}, {self.expr(value.index)})"
+            indexed = value.base
+            if isinstance(indexed, TensorQuery) and indexed.query is Query.SHAPE:
+                return f"{self.expr(indexed.base)}.size({self.expr(value.index)})"
+            return f"ppy::at({self.expr(indexed)}, {self.expr(value.index)})"
         if isinstance(value, SeqSlice):
             bounds = ", ".join(self.optional_int(b) for b in (value.lower, value.upper, value.step))
             return f"ppy::slice({self.expr(value.base)}, {bounds})"
@@ -315,7 +317,7 @@ class Printer:
             return "::std::nullopt"
         return f"::std::optional<int64_t>({self.expr(value)})"
 
-    def zero_steps(self, parts: tuple) -> str:
+    def zero_steps(self, parts: tuple[IndexPart, ...]) -> str:
         """The run-time slice steps of a tensor index, as ``{{position, step == 0}, ...}`` for ``ppy::check_steps``
         (empty where every step is None or a nonzero constant): ``at::indexing::Slice`` refuses a zero step when it
         is built, Python's indexing only where it reaches that slice (see ``ppy::check_steps``)."""
@@ -330,7 +332,7 @@ class Printer:
             steps.append(f"{{{position}, {test}}}")
         return "{" + ", ".join(steps) + "}" if steps else ""
 
-    def index_list(self, parts: tuple) -> str:
+    def index_list(self, parts: tuple[IndexPart, ...]) -> str:
         rendered = []
         for part in parts:
             if isinstance(part, SliceIndex):
@@ -383,12 +385,12 @@ class Printer:
             return f"({self.expr(operands[0])} {_COMPARISONS[value.op]} {self.expr(operands[1])})"
         if value.op in _COMPARISONS:
             left, right = operands
-            common = _common(left.type, right.type)
-            if isinstance(common, t.FloatT) and not all(isinstance(o.type, t.FloatT) for o in operands):
+            compared = _common(left.type, right.type)
+            if isinstance(compared, t.FloatT) and not all(isinstance(o.type, t.FloatT) for o in operands):
                 # An int against a float compares exactly, as Python does: the int is not rounded to a double.
                 return (f"ppy::py_compare<{_CMP[value.op]}>({self.number(left, _exact(left.type))}, "
                         f"{self.number(right, _exact(right.type))})")
-            return f"ppy::py_compare<{_CMP[value.op]}>({self.number(left, common)}, {self.number(right, common)})"
+            return f"ppy::py_compare<{_CMP[value.op]}>({self.number(left, compared)}, {self.number(right, compared)})"
         if value.op is HostOp.NOT:
             return f"(!ppy::py_bool({self.expr(operands[0])}))"
         if value.op is HostOp.ALL:
@@ -498,7 +500,7 @@ class Printer:
     def literal_list(self, value: Expr, kind: SchemaType) -> str | None:
         """A tuple display passed to an int, float or tensor list: an ArrayRef over a braced list, no heap."""
         optional = isinstance(kind, OptionalType)
-        list_type = kind.elem if optional else kind
+        list_type = kind.elem if isinstance(kind, OptionalType) else kind
         if not isinstance(value, MakeTuple) or not isinstance(list_type, ListType) or not isinstance(list_type.elem, BaseType):
             return None
         base = list_type.elem.base
@@ -527,8 +529,10 @@ class Printer:
                                   for i in value.items)
                 return f"::std::vector<::std::optional<at::Tensor>>{{{items}}}"
             return self.vector(value, t.TENSOR)
-        model_item = {Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL, Base.Tensor: t.TENSOR,
-                      Base.Scalar: t.NUMBER}[elem.base]  # type: ignore[union-attr]
+        assert isinstance(elem, BaseType)  # a list of lists is no schema's
+        items_of: dict[Base, t.Type] = {Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL,
+                                        Base.Tensor: t.TENSOR, Base.Scalar: t.NUMBER}
+        model_item = items_of[elem.base]
         return self.vector(value, model_item)
 
     def lvalue(self, value: Expr, span: Span) -> str:
