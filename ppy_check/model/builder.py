@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 import typing
-from typing import Any, TypeGuard, Union
+from typing import Any, Protocol, TypeGuard, Union
 
 from ppy_check import torch_python
 from ppy_check.model import budgets, constants, hostmath
@@ -457,7 +457,7 @@ class Frame:
     node: ast.AST
     scope: ModuleScope
     path: str
-    library: bool = False
+    dialect: Dialect  # the language the function is written in: what its code may do
     called_as: str = ""  # in torch's Python code: the user's call that led there, which messages name
     # In torch's Python code: local lists still growing by `.append` (no other reference to them has been taken).
     lists: set[str] = field(default_factory=set)
@@ -560,6 +560,219 @@ def _strip_dotted(dotted: str) -> str:
     return dotted
 
 
+class Dialect(Protocol):
+    """The language a frame's code is written in, asked wherever a user's region and torch's own code differ.
+
+    Policies are answers to one question each; hooks build the forms only a dialect has (None, False or
+    NOT_HANDLED: the form is not the dialect's, and the builder's own code builds or refuses it)."""
+
+    # The runtime proves what the model took a module-level name (or a module's attribute) to be.
+    records_assumptions: bool
+    # A module-level name the module rebinds behind its assignments (or a star import may bind) is refused.
+    refuses_rebound_names: bool
+    # Names resolve into torch's shipped Python source: its modules, functions, bindings and constants.
+    reads_torch_source: bool
+    # What torch's code asks the world is answered even where the user sets the switch it reads.
+    answers_user_switches: bool
+    # Python data a function builds as it goes (growing lists, set displays, dicts spread as keywords,
+    # generators consumed in place) is modelled.
+    models_python_data: bool
+    # A finding may offer the user a fix (`x.mT()` as `x.mT`) or an alternative (torch_python.ALTERNATIVES).
+    offers_fixes: bool
+    # A helper's model may be reused as a template for calls with the same argument signature.
+    reuses_templates: bool
+
+    def subject(self, name: str, why: str) -> tuple[str, str]:
+        """What a finding names, and what it says, for a problem at ``name``."""
+
+    def budget_subject(self, subject: str) -> str:
+        """What a budget finding names."""
+
+    def refused(self) -> None:
+        """A problem was recorded: whatever the dialect stops with then (torch's code: the whole call)."""
+
+    def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
+        """A name read from outside the function that the model cannot take as fixed."""
+
+    def structural(self, node: ast.AST) -> None:
+        """A construct the loop, branch or syntax rule reports: what the dialect records beside that."""
+
+    def block_if(self, statements: list[ast.stmt], index: int) -> RestTaken:
+        """The `if` at ``statements[index]``, where the dialect builds it with the statements after it."""
+
+    def statement(self, node: ast.stmt) -> bool:
+        """Build a statement only this dialect has (True), or leave it to the builder (False)."""
+
+    def expression(self, node: ast.expr) -> Value | None:
+        """Build a conditional, boolean, dict or list-comprehension expression this dialect folds, or None."""
+
+    def call(self, node: ast.Call) -> Value | None:
+        """Build a call only this dialect has (checks, `isinstance`, `super()`, list growth), or None."""
+
+    def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                shown: str) -> Expr | None:
+        """A builtin call only this dialect has (over sequences known here), or None."""
+
+    def identity(self, left: Expr, right: Expr, negate: bool, span: Span, text: str) -> Const | None:
+        """`left is right` beyond `is None`: its answer, or None (then the builder refuses it)."""
+
+
+class RegionDialect:
+    """A user's region (or a helper it calls), under the rules: what it may not do is a finding for the user."""
+
+    records_assumptions = True
+    refuses_rebound_names = True
+    reads_torch_source = False
+    answers_user_switches = False
+    models_python_data = False
+    offers_fixes = True
+    reuses_templates = True
+
+    def __init__(self, builder: Builder):
+        self.builder = builder
+
+    def subject(self, name: str, why: str) -> tuple[str, str]:
+        return name, why
+
+    def budget_subject(self, subject: str) -> str:
+        return subject
+
+    def refused(self) -> None:
+        return None
+
+    def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
+        self.builder.problems.captures.append(Capture(self.builder._span(span), name, origin, detail,
+                                                      self.builder.frame.context))
+        self.builder.complete = False
+        return POISON
+
+    def structural(self, node: ast.AST) -> None:
+        return None
+
+    def block_if(self, statements: list[ast.stmt], index: int) -> RestTaken:
+        return RestTaken.NOT_HANDLED
+
+    def statement(self, node: ast.stmt) -> bool:
+        return False
+
+    def expression(self, node: ast.expr) -> Value | None:
+        return None
+
+    def call(self, node: ast.Call) -> Value | None:
+        return None
+
+    def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                shown: str) -> Expr | None:
+        return None
+
+    def identity(self, left: Expr, right: Expr, negate: bool, span: Span, text: str) -> Const | None:
+        return None
+
+
+class LibraryDialect:
+    """torch's own Python source, inlined as a helper is: tests on what is known fold, decisions on run-time
+    values compile as C++ `if`s, loops over what is known unroll; a problem refuses the user's whole call."""
+
+    records_assumptions = False
+    refuses_rebound_names = False
+    reads_torch_source = True
+    answers_user_switches = True
+    models_python_data = True
+    offers_fixes = False
+    reuses_templates = False
+
+    def __init__(self, builder: Builder):
+        self.builder = builder
+
+    def subject(self, name: str, why: str) -> tuple[str, str]:
+        """In torch's Python code a finding names the user's call, and says where inside it the problem is."""
+        called_as = self.builder.frame.called_as
+        if name == called_as:
+            return name, why
+        return called_as, f"at `{name}`: {why}"
+
+    def budget_subject(self, subject: str) -> str:
+        return self.builder.frame.called_as or subject  # the user's call; torch's code is not theirs to change
+
+    def refused(self) -> None:
+        raise _LibraryRefused
+
+    def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
+        return self.builder.unsupported(span, name, "it reads a module-level value of torch's Python code")
+
+    def structural(self, node: ast.AST) -> None:
+        self.builder.unsupported(Span.of(node), self.builder.frame.called_as,
+                                 f"torch's Python code has `{display(node)}` here, "
+                                 "which is not straight-line on what is known here")
+
+    def block_if(self, statements: list[ast.stmt], index: int) -> RestTaken:
+        frame = self.builder.frame
+        frame.rests.append(statements[index + 1:])
+        try:
+            return self.builder.library_if(statements[index])  # type: ignore[arg-type]
+        finally:
+            frame.rests.pop()
+
+    def statement(self, node: ast.stmt) -> bool:
+        if isinstance(node, (ast.If, ast.Raise, ast.Assert)) or _is_warning(node, self.builder.frame.scope):
+            self.builder.library_statement(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.builder.library_import(node)
+        elif isinstance(node, ast.For):
+            self.builder.library_for(node)
+        elif isinstance(node, (ast.Break, ast.Continue)):
+            raise _Jump(node)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.decorator_list:
+            self.builder.env[node.name] = self.builder.local_definition(node)
+        else:
+            return False
+        return True
+
+    def expression(self, node: ast.expr) -> Value | None:
+        if isinstance(node, ast.IfExp):
+            return self.builder.fold_condition(node)
+        if isinstance(node, ast.BoolOp):
+            return self.builder.fold_bool(node)
+        if isinstance(node, ast.Dict):
+            spread = self.builder.keyword_spread(ast.keyword(arg=None, value=node))
+            return POISON if spread is None else KeywordDict(tuple(spread.items()))
+        if isinstance(node, ast.ListComp):
+            repeated = self.builder.repeated(node)
+            return repeated if repeated is not None else self.builder.comprehension(node)
+        return None
+
+    def call(self, node: ast.Call) -> Value | None:
+        func = node.func
+        if self.builder.frame.scope.resolve(func) in ("isinstance", "builtins.isinstance") and \
+                "isinstance" not in self.builder.env:
+            return self.builder.isinstance_of(node)
+        if display(func) == "torch.jit.annotate" and len(node.args) == 2:
+            return self.builder.expr(node.args[1])  # a type note for TorchScript: the value itself
+        if isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and \
+                isinstance(func.value, ast.Name) and func.value.id in self.builder.frame.lists:
+            return self.builder.grow_list(node, func.value.id)
+        check = _strip_dotted(self.builder.frame.scope.resolve(func) or "")
+        if check in LIBRARY_CHECKS:
+            return self.builder.library_check(node, LIBRARY_CHECKS[check])
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
+                display(func.value) == "super()" and self.builder.frame.node.args.args:  # type: ignore[attr-defined]
+            return self.builder.super_method(node)
+        return None
+
+    def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                shown: str) -> Expr | None:
+        if name in LIBRARY_BUILTINS:
+            return self.builder.library_builtin(name, args, keywords, span, shown)
+        return None
+
+    def identity(self, left: Expr, right: Expr, negate: bool, span: Span, text: str) -> Const | None:
+        if _same_object(left, right):
+            return Const(not negate, t.BOOL, span)  # `k is v` where the user passed one tensor for both
+        self.builder.unsupported(span, self.builder.frame.called_as, f"torch's Python code tests `{text}`, the "
+                                 "identity of Python objects, which ppy cannot tell here")
+        return None
+
+
 class Builder:
     def __init__(self, region: Region, data: OpData | None = None, deadline: float | None = None):
         self.region = region
@@ -588,7 +801,10 @@ class Builder:
         self.branching = 0  # inside a run-time decision of torch's Python code (runtime_branch)
         self.raising = False  # this way of such a decision raises
         self.returned = False
-        self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path)
+        self.region_dialect = RegionDialect(self)
+        self.library_dialect = LibraryDialect(self)
+        # Made where building starts (build), in the region's dialect.
+        self.frame: Frame
         self.dependencies: dict[str, str] = {}  # other files the region reached: path -> sha256
         # The names from outside the body the model took as fixed, by (namespace, name): what the runtime proves.
         self.assumptions: dict[tuple[str, str], Assumption] = {}
@@ -609,6 +825,15 @@ class Builder:
         # and by what: only those are modelled, as the tuple of their items.
         self.consumed: dict[int, str] = {}
 
+    def release(self) -> None:
+        """Break the cycles between the builder and its dialects (each holds the other), so that a build dies by
+        reference counting: the runner calls the cyclic collector rarely (runner.GC_THRESHOLD)."""
+        del self.region_dialect.builder, self.library_dialect.builder
+
+    def dialect_for(self, helper: Helper) -> Dialect:
+        """The dialect a helper's body is written in: torch's own source, or the user's."""
+        return self.library_dialect if helper.library else self.region_dialect
+
     def mark(self, value: Value, kind: str | None) -> Value:
         """Record that ``value`` is a list or a tuple (``kind``), when known."""
         if kind is not None and isinstance(value, Expr) and isinstance(value.type, (t.TupleT, t.SeqT)):
@@ -623,6 +848,8 @@ class Builder:
 
     def build(self) -> Analysis:
         region = self.region
+        self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path,
+                           self.region_dialect)
         params = []
         for index, param in enumerate(region.params):
             if param.type is None:
@@ -686,41 +913,34 @@ class Builder:
         return self.anchor or span
 
     def _library_subject(self, name: str, why: str) -> tuple[str, str]:
-        """In torch's Python code a finding names the user's call, and says where inside it the problem is."""
-        if not self.frame.library or name == self.frame.called_as:
-            return name, why
-        return self.frame.called_as, f"at `{name}`: {why}"
+        return self.frame.dialect.subject(name, why)
 
     def unsupported(self, span: Span, name: str, why: str, attribute: bool = False) -> Poisoned:
         name, why = self._library_subject(name, why)
         self.problems.unsupported.append(Unsupported(self._span(span), name, why, attribute, self.frame.context))
         self.complete = False
-        if self.frame.library:
-            raise _LibraryRefused
+        self.frame.dialect.refused()
         return POISON
 
     def type_problem(self, span: Span, subject: str, why: str, fix: Suggestion | None = None) -> Poisoned:
         subject, why = self._library_subject(subject, why)
         self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context, fix))
         self.complete = False
-        if self.frame.library:
-            raise _LibraryRefused
+        self.frame.dialect.refused()
         return POISON
 
     def over_budget(self, span: Span, subject: str, exceeded: Exceeded) -> Poisoned:
         """A value too large to fold where the region is built: a finding, as `unsupported` records one."""
-        if self.frame.library and self.frame.called_as:
-            subject = self.frame.called_as  # the user's call; torch's code is not theirs to change
+        subject = self.frame.dialect.budget_subject(subject)
         self.problems.budgets.append(OverBudget(self._span(span), subject, exceeded, self.frame.context))
         self.complete = False
-        if self.frame.library:
-            raise _LibraryRefused
+        self.frame.dialect.refused()
         return POISON
 
     def _uncalled(self, node: ast.Call) -> Suggestion | None:
         """`x.mT()` as `x.mT`, in the region's own code: unsafe, since the call raises a TypeError where
         the attribute does not."""
-        if self.frame.context or self.frame.library or self.anchor is not None or node.args or node.keywords:
+        if self.frame.context or not self.frame.dialect.offers_fixes or self.anchor is not None or node.args or node.keywords:
             return None
         func = Span.of(node.func)
         called = Span.of(node)
@@ -728,11 +948,7 @@ class Builder:
                           "remove the call", safe=False)
 
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
-        if self.frame.library:
-            return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
-        self.problems.captures.append(Capture(self._span(span), name, origin, detail, self.frame.context))
-        self.complete = False
-        return POISON
+        return self.frame.dialect.capture(span, name, origin, detail)
 
     def rebound_capture(self, span: Span, name: str, rebinding: Rebinding) -> Poisoned:
         """A module-level name the module rebinds behind its assignments (or may, by a star import)."""
@@ -743,9 +959,7 @@ class Builder:
 
     def structural(self, node: ast.AST) -> None:
         """A construct the loop, branch or syntax rule reports from the syntax (of the region or a helper it calls)."""
-        if self.frame.library:
-            self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code has `{display(node)}` here, "
-                             "which is not straight-line on what is known here")
+        self.frame.dialect.structural(node)
         self.problems.structural.append(Span.of(node))
         self.complete = False
 
@@ -761,12 +975,8 @@ class Builder:
             if not self.inlining:
                 self.at = statement
             try:
-                if self.frame.library and isinstance(statement, ast.If):
-                    self.frame.rests.append(statements[index + 1:])
-                    try:
-                        taken = self.library_if(statement)
-                    finally:
-                        self.frame.rests.pop()
+                if isinstance(statement, ast.If):
+                    taken = self.frame.dialect.block_if(statements, index)
                     if taken is RestTaken.YES:
                         return  # the rest of the block was compiled inside the branch
                     if taken is RestTaken.NO:
@@ -911,15 +1121,7 @@ class Builder:
             self.returned, self.returned_value = True, POISON
 
     def statement(self, node: ast.stmt) -> None:
-        if self.frame.library and isinstance(node, (ast.If, ast.Raise, ast.Assert)) or \
-                self.frame.library and _is_warning(node, self.frame.scope):
-            self.library_statement(node)
-            return
-        if self.frame.library and isinstance(node, (ast.Import, ast.ImportFrom)):
-            self.library_import(node)
-            return
-        if self.frame.library and isinstance(node, ast.For):
-            self.library_for(node)
+        if self.frame.dialect.statement(node):
             return
         if isinstance(node, ast.Expr):
             value = self.expr(node.value, top=True)
@@ -940,16 +1142,12 @@ class Builder:
                 first_var = self.vars
                 self.assign(node.target, self.expr(node.value, top=True), node, first_var)
                 self.track_list(node.target, node.value)
-        elif self.frame.library and isinstance(node, (ast.Break, ast.Continue)):
-            raise _Jump(node)
         elif isinstance(node, ast.AugAssign):
             self.augmented(node)
         elif isinstance(node, ast.Return):
             self.ret(node)
         elif isinstance(node, ast.Pass):
             return
-        elif self.frame.library and isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.decorator_list:
-            self.env[node.name] = self.local_definition(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.structural(node)
             self.env[node.name] = POISON
@@ -1069,7 +1267,7 @@ class Builder:
 
     def track_list(self, target: ast.expr, value: ast.expr) -> None:
         """In torch's Python code, a name bound to a new list may grow by `.append` until it is read as a whole."""
-        if not self.frame.library or not isinstance(target, ast.Name):
+        if not self.frame.dialect.models_python_data or not isinstance(target, ast.Name):
             return
         if _is_new_list(value, self.frame.scope):
             self.frame.lists.add(target.id)
@@ -1688,16 +1886,16 @@ class Builder:
             return self.compare(node)
         if isinstance(node, (ast.Tuple, ast.List)):
             return self.display_sequence(node)
+        if isinstance(node, (ast.IfExp, ast.BoolOp, ast.Dict, ast.ListComp)):
+            folded = self.frame.dialect.expression(node)
+            if folded is not None:
+                return folded
         if isinstance(node, ast.IfExp):
-            if self.frame.library:
-                return self.fold_condition(node)
             self.structural(node)
             self.expr(node.test)
             self.expr(node.body)
             self.expr(node.orelse)
             return POISON
-        if isinstance(node, ast.BoolOp) and self.frame.library:
-            return self.fold_bool(node)
         if isinstance(node, ast.BoolOp):
             self.structural(node)
             for value in node.values:
@@ -1705,15 +1903,9 @@ class Builder:
             return POISON
         if isinstance(node, ast.JoinedStr):
             return self.fstring(node)
-        if isinstance(node, ast.Dict) and self.frame.library:
-            spread = self.keyword_spread(ast.keyword(arg=None, value=node))
-            return POISON if spread is None else KeywordDict(tuple(spread.items()))
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
             return self.unsupported(Span.of(node), display(node), f"{kind} has no region type; regions pass tuples")
-        if isinstance(node, ast.ListComp) and self.frame.library:
-            repeated = self.repeated(node)
-            return repeated if repeated is not None else self.comprehension(node)
         if isinstance(node, ast.GeneratorExp) and id(node) in self.consumed:
             return self.comprehension(node)
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
@@ -1760,7 +1952,7 @@ class Builder:
         """Python's order: enclosing functions, then the module, then builtins; what the model took a name of the
         module or a builtin to be is recorded (``assume``), since Python reads it again at every call."""
         value = self.module_name(node)
-        if not self.frame.library and not any(node.id in names for _, names in self.frame.enclosing):
+        if self.frame.dialect.records_assumptions and not any(node.id in names for _, names in self.frame.enclosing):
             self.assume(self.frame.path, node.id, value)
         return value
 
@@ -1801,7 +1993,7 @@ class Builder:
         if name in scope.imports:
             target = scope.imports[name]
             if name in scope.modules:
-                if self.frame.library and target != "torch":
+                if self.frame.dialect.reads_torch_source and target != "torch":
                     if torch_python.shipped(target):
                         return LibraryModule(target)
                 if target.split(".")[0] not in ("torch", "math", "builtins", "einops"):
@@ -1815,13 +2007,13 @@ class Builder:
             if binding.kind is BindingKind.CONSTANT and binding.value is not None:
                 return self.constant(binding.value, span)
             if binding.kind is BindingKind.FUNCTION and isinstance(binding.node, ast.FunctionDef):
-                if self.frame.library:
+                if self.frame.dialect.reads_torch_source:
                     return self.library_function(f"{torch_python.module_of(self.frame.path)}.{name}", binding.node,
                                                  scope, name)
                 return FunctionRef(f"<module>.{name}", name, Helper(binding.node, scope, self.frame.path))
-            if self.frame.library and binding.kind is BindingKind.VALUE and binding.value is not None:
+            if self.frame.dialect.reads_torch_source and binding.kind is BindingKind.VALUE and binding.value is not None:
                 return self.library_binding(binding.value, span, name)
-            if self.frame.library and binding.kind is BindingKind.VALUE:
+            if self.frame.dialect.reads_torch_source and binding.kind is BindingKind.VALUE:
                 # Defined more than once (`@overload` stubs, then the definition that runs).
                 module = torch_python.module(torch_python.module_of(self.frame.path))
                 definition = torch_python.function(module, name) if module is not None else None
@@ -1830,13 +2022,13 @@ class Builder:
                                                  scope, name)
             if binding.kind in (BindingKind.FUNCTION, BindingKind.CLASS):
                 return FunctionRef(f"<module>.{name}", name)
-            if binding.rebound is not None and not self.frame.library:
+            if binding.rebound is not None and self.frame.dialect.refuses_rebound_names:
                 return self.rebound_capture(span, name, binding.rebound)
             return self.capture(span, name, CaptureOrigin.GLOBAL, str(binding.line))
         if name in BUILTIN_NAMES:
-            if scope.star_imports and not self.frame.library:
+            if scope.star_imports and self.frame.dialect.refuses_rebound_names:
                 return self.rebound_capture(span, name, scope.star_imports[0])  # it may be what the import binds
-            if f"builtins.{name}" in scope.patched and not self.frame.library:
+            if f"builtins.{name}" in scope.patched and self.frame.dialect.refuses_rebound_names:
                 return self.rebound_capture(span, name, scope.patched[f"builtins.{name}"])
             return FunctionRef(f"builtins.{name}", name)
         return self.capture(span, name, CaptureOrigin.UNDEFINED, "")
@@ -1871,10 +2063,10 @@ class Builder:
         if dotted in MODULE_PATHS:
             return ModuleRef(dotted)
         root = dotted.split(".")[0]
-        if self.frame.library and dotted in LIBRARY_CONSTANTS:
+        if self.frame.dialect.reads_torch_source and dotted in LIBRARY_CONSTANTS:
             answer = LIBRARY_CONSTANTS[dotted]
             return Const(answer, hostmath.type_of_value(answer), span)
-        if root == "torch" and self.frame.library:
+        if root == "torch" and self.frame.dialect.reads_torch_source:
             if torch_python.shipped(dotted):
                 return LibraryModule(dotted)
         if root in ("torch", "math", "builtins", "einops"):
@@ -1990,7 +2182,8 @@ class Builder:
     def library_frame_value(self, value: ast.expr, scope: ModuleScope, path: str, name: str) -> Value | None:
         """A module-level binding of torch's Python code, read from the region (``F.adaptive_max_pool2d``)."""
         saved = self.frame
-        self.frame = Frame(set(), [], f"in torch's `{name}`", value, scope, path, True, saved.called_as or name)
+        self.frame = Frame(set(), [], f"in torch's `{name}`", value, scope, path, self.library_dialect,
+                           saved.called_as or name)
         try:
             return self.library_binding(value, Span.of(value), name)
         except _LibraryRefused:
@@ -2031,12 +2224,12 @@ class Builder:
         base = self.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON
-        if isinstance(base, ModuleRef) and not self.frame.library and \
+        if isinstance(base, ModuleRef) and self.frame.dialect.refuses_rebound_names and \
                 f"{base.dotted}.{node.attr}" in self.frame.scope.patched:
             return self.rebound_capture(span, display(node), self.frame.scope.patched[f"{base.dotted}.{node.attr}"])
         if isinstance(base, ModuleRef):
             found = self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
-            if not self.frame.library:
+            if self.frame.dialect.records_assumptions:
                 self.assume(f"module:{base.dotted}", node.attr, found)
             return found
         if isinstance(base, LibraryModule):
@@ -2481,7 +2674,7 @@ class Builder:
         """What `in` tests in torch's Python code: a list it is building, read without letting it escape (it may
         still grow), or a set display as the tuple of its items (of numbers, strings and dtypes, whose hashes agree
         with their equality)."""
-        if not self.frame.library:
+        if not self.frame.dialect.models_python_data:
             return self.expr(node)
         if isinstance(node, ast.Name) and node.id in self.frame.lists:
             return self.env[node.id]
@@ -2513,11 +2706,9 @@ class Builder:
                     if isinstance(value.type, t.OptionalT):
                         return IsNone(value, negate, t.BOOL, span)
                     return Const(negate, t.BOOL, span)  # a value that can never be None
-            if self.frame.library and _same_object(left, right):
-                return Const(not negate, t.BOOL, span)  # `k is v` where the user passed one tensor for both
-            if self.frame.library:
-                self.unsupported(span, self.frame.called_as, f"torch's Python code tests `{text}`, the identity of "
-                                 "Python objects, which ppy cannot tell here")
+            answer = self.frame.dialect.identity(left, right, negate, span, text)
+            if answer is not None:
+                return answer
             self.type_problem(span, text, "`is` compares identity; only `is None` has a meaning in a region")
             raise _Abandon
         if isinstance(op, (ast.In, ast.NotIn)):
@@ -2558,25 +2749,15 @@ class Builder:
         span = Span.of(node)
         func = node.func
         shown = display(func)
-        if self.frame.library and self.frame.scope.resolve(func) in ("isinstance", "builtins.isinstance") \
-                and "isinstance" not in self.env:
-            return self.isinstance_of(node)
-        if self.frame.library and display(func) == "torch.jit.annotate" and len(node.args) == 2:
-            return self.expr(node.args[1])  # a type note for TorchScript: the value itself
-        if self.frame.library and isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and \
-                isinstance(func.value, ast.Name) and func.value.id in self.frame.lists:
-            return self.grow_list(node, func.value.id)
-        if self.frame.library and _strip_dotted(self.frame.scope.resolve(func) or "") in LIBRARY_CHECKS:
-            return self.library_check(node, LIBRARY_CHECKS[_strip_dotted(self.frame.scope.resolve(func) or "")])
-        if self.frame.library and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
-                display(func.value) == "super()" and self.frame.node.args.args:  # type: ignore[attr-defined]
-            return self.super_method(node)
+        special = self.frame.dialect.call(node)
+        if special is not None:
+            return special
         callee = self.expr(func.value) if isinstance(func, ast.Attribute) else self.expr(func)
         if isinstance(callee, Const) and isinstance(callee.type, t.FunctionT) and not isinstance(func, ast.Attribute):
             callee = callee.value  # a function passed as a value, called
         if isinstance(callee, KeywordDict) and isinstance(func, ast.Attribute):
             return self.keyword_dict_method(callee, func.attr, node)
-        if self.frame.library and isinstance(callee, FunctionRef) and \
+        if self.frame.dialect.models_python_data and isinstance(callee, FunctionRef) and \
                 callee.dotted.removeprefix("builtins.") in LIBRARY_BUILTINS | {"list", "tuple"}:
             self.consumed.update((id(a), callee.dotted.removeprefix("builtins.")) for a in node.args
                                  if isinstance(a, ast.GeneratorExp))
@@ -2593,11 +2774,11 @@ class Builder:
                 return self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
             return POISON
         if isinstance(func, ast.Attribute):
-            if isinstance(callee, ModuleRef) and not self.frame.library and \
+            if isinstance(callee, ModuleRef) and self.frame.dialect.refuses_rebound_names and \
                     f"{callee.dotted}.{func.attr}" in self.frame.scope.patched:
                 return self.rebound_capture(span, shown, self.frame.scope.patched[f"{callee.dotted}.{func.attr}"])
             if isinstance(callee, ModuleRef):
-                if not self.frame.library:
+                if self.frame.dialect.records_assumptions:
                     self.assume(f"module:{callee.dotted}", func.attr, FunctionRef(f"{callee.dotted}.{func.attr}", shown))
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, LibraryModule):
@@ -2700,7 +2881,7 @@ class Builder:
                     return None
                 result[key.value] = self.atom(evaluated, value)  # type: ignore[union-attr]
             return result
-        if self.frame.library:
+        if self.frame.dialect.models_python_data:
             value = self.expr(node)
             if isinstance(value, KeywordDict):
                 return dict(value.items)
@@ -2709,7 +2890,7 @@ class Builder:
 
     def call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
                       node: ast.Call) -> Value:
-        if self.frame.library or dotted not in torch_python.ALTERNATIVES:  # nothing to offer: no context manager
+        if not self.frame.dialect.offers_fixes or dotted not in torch_python.ALTERNATIVES:  # nothing to offer: no context manager
             return self._call_function(dotted, args, keywords, span, shown, node)
         with self.offering_alternative(dotted):
             return self._call_function(dotted, args, keywords, span, shown, node)
@@ -2772,7 +2953,7 @@ class Builder:
             return self.math(name, args, keywords, span, shown)
         if namespace == "einops":
             return self.einops(name, args, keywords, span, shown)
-        if dotted in LIBRARY_ANSWERS and (self.frame.library or dotted not in USER_QUESTIONS):
+        if dotted in LIBRARY_ANSWERS and (self.frame.dialect.answers_user_switches or dotted not in USER_QUESTIONS):
             answer = LIBRARY_ANSWERS[dotted]
             return Const(answer, hostmath.type_of_value(answer), span)
         if dotted in NTUPLES:
@@ -2854,7 +3035,7 @@ class Builder:
             # messages are Python's.
             node_of, module = method
             helper = Helper(node_of, module.scope, module.path, library=True)
-            if self.frame.library:
+            if not self.frame.dialect.offers_fixes:
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
             with self.offering_alternative(f"torch.Tensor.{name}"):
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
@@ -2885,10 +3066,9 @@ class Builder:
         if name == "callable" and len(args) == 1 and not args[0].spread and not keywords:
             # Only a function passed as a value is callable: a region's other values are numbers, tensors, tuples.
             return Const(isinstance(args[0].value.type, t.FunctionT), t.BOOL, span)
-        if self.frame.library and name in LIBRARY_BUILTINS:
-            found = self.library_builtin(name, args, keywords, span, shown)
-            if found is not None:
-                return found
+        found = self.frame.dialect.builtin(name, args, keywords, span, shown)
+        if found is not None:
+            return found
         values = [a.value for a in args]
         if any(a.spread for a in args) or keywords:
             self.unsupported(span, shown, f"`{name}()` with `*` or keywords")
@@ -3357,12 +3537,13 @@ class Builder:
         # A nested function reads its enclosing function's names as they are now, at the call (Python's cells).
         self.env = {**{name: self.env[name] for name in sorted(helper.closure) if name in self.env}, **bound}
         called_as = (self.frame.called_as or shown) if helper.library else ""
-        self.frame = Frame(function_locals(node), [], chain, node, helper.scope, helper.path, helper.library, called_as)
+        self.frame = Frame(function_locals(node), [], chain, node, helper.scope, helper.path, self.dialect_for(helper),
+                           called_as)
         if helper.path != self.region.site.path and self.anchor is None:
             self.anchor = span
         self.returned, self.returned_value = False, None
         self.inlining.append(node)
-        outermost_library = helper.library and not saved[1].library
+        outermost_library = helper.library and saved[1].dialect is not self.library_dialect
         try:
             self.statements(node.body)
             value = self.returned_value if self.returned_value is not None else Const(None, t.NONE, span)
@@ -3391,7 +3572,7 @@ class Builder:
         aliases and kinds, and which of them are one object; None where the model is not reused (torch's code,
         whose folding reads more of the caller; a helper of another file reached from the region's, whose
         findings and writes stand at each call)."""
-        if helper.library or self.frame.library or self.branching or helper.enclosing is not None or \
+        if helper.library or not self.frame.dialect.reuses_templates or self.branching or helper.enclosing is not None or \
                 helper.path != self.region.site.path and self.anchor is None:
             return None
         leaves: list[Expr] = []
@@ -3968,6 +4149,7 @@ def build_model(region: Region, deadline: float | None = None) -> Analysis:
             traceback.print_exc()
         return builder.stopped(None, f"{type(error).__name__}: {_short(str(error))}")
     finally:
+        builder.release()
         sys.setrecursionlimit(limit)
 
 
