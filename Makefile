@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ppy-installed
 
-.PHONY: test demo check venv clean bench opdata gpu gpu-dry
+.PHONY: test lint typecheck demo check venv clean bench opdata gpu gpu-dry
 
 venv: $(STAMP)
 
@@ -20,8 +20,17 @@ $(STAMP): pyproject.toml constraints.txt
 # Two workers: C++ builds already use both cores, but the mypy, checker and verification tests between
 # them are single-threaded Python. Builds are shared through the cache's locks (each is made once).
 # --dist loadfile: a file's tests run in one worker, in order, and its module-scoped builds are made once.
-test: $(STAMP)
+# lint and typecheck first: a finding stops the run before the minutes of pytest.
+test: lint typecheck
 	$(PY) -m pytest --ppy-verify -n 2 --dist loadfile
+
+# ruff's rules and files are in pyproject.toml ([tool.ruff]).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check
+
+# mypy --strict over ppy's packages and bench/ (pyproject.toml's [tool.mypy]); .mypy_cache keeps a rerun to seconds.
+typecheck: $(STAMP)
+	$(PY) -m mypy
 
 check: $(STAMP)
 	$(VENV)/bin/ppy-check .
@@ -45,4 +54,4 @@ opdata: $(STAMP)
 	$(PY) -m ppy_check.gen_opdata
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

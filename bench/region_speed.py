@@ -48,7 +48,8 @@ import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -190,8 +191,9 @@ def per_call_rows(args: argparse.Namespace, modules: dict[str, Any], plan: list[
         for name, region, call in plan:
             inner, rounds = settings(name, args.rounds)
             compiled = torch.compile(region.python)
-            paths = {"torch.compile": Route(python_loop(lambda: compiled(*call)), contextlib.nullcontext, True),
-                     "torch.compile, no grad": Route(python_loop(lambda: compiled(*call)), torch.no_grad, False)}
+            # B023 is wrong here: the loops run in this iteration (interleaved below), on its compiled and call.
+            paths = {"torch.compile": Route(python_loop(lambda: compiled(*call)), contextlib.nullcontext, True),  # noqa: B023
+                     "torch.compile, no grad": Route(python_loop(lambda: compiled(*call)), torch.no_grad, False)}  # noqa: B023
             grad.update((label, path.grad) for label, path in paths.items())
             for label, values in interleaved(paths, rounds, inner).items():
                 samples[(name, label)] = values

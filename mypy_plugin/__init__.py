@@ -23,12 +23,13 @@ import functools
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import CallExpr, Context, Decorator, FuncDef, RefExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigContext
-from mypy.types import Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
+from mypy.types import CallableType, Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
 
 from ppy_check import messages
 from ppy_check.config import ConfigError
@@ -57,7 +58,7 @@ def rules_version() -> str:
     return _rules_version(os.environ.get("PPY_MYPY_DISABLE", ""))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rules_version(disabled: str) -> str:
     from ppy_check.version import full_version
 
@@ -100,9 +101,9 @@ class MypyOracle:
 
     def param_type(self, name: str) -> t.Type | None:
         signature = self.func.type
-        if signature is None or not hasattr(signature, "arg_names"):
+        if not isinstance(signature, CallableType):
             return None
-        for arg_name, arg_type in zip(signature.arg_names, signature.arg_types):  # type: ignore[union-attr]
+        for arg_name, arg_type in zip(signature.arg_names, signature.arg_types):
             if arg_name == name:
                 return region_type(arg_type)
         return None

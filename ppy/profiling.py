@@ -8,9 +8,9 @@ import atexit
 import os
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Callable
 
 
 @dataclass
@@ -78,7 +78,11 @@ class Profile:
 
 active: Profile | None = None
 # Set by ppy.runtime: re-routes the prepared regions when profiling starts or stops (no import cycle).
-reroute: Callable[[], None] = lambda: None
+def _no_reroute() -> None:
+    pass
+
+
+reroute: Callable[[], None] = _no_reroute
 
 
 def _activate(profile: Profile) -> None:

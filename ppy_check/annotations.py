@@ -10,7 +10,7 @@ cannot disagree on what a parameter is.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Union
+from collections.abc import Callable
 
 from ppy_check.model import types as t
 
@@ -23,7 +23,7 @@ class AnnotationError(Exception):
 
 # A resolver turns a name or attribute chain into the dotted name it refers to
 # ("torch.Tensor", "typing.Optional", "builtins.int"), or None when it cannot tell.
-Resolver = Callable[[ast.expr], Union[str, None]]
+Resolver = Callable[[ast.expr], str | None]
 
 _SCALAR_NAMES: dict[str, t.Type] = {
     "torch.Tensor": t.TENSOR,

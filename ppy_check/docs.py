@@ -9,7 +9,6 @@ their tables into the README through the same ``update_readme``.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 

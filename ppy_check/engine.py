@@ -48,7 +48,7 @@ def _fix(suggestion: Suggestion | None, lines: list[str]) -> Fix | None:
 
 
 # The rules that read a function's syntax alone: they also check the helpers a region calls.
-STRUCTURAL = (m.LOOP, m.BRANCH, m.SYNTAX)
+STRUCTURAL = tuple(code.value for code in m.Code if code.structural)
 EMPTY_ANALYSIS = Analysis(None, Problems())
 
 
@@ -88,15 +88,14 @@ def check_region(region: Region, path: str, lines: list[str], codes: Iterable[st
                 any_finding = True
                 span = anchor or finding.span
                 column = _column(lines, span.line, span.column)
-                message = finding.message.replace(f"region `{callee.name}`", f"region `{region.name}`", 1)
-                message += m.IN_HELPER.format(context=context)
+                message = finding.text.seen_from(region.name, context).render()
                 key = (span.line, column, finding.code, message)
                 found.setdefault(key, Diagnostic(path, span.line, column, finding.code, message, region.name,
                                                  span.end_line, _column(lines, span.end_line, span.end_column)))
     if analysis.model is None and not any_finding:
         # The builder refused something no rule explains: never let it pass as valid.
         line, column = region.node.lineno, _column(lines, region.node.lineno, region.node.col_offset)
-        message = m.UNSUPPORTED_INTERNAL.format(region=region.name)
+        message = m.message(m.UNSUPPORTED_INTERNAL, region=region.name).render()
         found.setdefault((line, column, m.UNSUPPORTED, message),
                          Diagnostic(path, line, column, m.UNSUPPORTED, message, region.name))
     return sorted(found.values())

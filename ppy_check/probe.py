@@ -174,6 +174,7 @@ class _Recorder:
             return original(*args, **kwargs)
         resolved, arguments = bound
         native = resolved.overload.out if resolved.out else resolved.overload.native
+        assert native is not None  # bind() takes out= only where the overload has an out= variant
         values = dict(resolved.values)
         if namespace == "Tensor":
             values["self"] = Param("a0", 0, t.TENSOR, _SPAN)  # the receiver, the first object resolve() saw
@@ -202,8 +203,8 @@ class _Recorder:
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         declared_views = set().union(*(storages[key] for key in storages if key in native.arg and native.arg[key].alias))
         for index, output in enumerate(outputs[: len(native.returns)] if len(native.returns) > 1 else [result]):
-            declared = native.returns[min(index, len(native.returns) - 1)].alias if native.returns else None
-            if declared is not None:
+            declared_alias = native.returns[min(index, len(native.returns) - 1)].alias if native.returns else None
+            if declared_alias is not None:
                 continue
             shared = {_storage(x) for x in _flat_tensors(output)} - {None}
             for key, stored in storages.items():
@@ -403,7 +404,7 @@ def _run_synthesized(recorder: _Recorder, targets: list[tuple[str, str]]) -> Non
             _call_synthesized(function, overload, None)
 
 
-def _synthesized_in_children(data: dict[str, Any], targets: list[tuple[str, str]]) -> list[_Observed | None]:
+def _synthesized_in_children(data: dict[str, Any], targets: list[tuple[str, str]]) -> list[dict[str, _Observed] | None]:
     """Run the synthesized calls in child processes: nonsense arguments crash or hang a few kernels.
 
     A child that dies or runs past its time is split in two and retried, down
@@ -413,7 +414,7 @@ def _synthesized_in_children(data: dict[str, Any], targets: list[tuple[str, str]
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
-    results: list[_Observed | None] = []
+    results: list[dict[str, _Observed] | None] = []
     pending = [targets]
     while pending:
         chunk = pending.pop()
@@ -529,8 +530,8 @@ def probe_effects(data: dict[str, Any], only: frozenset[str] | None = None) -> d
     recorder = _Recorder(OpData(data))
     with _wrapped_builtins(recorder) as by_identity:
         _run_samples(by_identity, only)
-    for observed in _synthesized_in_children(data, _synthesized_targets(recorder.data, only)):
-        for key, seen in (observed or {}).items():
+    for child_observed in _synthesized_in_children(data, _synthesized_targets(recorder.data, only)):
+        for key, seen in (child_observed or {}).items():
             merged = recorder.observed[key]
             for name, calls in seen.writes.items():
                 merged.writes[name].extend(calls)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ppy_check import messages as m
 from ppy_check.scope import ModuleScope, target_names
+from ppy_check.node_memo import per_node
 from ppy_check.site import RegionSite
 from ppy_check.annotations import AnnotationError, parse_annotation
 from ppy_check.model.types import Type
@@ -97,19 +99,19 @@ def _level(decorator: ast.expr) -> tuple[int, str | None]:
     values = list(decorator.args) + [k.value for k in decorator.keywords if k.arg == "level"]
     unknown = [k.arg for k in decorator.keywords if k.arg not in ("level", "compile")]
     if unknown:
-        return DEFAULT_LEVEL, f"`ppy.opt` has no parameter `{unknown[0]}`"
+        return DEFAULT_LEVEL, m.message(m.DECORATOR_UNKNOWN_PARAMETER, name=unknown[0]).render()
     # Whether a region compiles is read from the source by tools that never import it: it must be a literal.
     for switch in (k.value for k in decorator.keywords if k.arg == "compile"):
         if not (isinstance(switch, ast.Constant) and type(switch.value) is bool):
-            return DEFAULT_LEVEL, f"`ppy.opt` compile must be a literal True or False, not `{ast.unparse(switch)}`"
+            return DEFAULT_LEVEL, m.message(m.DECORATOR_COMPILE_NOT_LITERAL, value=ast.unparse(switch)).render()
     if len(values) > 1:
-        return DEFAULT_LEVEL, "`ppy.opt` takes one level"
+        return DEFAULT_LEVEL, m.DECORATOR_LEVELS
     if not values:
         return DEFAULT_LEVEL, None
     value = values[0]
     if isinstance(value, ast.Constant) and type(value.value) is int and value.value in LEVELS:
         return value.value, None
-    return DEFAULT_LEVEL, f"`ppy.opt` level must be a literal 0, 1, 2 or 3, not `{ast.unparse(value)}`"
+    return DEFAULT_LEVEL, m.message(m.DECORATOR_LEVEL_NOT_LITERAL, value=ast.unparse(value)).render()
 
 
 _BINDERS = frozenset({
@@ -121,12 +123,23 @@ _BINDERS = frozenset({
 
 def function_locals(node: FunctionNode, body_nodes: list[ast.AST] | None = None) -> frozenset[str]:
     """Parameters and every name bound in the body (not in nested functions)."""
+    if body_nodes is None:
+        return _walked_locals(node)
+    return _locals(node, body_nodes)
+
+
+@per_node  # every inlining of one of torch's functions asks it of the same node
+def _walked_locals(node: FunctionNode) -> frozenset[str]:
+    return _locals(node, walk_body(node.body))
+
+
+def _locals(node: FunctionNode, body_nodes: Iterable[ast.AST]) -> frozenset[str]:
     names = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
     if node.args.vararg:
         names.add(node.args.vararg.arg)
     if node.args.kwarg:
         names.add(node.args.kwarg.arg)
-    for child in body_nodes if body_nodes is not None else walk_body(node.body):
+    for child in body_nodes:
         if type(child) not in _BINDERS:
             continue
         if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
@@ -191,14 +204,15 @@ def _compiles(decorators: list[tuple[ast.expr, str]]) -> bool:
 def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast.expr, str]],
               enclosing: list[FunctionNode], site: RegionSite) -> Region:
     pure = any(target == PURE for _, target in decorators)
-    level, problems = DEFAULT_LEVEL, []
+    level = DEFAULT_LEVEL
+    problems: list[tuple[ast.AST, str]] = []
     for decorator, target in decorators:
         if target == OPT:
             level, problem = _level(decorator)
             if problem:
                 problems.append((decorator, problem))
         elif isinstance(decorator, ast.Call):
-            problems.append((decorator, "`ppy.pure` takes no arguments: write `@ppy.pure`"))
+            problems.append((decorator, m.DECORATOR_PURE_ARGUMENTS))
     params = []
     arguments = node.args
     for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:

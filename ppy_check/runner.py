@@ -14,8 +14,6 @@ import gc
 import os
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,6 +140,9 @@ def _check_jobs(jobs: list[Job]) -> list[FileResult]:
 def _isolating(jobs: list[Job]) -> list[FileResult]:
     """Check ``jobs`` in a process of their own after a worker died: when this one dies too, halve
     them until the file that kills it is alone, and report that file."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(max_workers=1, initializer=_collect_rarely) as pool:
             return pool.submit(_check_jobs, jobs).result()
@@ -154,6 +155,10 @@ def _isolating(jobs: list[Job]) -> list[FileResult]:
 
 
 def _in_pool(jobs: list[Job], workers: int) -> list[FileResult]:
+    # Imported here: multiprocessing costs a small check's start-up more than its checking does.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     size = max(1, len(jobs) // (workers * 4))
     chunks = [jobs[start:start + size] for start in range(0, len(jobs), size)]
     outcomes: list[FileResult] = []

@@ -15,7 +15,9 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
+
+from ppy_check.opdata_lines import DecodedOpData, OpDataLines, OpDataSource
 
 DATA_PATH = Path(__file__).with_name("opdata.json")
 
@@ -70,7 +72,7 @@ class ListType:
         return f"{self.elem}[{self.size or ''}]"
 
 
-SchemaType = Union[BaseType, OptionalType, ListType]
+SchemaType = BaseType | OptionalType | ListType
 
 
 def decode_type(raw: Any) -> SchemaType:
@@ -251,20 +253,34 @@ def _show_default(value: Any) -> str:
 class OpData:
     """The shipped op data, decoded on demand (most checks touch a few dozen ops of thousands)."""
 
-    def __init__(self, raw: dict[str, Any]):
-        self.raw = raw
-        self.torch_version: str = raw["torch_version"]
-        self.bindings: dict[str, dict[str, str]] = raw["bindings"]
-        self.properties: frozenset[str] = frozenset(raw.get("properties", ()))
+    def __init__(self, source: OpDataSource | dict[str, Any]):
+        self.lines: OpDataSource = DecodedOpData(source) if isinstance(source, dict) else source
+        self.torch_version: str = self.lines.value("torch_version")
         self._natives: dict[str, Native] = {}
         self._functions: dict[str, tuple[Overload, ...]] = {}
         self._methods: dict[str, tuple[Overload, ...]] = {}
 
+    @functools.cached_property
+    def raw(self) -> dict[str, Any]:
+        """The whole file decoded, for the tools that walk every op (probe, drift)."""
+        return self.lines.decoded()
+
+    @functools.cached_property
+    def bindings(self) -> dict[str, dict[str, str]]:
+        found: dict[str, dict[str, str]] = self.lines.value("bindings", {})
+        return found
+
+    @functools.cached_property
+    def properties(self) -> frozenset[str]:
+        return frozenset(self.lines.value("properties", ()))
+
     def native(self, key: str) -> Native:
         found = self._natives.get(key)
         if found is None:
-            raw = self.raw["natives"][key]
-            effects = self.raw.get("effects", {}).get(key, {})
+            raw = self.lines.entry("natives", key)
+            if raw is None:
+                raise KeyError(key)
+            effects = self.lines.entry("effects", key) or {}
             name = key.split(".")[0]
             found = self._natives[key] = Native(
                 key=key,
@@ -277,7 +293,7 @@ class OpData:
                 seeded="nondeterministic_seeded" in raw.get("tags", ()),
                 inplace_view="inplace_view" in raw.get("tags", ()),
                 effects=Effects(
-                    writes=tuple(HiddenWrite(w[0], tuple(w[1]) if w[1] else None) for w in effects.get("writes", ())),  # type: ignore[arg-type]
+                    writes=tuple(HiddenWrite(w[0], tuple(w[1]) if w[1] else None) for w in effects.get("writes", ())),
                     aliases=tuple((a[0], a[1]) for a in effects.get("aliases", ())),
                     random=bool(effects.get("random", False)),
                 ),
@@ -304,13 +320,13 @@ class OpData:
         """Overloads of a native function's Python signature name (``add``, ``special_erf``, ``log_sigmoid``)."""
         found = self._functions.get(name)
         if found is None:
-            found = self._functions[name] = self._overloads(self.raw["functions"].get(name, []), name, method=False)
+            found = self._functions[name] = self._overloads(self.lines.entry("functions", name) or [], name, method=False)
         return found
 
     def method(self, name: str) -> tuple[Overload, ...]:
         found = self._methods.get(name)
         if found is None:
-            found = self._methods[name] = self._overloads(self.raw["methods"].get(name, []), name, method=True)
+            found = self._methods[name] = self._overloads(self.lines.entry("methods", name) or [], name, method=True)
         return found
 
     def binding(self, namespace: str, name: str) -> str | None:
@@ -318,12 +334,13 @@ class OpData:
         return self.bindings.get(namespace, {}).get(name)
 
     def has_function(self, name: str) -> bool:
-        return name in self.raw["functions"]
+        return self.lines.has("functions", name)
 
     def has_method(self, name: str) -> bool:
-        return name in self.raw["methods"]
+        return self.lines.has("methods", name)
 
 
 @functools.lru_cache(maxsize=1)
 def opdata() -> OpData:
-    return OpData(json.loads(DATA_PATH.read_text(encoding="utf-8")))
+    text = DATA_PATH.read_text(encoding="utf-8")
+    return OpData(OpDataLines(text) if OpDataLines.laid_out(text) else json.loads(text))

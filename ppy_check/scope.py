@@ -139,8 +139,8 @@ def _global_declarations(module: ast.Module) -> set[str]:
         if isinstance(node, ast.Global):
             names.update(node.names)
             continue
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            pending.extend(getattr(node, field, ()))
+        for child_field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            pending.extend(getattr(node, child_field, ()))
     return names
 
 
@@ -154,12 +154,12 @@ def _literal_keys(node: ast.expr) -> Iterator[str]:
         yield node.value
 
 
-def _dynamic_rebinds(module: ast.Module) -> Iterator[tuple[str, Rebinding]]:
+def _dynamic_rebinds(module: ast.Module, nodes: list[ast.AST]) -> Iterator[tuple[str, Rebinding]]:
     """Names the module rebinds without assigning them, wherever that is written: ``globals()["NAME"] = ...``
     (also ``+=``, ``del``, ``globals().update(NAME=...)``) and the bindings of ``exec("NAME = ...")`` run in the
     module's namespace (at module level, or with ``globals()`` as its namespace). A key or code known only when
-    it runs is the runtime's to catch (ppy/guard.py)."""
-    for node in ast.walk(module):
+    it runs is the runtime's to catch (ppy/guard.py). ``nodes`` is ``ast.walk(module)``, walked once for all."""
+    for node in nodes:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
@@ -183,15 +183,16 @@ def _dynamic_rebinds(module: ast.Module) -> Iterator[tuple[str, Rebinding]]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "exec" and \
                     len(node.args) == 1 and not node.keywords:
                 yield from _exec_bindings(node)
-    for node in ast.walk(module):
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "exec" and \
                 len(node.args) >= 2 and _is_globals(node.args[1]):
             yield from _exec_bindings(node)
 
 
-def _patches(module: ast.Module, scope: ModuleScope) -> Iterator[tuple[str, Rebinding]]:
-    """Attributes of imported modules assigned (or deleted) anywhere in the module, by dotted name."""
-    for node in ast.walk(module):
+def _patches(nodes: list[ast.AST], scope: ModuleScope) -> Iterator[tuple[str, Rebinding]]:
+    """Attributes of imported modules assigned (or deleted) anywhere in the module (``nodes``: all of its nodes),
+    by dotted name."""
+    for node in nodes:
         targets: list[ast.expr] = []
         if isinstance(node, (ast.Assign, ast.Delete)):
             targets = node.targets
@@ -204,6 +205,7 @@ def _patches(module: ast.Module, scope: ModuleScope) -> Iterator[tuple[str, Rebi
                 if owner is not None:
                     yield f"{owner}.{attribute}", Rebinding(node.lineno, f"{node.func.id}(...)")
         for target in targets:
+            assert isinstance(node, ast.stmt)  # only assignments and deletions have targets
             for item in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
                 dotted = scope.resolve(item) if isinstance(item, ast.Attribute) else None
                 if dotted is not None:
@@ -251,8 +253,8 @@ def _bindings_of(statement: ast.stmt) -> Iterator[tuple[str, _Bound]]:
                 continue
             # A relative import keeps its leading dots: imports.py finds the file from the importer.
             module = "." * statement.level + (statement.module or "")
-            target = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
-            yield alias.asname or alias.name, _Bound(line, BindingKind.VALUE, import_target=target)
+            imported = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
+            yield alias.asname or alias.name, _Bound(line, BindingKind.VALUE, import_target=imported)
     elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
         yield statement.name, _Bound(line, BindingKind.FUNCTION, node=statement)
     elif isinstance(statement, ast.ClassDef):
@@ -298,7 +300,9 @@ def build_scope(module: ast.Module) -> ModuleScope:
             bound.setdefault(name, []).append(binding)
     rebound = _global_declarations(module)
     dynamic: dict[str, Rebinding] = {}
-    for name, rebinding in _dynamic_rebinds(module):
+    # One walk of a big file costs more than the rest of its scope: the three questions below share it.
+    nodes = list(ast.walk(module))
+    for name, rebinding in _dynamic_rebinds(module, nodes):
         dynamic.setdefault(name, rebinding)
     scope.star_imports = [Rebinding(s.lineno, f"from {'.' * s.level}{s.module or ''} import *",
                                     "." * s.level + (s.module or "")) for s in _top_level(module.body)
@@ -329,6 +333,6 @@ def build_scope(module: ast.Module) -> ModuleScope:
         # A value bound once keeps its expression: torch's own modules alias builtins this way (torch_python.py).
         scope.bindings[name] = Binding(name, first.line, kind, first.value if stable else None,
                                        rebound=dynamic.get(name))
-    for dotted, rebinding in _patches(module, scope):
+    for dotted, rebinding in _patches(nodes, scope):
         scope.patched.setdefault(dotted, rebinding)
     return scope

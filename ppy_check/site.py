@@ -9,7 +9,6 @@ in ``co_firstlineno``: the first decorator's, so both sides compute the same.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +52,8 @@ class RegionSite:
     @classmethod
     def of_function(cls, function: Any) -> RegionSite:
         """The site of a live function (decorators ppy does not own are looked through)."""
+        import inspect  # the runtime's question only: the checker never holds a live function
+
         inner = inspect.unwrap(function)
         code = inner.__code__
         return cls(str(Path(code.co_filename)), inner.__qualname__, code.co_firstlineno)

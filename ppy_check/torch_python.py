@@ -17,6 +17,7 @@ import functools
 from pathlib import Path
 
 from ppy_check.module import ModuleRegions
+from ppy_check.node_memo import per_node_and_name
 from ppy_check.source import read_source
 
 SOURCES = Path(__file__).with_name("torch_python")
@@ -31,7 +32,7 @@ REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.
              "torch.masked": "torch.masked._ops"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def module(dotted: str) -> ModuleRegions | None:
     """The parsed source of torch's Python module ``dotted``, when ppy ships it."""
     path = SOURCES / f"{dotted}.py.txt"
@@ -40,7 +41,7 @@ def module(dotted: str) -> ModuleRegions | None:
     return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(path).text)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _overrides() -> ModuleRegions:
     return ModuleRegions.load(str(OVERRIDES), read_source(OVERRIDES).text)
 
@@ -66,9 +67,15 @@ def shipped(dotted: str) -> bool:
 def function(module: ModuleRegions, name: str) -> ast.FunctionDef | None:
     """The definition of ``name`` that runs: the last one (``@overload`` stubs come first), skipping typing stubs
     under ``if TYPE_CHECKING``; None when a later assignment rebinds the name."""
-    found = None
     assert module.tree is not None
-    for statement in module.tree.body:
+    return _defined(module.tree, name)
+
+
+@per_node_and_name
+def _defined(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    # Every call of a torch function asks this of the same shipped module: the walk is kept per (module, name).
+    found = None
+    for statement in tree.body:
         if isinstance(statement, ast.FunctionDef) and statement.name == name:
             found = statement
         elif isinstance(statement, ast.If) and ast.unparse(statement.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
@@ -80,7 +87,7 @@ def function(module: ModuleRegions, name: str) -> ast.FunctionDef | None:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tensor_method(name: str) -> tuple[ast.FunctionDef, ModuleRegions] | str | None:
     """A Python-level method of ``torch.Tensor`` (``torch/_tensor.py``), and the module it is read from; or the
     name of the builtin method it is bound to there (``__pow__ = ...(_C.TensorBase.pow)``)."""

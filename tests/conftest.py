@@ -82,8 +82,8 @@ def seeded_cache(root: Path, toolchain_entries: list[str]) -> Path:
 # What each test file needs, so that a run can pick by need (`pytest -m checker`).
 NEEDS = {
     "test_checker_budgets.py": "checker", "test_checker_robustness.py": "checker", "test_cli.py": "checker",
-    "test_layers.py": "checker",
-    "test_progress.py": "checker", "test_rules.py": "checker", "test_source.py": "checker",
+    "test_layers.py": "checker", "test_memo.py": "checker",
+    "test_progress.py": "checker", "test_refusals.py": "checker", "test_rules.py": "checker", "test_source.py": "checker",
     "test_explain_show.py": "torch", "test_opdata.py": "torch",
     "test_background.py": "compiler", "test_observe.py": "compiler", "test_build_steps.py": "compiler", "test_cache.py": "compiler",
     "test_compile_ops.py": "compiler", "test_concurrency.py": "compiler", "test_corpus.py": "compiler",

@@ -61,7 +61,7 @@ class RegionGenerator:
 
     def boolean(self, depth: int) -> str:
         a, b = self.integer(max(depth - 1, 0)), self.integer(max(depth - 1, 0))
-        options = [lambda d: "b", lambda d: f"({a} > {b})", lambda d: f"(not b)", lambda d: "(m is None)",
+        options = [lambda d: "b", lambda d: f"({a} > {b})", lambda d: "(not b)", lambda d: "(m is None)",
                    lambda d: "(m is not None)", lambda d: f"(0 < {a} < 4)", lambda d: f"({a} in (1, 2))",
                    lambda d: f"({a} == {b})", lambda d: "(b == True)"]
         return self.choose(options, depth)

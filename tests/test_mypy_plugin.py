@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ppy_check.engine import check_source
-from fixtures_support import fixture_files
+from fixtures_support import fixture_files, snapshot, snapshot_lines
 
 MYPY_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<column>\d+): error: (?P<message>.*)  \[(?P<code>ppy-[a-z]+)\]$")
 BIN = Path(sys.executable).parent
@@ -50,6 +50,8 @@ def test_fixtures_agree_with_ppy_check(tmp_path: Path) -> None:
     )
     assert through_mypy == through_check, result.stdout[-3000:]
     assert len(through_check) > 50
+    for path in fixture_files():  # the whole messages, as the fixture's snapshot holds them
+        assert snapshot_lines([found[1:] for found in through_mypy if found[0] == path.name]) == snapshot(path)
 
 
 PROJECT = {

@@ -19,6 +19,32 @@ def test_shipped_schemas_match_installed_torch() -> None:
     assert regenerated == shipped, "ppy_check/opdata.json is stale: run `python -m ppy_check.gen_opdata`"
 
 
+def test_entries_read_one_by_one_equal_the_whole_parse() -> None:
+    # The checker reads op data entry by entry (ppy_check/opdata_lines.py); the whole parse is the reference.
+    from ppy_check.schema import OpData
+
+    by_entry, whole = opdata(), OpData(json.loads(DATA_PATH.read_text(encoding="utf-8")))
+    raw = whole.raw
+    assert [by_entry.native(key) for key in raw["natives"]] == [whole.native(key) for key in raw["natives"]]
+    assert [by_entry.function(name) for name in raw["functions"]] == [whole.function(name) for name in raw["functions"]]
+    assert [by_entry.method(name) for name in raw["methods"]] == [whole.method(name) for name in raw["methods"]]
+    assert (by_entry.bindings, by_entry.properties, by_entry.torch_version) == (
+        whole.bindings, whole.properties, whole.torch_version)
+    assert not by_entry.has_function("not_an_op") and by_entry.method("not_an_op") == ()
+    assert by_entry.has_method("add") and by_entry.has_function("add")
+    with pytest.raises(KeyError):
+        by_entry.native("not_an_op.Tensor")
+
+
+def test_only_renders_layout_is_read_entry_by_entry() -> None:
+    from ppy_check.opdata_lines import OpDataLines
+
+    shipped = DATA_PATH.read_text(encoding="utf-8")
+    assert OpDataLines.laid_out(shipped)
+    assert not OpDataLines.laid_out(json.dumps(json.loads(shipped), indent=2))
+    assert not OpDataLines.laid_out(json.dumps(json.loads(shipped)))
+
+
 def test_writes_and_views_come_from_schemas() -> None:
     data = opdata()
     add_ = data.method("add_")[0].native

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixtures_support import compare, expectations, fixture_files
+from fixtures_support import FIXTURES, SNAPSHOTS, UPDATE_SNAPSHOTS, compare, expectations, fixture_files, snapshot_path, snapshot_problems
 
 from ppy_check.engine import check_source
 from ppy_check.messages import ALL_CODES
@@ -13,9 +13,27 @@ from ppy_check.messages import ALL_CODES
 
 @pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
 def test_fixture(path: Path) -> None:
+    """Findings stand where the inline markers say, and their whole text is the snapshot's (fixtures_support says
+    how to update it)."""
     found = check_source(path.read_text(encoding="utf-8"), str(path))
     problems = compare(path, [(d.line, d.code, d.message) for d in found])
+    problems += snapshot_problems(path, [(d.line, d.column, d.code, d.message) for d in found])
     assert not problems, "\n".join(problems)
+
+
+def test_every_snapshot_has_its_fixture() -> None:
+    assert {file.stem for file in SNAPSHOTS.glob("*.txt")} == {path.stem for path in fixture_files()}
+
+
+def test_a_changed_message_differs_from_the_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(UPDATE_SNAPSHOTS, raising=False)
+    path = FIXTURES / "loop.py"
+    found = [(d.line, d.column, d.code, d.message) for d in check_source(path.read_text(encoding="utf-8"), str(path))]
+    assert snapshot_problems(path, found) == []
+    line, column, code, message = found[0]
+    changed = [(line, column, code, message.replace("region", "function", 1))] + found[1:]
+    diff = snapshot_problems(path, changed)
+    assert diff and any(row.startswith("+") and "function `" in row for row in diff), diff
 
 
 def test_every_rule_has_bad_cases() -> None:
@@ -72,3 +90,13 @@ def test_display_spells_plain_expressions_as_unparse_does() -> None:
                 covered += 1
                 assert text == ast.unparse(node)
     assert covered > 10_000
+
+
+def test_each_code_is_reported_by_its_own_rule_module() -> None:
+    """The registry (ppy_check.messages.Code) names each code's module; the module must say the same code."""
+    from ppy_check.messages import Code
+    from ppy_check.rules import KNOWN_RULES
+
+    assert {code: module.__name__ for code, module in KNOWN_RULES.items()} == {
+        code.value: f"ppy_check.rules.{code.module}" for code in Code}
+    assert all(module.CODE == code for code, module in KNOWN_RULES.items())

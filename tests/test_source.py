@@ -9,7 +9,6 @@ Python's refusal where it refuses.
 from __future__ import annotations
 
 import ast
-import io
 import os
 import tokenize
 from pathlib import Path

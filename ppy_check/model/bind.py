@@ -175,17 +175,17 @@ def bind(overload: Overload, args: list[Argument], keywords: dict[str, Expr]) ->
                 return None
             out = tuple(outs)
             continue
-        param = by_name.get(key) or by_name.get(NUMPY_NAMES.get(key, ""))
-        if param is None or param.schema_name in values:
+        named = by_name.get(key) or by_name.get(NUMPY_NAMES.get(key, ""))
+        if named is None or named.schema_name in values:
             return None
-        if param.name == "requires_grad" and param.schema_name not in overload.native.arg:
+        if named.name == "requires_grad" and named.schema_name not in overload.native.arg:
             if not isinstance(value.type, t.BoolT):
                 return None
             requires_grad = value
             continue
-        if not accepts(param.type, value.type, overload.numbers_as_tensors):
+        if not accepts(named.type, value.type, overload.numbers_as_tensors):
             return None
-        values[param.schema_name] = value
+        values[named.schema_name] = value
     if any(name not in values for name in overload.required):
         return None
     if out and overload.out is None:

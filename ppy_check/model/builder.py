@@ -22,24 +22,28 @@ import contextlib
 import dataclasses
 import enum
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 import typing
-from typing import Any, Protocol, TypeGuard, Union
+from typing import Any, Protocol, TypeGuard, TypeVar
 
 from ppy_check import torch_python
+from ppy_check import messages as m
+from ppy_check.messages import Reason, refusals
 from ppy_check.model import budgets, constants, hostmath
 from ppy_check.model import types as t
-from ppy_check.model.bind import Argument, Bound, accepts, describe_arguments, resolve
+from ppy_check.model.bind import Argument, Bound, describe_arguments, resolve
 from ppy_check.model.effects import effects_of
+from ppy_check.model.assumptions import Assumed, Assumption
 from ppy_check.model.ir import (
-    Assumed, Assumption, Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
+    Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IndexPart, IsNone, Item, Length, Let,
     MakeSeq, MakeTuple, Param, ParamInfo, PythonException, Query, Read, RegionModel, Require, ResultClass, Return, SeqIndex,
     SeqSlice, ShownSeq, SliceIndex, Span, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData, Write, WriteKind,
 )
 from ppy_check.model.budgets import Budget, Exceeded
 from ppy_check.model.problems import (Capture, CaptureOrigin, OverBudget, Problems, Suggestion, TypeProblem,
                                       Unsupported)
+from ppy_check.node_memo import per_node
 from ppy_check.region import Region, describe_function, function_locals
 from ppy_check.scope import BUILTIN_NAMES, BindingKind, ModuleScope, Rebinding
 from ppy_check.schema import Base, BaseType, ListType, Native, OpData, OptionalType, Overload, SchemaType, opdata
@@ -91,34 +95,34 @@ LIBRARY_CONSTANTS: dict[str, object] = {
 NTUPLES = {f"torch.nn.modules.utils.{name}": count
            for name, count in (("_single", 1), ("_pair", 2), ("_triple", 3), ("_quadruple", 4))}
 
-HOST_READING_METHODS = {
-    "item": "it reads a value back into Python",
-    "tolist": "it builds a Python list",
-    "numpy": "numpy runs outside torch's dispatcher",
-    "backward": "autograd runs outside the region",
-    "data_ptr": "it reads a raw address",
-    "register_hook": "hooks are Python callbacks",
-    "register_post_accumulate_grad_hook": "hooks are Python callbacks",
+HOST_READING_METHODS: dict[str, Reason] = {
+    "item": refusals.METHOD_READS_VALUE_BACK,
+    "tolist": refusals.METHOD_BUILDS_LIST,
+    "numpy": refusals.METHOD_RUNS_NUMPY,
+    "backward": refusals.METHOD_RUNS_AUTOGRAD,
+    "data_ptr": refusals.METHOD_READS_ADDRESS,
+    "register_hook": refusals.METHOD_REGISTERS_HOOK,
+    "register_post_accumulate_grad_hook": refusals.METHOD_REGISTERS_HOOK,
     # Python-level methods of torch/_tensor.py that compute no tensor.
-    "__array__": "it hands the data to numpy",
-    "__array_wrap__": "it is numpy's protocol",
-    "__deepcopy__": "it copies the Python object; use `.clone()`",
-    "__dir__": "it lists the Python object's attributes",
-    "__dlpack__": "it hands the data to another library",
-    "__dlpack_device__": "it hands the data to another library",
-    "__format__": "it formats the tensor as text",
-    "__repr__": "it formats the tensor as text",
-    "__hash__": "it is the Python object's identity",
-    "__reduce_ex__": "pickling runs outside the region",
-    "__setstate__": "pickling runs outside the region",
-    "dim_order": "it reads the memory layout into Python",
-    "is_shared": "it reads where the storage lives",
-    "share_memory_": "it moves the storage to shared memory",
-    "storage": "it hands out the storage object",
-    "storage_type": "it names the storage's Python class",
-    "module_load": "it loads a state dict into a module",
-    "__bool__": "it reads a value back into Python",
-    "storage_offset": "it reads a raw offset",
+    "__array__": refusals.METHOD_HANDS_DATA_TO_NUMPY,
+    "__array_wrap__": refusals.METHOD_IS_NUMPY_PROTOCOL,
+    "__deepcopy__": refusals.METHOD_COPIES_OBJECT,
+    "__dir__": refusals.METHOD_LISTS_ATTRIBUTES,
+    "__dlpack__": refusals.METHOD_HANDS_DATA_ELSEWHERE,
+    "__dlpack_device__": refusals.METHOD_HANDS_DATA_ELSEWHERE,
+    "__format__": refusals.METHOD_FORMATS_TEXT,
+    "__repr__": refusals.METHOD_FORMATS_TEXT,
+    "__hash__": refusals.METHOD_IS_IDENTITY,
+    "__reduce_ex__": refusals.METHOD_PICKLES,
+    "__setstate__": refusals.METHOD_PICKLES,
+    "dim_order": refusals.METHOD_READS_LAYOUT,
+    "is_shared": refusals.METHOD_READS_STORAGE_PLACE,
+    "share_memory_": refusals.METHOD_SHARES_STORAGE,
+    "storage": refusals.METHOD_HANDS_OUT_STORAGE,
+    "storage_type": refusals.METHOD_NAMES_STORAGE_CLASS,
+    "module_load": refusals.METHOD_LOADS_STATE_DICT,
+    "__bool__": refusals.METHOD_READS_VALUE_BACK,
+    "storage_offset": refusals.METHOD_READS_OFFSET,
 }
 QUERY_METHODS: dict[str, tuple[Query, Query | None, t.Type]] = {
     # name: (query with no argument, query with a dim argument, result of the no-argument form)
@@ -167,10 +171,10 @@ _OTHER_LAYOUTS = ("sparse", "mkldnn", "nested", "csr", "csc", "bsr", "bsc", "coo
 # Tensor properties that are views, as the native method torch's getter calls.
 VIEW_PROPERTIES = {"T": "numpy_T", "mT": "mT", "H": "matrix_H", "mH": "mH"}
 VIEW_FUNCTIONS = {"real": "real", "imag": "imag"}
-PROPERTY_REFUSALS = {
-    "grad": "gradients are read outside the region",
-    "grad_fn": "autograd's graph is read outside the region",
-    "is_leaf": "autograd's graph is read outside the region",
+PROPERTY_REFUSALS: dict[str, Reason] = {
+    "grad": refusals.PROPERTY_READS_GRADIENT,
+    "grad_fn": refusals.PROPERTY_READS_AUTOGRAD_GRAPH,
+    "is_leaf": refusals.PROPERTY_READS_AUTOGRAD_GRAPH,
 }
 
 # What an exception's message formats at run time as Python's str() does, alone or as a sequence's items.
@@ -288,8 +292,10 @@ class Poisoned:
 
 
 POISON = Poisoned()
-Value = Union[Expr, ModuleRef, FunctionRef, ProjectModule, LibraryModule, BooleanDispatch, KeywordDict, UntypedParam,
-              Poisoned]
+Value = (Expr | ModuleRef | FunctionRef | ProjectModule | LibraryModule | BooleanDispatch | KeywordDict | UntypedParam
+         | Poisoned)
+# A value handed back as it came (Builder.mark): an Expr stays an Expr for the caller.
+_ValueT = TypeVar("_ValueT", bound=Value)
 
 
 class RestTaken(enum.Enum):
@@ -472,11 +478,12 @@ class Frame:
 DISPLAY_NODES = 64
 
 
+@per_node  # torch's shipped code is displayed by every region that inlines it
 def display(node: ast.AST) -> str:
     """Source text for a message: one line, at most 60 characters."""
-    plain = _plain_text(node) if _smaller_than(node, DISPLAY_NODES) else None
-    text = plain if plain is not None else ast.unparse(node if _smaller_than(node, DISPLAY_NODES)
-                                                       else _pruned(node, [DISPLAY_NODES]))
+    small = _smaller_than(node, DISPLAY_NODES)
+    plain = _plain_text(node) if small else None
+    text = plain if plain is not None else ast.unparse(node if small else _pruned(node, [DISPLAY_NODES]))
     first, *rest = text.splitlines() or [""]
     if rest:
         first += " ..."
@@ -534,14 +541,16 @@ def _plain_text(node: ast.AST) -> str | None:
         func = _plain_text(node.func)
         args = [_plain_text(arg) for arg in node.args]
         args += [None if k.arg is None else _keyword_text(k.arg, _plain_text(k.value)) for k in node.keywords]
-        if func is None or None in args:
+        arg_texts = [arg for arg in args if arg is not None]
+        if func is None or len(arg_texts) < len(args):
             return None
-        return f"{func}({', '.join(args)})"  # type: ignore[arg-type]
+        return f"{func}({', '.join(arg_texts)})"
     if isinstance(node, ast.Tuple):
         items = [_plain_text(item) for item in node.elts]
-        if None in items:
+        item_texts = [item for item in items if item is not None]
+        if len(item_texts) < len(items):
             return None
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"  # type: ignore[arg-type]
+        return f"({item_texts[0]},)" if len(item_texts) == 1 else f"({', '.join(item_texts)})"
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return repr(node.value)
     return None
@@ -582,7 +591,7 @@ class Dialect(Protocol):
     # A helper's model may be reused as a template for calls with the same argument signature.
     reuses_templates: bool
 
-    def subject(self, name: str, why: str) -> tuple[str, str]:
+    def subject(self, name: str, why: m.Message) -> tuple[str, m.Message]:
         """What a finding names, and what it says, for a problem at ``name``."""
 
     def budget_subject(self, subject: str) -> str:
@@ -631,7 +640,7 @@ class RegionDialect:
     def __init__(self, builder: Builder):
         self.builder = builder
 
-    def subject(self, name: str, why: str) -> tuple[str, str]:
+    def subject(self, name: str, why: m.Message) -> tuple[str, m.Message]:
         return name, why
 
     def budget_subject(self, subject: str) -> str:
@@ -684,12 +693,12 @@ class LibraryDialect:
     def __init__(self, builder: Builder):
         self.builder = builder
 
-    def subject(self, name: str, why: str) -> tuple[str, str]:
+    def subject(self, name: str, why: m.Message) -> tuple[str, m.Message]:
         """In torch's Python code a finding names the user's call, and says where inside it the problem is."""
         called_as = self.builder.frame.called_as
         if name == called_as:
             return name, why
-        return called_as, f"at `{name}`: {why}"
+        return called_as, m.message(m.IN_LIBRARY, name=name, why=why)
 
     def budget_subject(self, subject: str) -> str:
         return self.builder.frame.called_as or subject  # the user's call; torch's code is not theirs to change
@@ -698,12 +707,11 @@ class LibraryDialect:
         raise _LibraryRefused
 
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
-        return self.builder.unsupported(span, name, "it reads a module-level value of torch's Python code")
+        return self.builder.unsupported(span, name, refusals.READS_MODULE_LEVEL())
 
     def structural(self, node: ast.AST) -> None:
         self.builder.unsupported(Span.of(node), self.builder.frame.called_as,
-                                 f"torch's Python code has `{display(node)}` here, "
-                                 "which is not straight-line on what is known here")
+                                 refusals.LIBRARY_NOT_STRAIGHT(node=display(node)))
 
     def block_if(self, statements: list[ast.stmt], index: int) -> RestTaken:
         frame = self.builder.frame
@@ -755,7 +763,8 @@ class LibraryDialect:
         if check in LIBRARY_CHECKS:
             return self.builder.library_check(node, LIBRARY_CHECKS[check])
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
-                display(func.value) == "super()" and self.builder.frame.node.args.args:  # type: ignore[attr-defined]
+                display(func.value) == "super()" and isinstance(self.builder.frame.node, ast.FunctionDef) and \
+                self.builder.frame.node.args.args:
             return self.builder.super_method(node)
         return None
 
@@ -768,8 +777,7 @@ class LibraryDialect:
     def identity(self, left: Expr, right: Expr, negate: bool, span: Span, text: str) -> Const | None:
         if _same_object(left, right):
             return Const(not negate, t.BOOL, span)  # `k is v` where the user passed one tensor for both
-        self.builder.unsupported(span, self.builder.frame.called_as, f"torch's Python code tests `{text}`, the "
-                                 "identity of Python objects, which ppy cannot tell here")
+        self.builder.unsupported(span, self.builder.frame.called_as, refusals.LIBRARY_TESTS_IDENTITY(text=text))
         return None
 
 
@@ -834,7 +842,7 @@ class Builder:
         """The dialect a helper's body is written in: torch's own source, or the user's."""
         return self.library_dialect if helper.library else self.region_dialect
 
-    def mark(self, value: Value, kind: str | None) -> Value:
+    def mark(self, value: _ValueT, kind: str | None) -> _ValueT:
         """Record that ``value`` is a list or a tuple (``kind``), when known."""
         if kind is not None and isinstance(value, Expr) and isinstance(value.type, (t.TupleT, t.SeqT)):
             self.sequence_kinds[id(value)] = (value, kind)
@@ -868,7 +876,7 @@ class Builder:
         returns = region.returns if region.returns is not None else t.NONE
         if self.complete and not self.returned and not isinstance(returns, t.NoneT):
             self.type_problem(Span.of(region.node), region.name,
-                              f"it ends without `return` (so returns None), but is annotated `-> {returns}`")
+                              refusals.ENDS_WITHOUT_RETURN(returns=returns))
         if not self.complete or self.problems:
             return Analysis(None, self.problems, self.writes, self.callees)
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
@@ -902,8 +910,7 @@ class Builder:
                 mode = GRAD_DECORATORS[target]
                 continue
             self.unsupported(Span.of(decorator), display(decorator),
-                             "a decorator under `@ppy.opt` changes what the function does, and the compiled code "
-                             "would leave it out; put it above the ppy decorators, or remove it")
+                             refusals.DECORATOR_UNDER_PPY())
         return mode
 
     # --- problems ----------------------------------------------------------------------
@@ -912,17 +919,17 @@ class Builder:
         # Inside a helper of another file (or torch's Python code), a finding stands at the call in the region's file.
         return self.anchor or span
 
-    def _library_subject(self, name: str, why: str) -> tuple[str, str]:
+    def _library_subject(self, name: str, why: m.Message) -> tuple[str, m.Message]:
         return self.frame.dialect.subject(name, why)
 
-    def unsupported(self, span: Span, name: str, why: str, attribute: bool = False) -> Poisoned:
+    def unsupported(self, span: Span, name: str, why: m.Message, attribute: bool = False) -> Poisoned:
         name, why = self._library_subject(name, why)
         self.problems.unsupported.append(Unsupported(self._span(span), name, why, attribute, self.frame.context))
         self.complete = False
         self.frame.dialect.refused()
         return POISON
 
-    def type_problem(self, span: Span, subject: str, why: str, fix: Suggestion | None = None) -> Poisoned:
+    def type_problem(self, span: Span, subject: str, why: m.Message, fix: Suggestion | None = None) -> Poisoned:
         subject, why = self._library_subject(subject, why)
         self.problems.types.append(TypeProblem(self._span(span), subject, why, self.frame.context, fix))
         self.complete = False
@@ -945,7 +952,7 @@ class Builder:
         func = Span.of(node.func)
         called = Span.of(node)
         return Suggestion(Span(func.end_line, func.end_column, called.end_line, called.end_column), "",
-                          "remove the call", safe=False)
+                          m.FIX_REMOVE_CALL, safe=False)
 
     def capture(self, span: Span, name: str, origin: CaptureOrigin, detail: str) -> Poisoned:
         return self.frame.dialect.capture(span, name, origin, detail)
@@ -1024,8 +1031,7 @@ class Builder:
         span = Span.of(node)
         test = self.expr(test_node)
         if not isinstance(test, Expr) or not t.is_number(test.type):
-            self.unsupported(span, self.frame.called_as, f"torch's Python code decides on `{display(test_node)}`, "
-                             "which ppy cannot compute")
+            self.unsupported(span, self.frame.called_as, refusals.LIBRARY_DECIDES(test_node=display(test_node)))
             raise _Abandon
         test = self.atom(self.host(HostOp.TO_BOOL, [test], span, display(test_node), kind=t.BOOL)
                          if not isinstance(test.type, t.BoolT) else test)
@@ -1042,10 +1048,13 @@ class Builder:
                 try:
                     self.statements(statements)
                 except _Jump as jump:
-                    self.unsupported(Span.of(jump.node), self.frame.called_as, f"torch's Python code leaves a loop "
-                                     f"(`{display(jump.node)}`) on `{display(test_node)}`, known only at run time")
+                    self.unsupported(Span.of(jump.node), self.frame.called_as,
+                                     refusals.LIBRARY_LEAVES(jump_node=display(jump.node), test_node=display(test_node)))
                     raise _Abandon from None
-                value = self.atom(self.returned_value) if self.returned and not self.raising else None
+                value = None
+                if self.returned and not self.raising:
+                    assert self.returned_value is not None  # a way that returns holds what it returns
+                    value = self.atom(self.returned_value)
                 ways.append((self.body, self.env, self.returned, value, self.raising))
         finally:
             self.branching -= 1
@@ -1053,7 +1062,7 @@ class Builder:
             self.frame.rests, self.frame.finished = rests, finished
         (then_body, then_env, then_returned, then_value, then_raises), \
             (else_body, else_env, else_returned, else_value, else_raises) = ways
-        shown = f"torch's Python code decides on `{display(test_node)}` at run time, and"
+        shown = refusals.LIBRARY_DECIDES_AT_RUN_TIME(test=display(test_node))
         merged: list[tuple[Var, Expr | None, Expr | None]] = []
         if then_raises and else_raises:
             self.returned, self.returned_value, self.raising = True, None, True
@@ -1062,18 +1071,18 @@ class Builder:
             goes_on = (else_env, else_returned, else_value) if then_raises else (then_env, then_returned, then_value)
             if goes_on[1]:
                 assert goes_on[2] is not None
-                self.returned, self.returned_value = True, self.merge("the result", goes_on[2], None, span, shown,
+                self.returned, self.returned_value = True, self.merge(refusals.MERGED_RESULT(), goes_on[2], None, span, shown,
                                                                       merged, then_raises)
             else:
-                for name, value in goes_on[0].items():
-                    if self.env.get(name) is not value and isinstance(value, Expr):
-                        self.env[name] = self.merge(f"`{name}`", value, None, span, shown, merged, then_raises)
+                for name, held in goes_on[0].items():
+                    if self.env.get(name) is not held and isinstance(held, Expr):
+                        self.env[name] = self.merge(refusals.MERGED_NAME(name=name), held, None, span, shown, merged, then_raises)
         elif then_returned != else_returned:
-            self.unsupported(span, self.frame.called_as, f"{shown} returns one way only")
+            self.unsupported(span, self.frame.called_as, refusals.RETURNS_ONE_WAY(shown=shown))
             raise _Abandon
         elif then_returned:
             assert then_value is not None and else_value is not None
-            self.returned, self.returned_value = True, self.merge("the result", then_value, else_value, span, shown,
+            self.returned, self.returned_value = True, self.merge(refusals.MERGED_RESULT(), then_value, else_value, span, shown,
                                                                   merged)
         else:
             for name in sorted(set(then_env) | set(else_env)):
@@ -1084,21 +1093,22 @@ class Builder:
                     self.env.pop(name, None)  # set one way only: reading it after would raise in Python too
                     continue
                 if not isinstance(one, Expr) or not isinstance(other, Expr):
-                    self.unsupported(span, self.frame.called_as, f"{shown} `{name}` is a different function each way")
+                    self.unsupported(span, self.frame.called_as,
+                                     refusals.DIFFERENT_FUNCTION_EACH(shown=shown, name=name))
                     raise _Abandon
-                self.env[name] = self.merge(f"`{name}`", one, other, span, shown, merged)
+                self.env[name] = self.merge(refusals.MERGED_NAME(name=name), one, other, span, shown, merged)
         self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
 
-    def merge(self, what: str, one: Expr, other: Expr | None, span: Span, shown: str,
+    def merge(self, what: m.Message, one: Expr, other: Expr | None, span: Span, shown: m.Message,
               merged: list[tuple[Var, Expr | None, Expr | None]], swapped: bool = False) -> Read:
         """One variable for a value two ways give (of one type), set on each way; ``other`` None: that way raises
         (``swapped``: the raising way is the one where the test holds)."""
         if isinstance(one.type, t.FunctionT):
-            self.unsupported(span, self.frame.called_as, f"{shown} {what} is a different function each way")
+            self.unsupported(span, self.frame.called_as, refusals.DIFFERENT_FUNCTION_EACH_WAY(shown=shown, what=what))
             raise _Abandon
         if other is not None and one.type != other.type:
-            self.unsupported(span, self.frame.called_as, f"{shown} {what} is a {one.type} one way and a "
-                             f"{other.type} the other")
+            self.unsupported(span, self.frame.called_as,
+                             refusals.ONE_WAY_OTHER(shown=shown, what=what, one_type=one.type, other_type=other.type))
             raise _Abandon
         var = self.new_var("", one.type)
         if self.strided(one) and (other is None or self.strided(other)):
@@ -1126,7 +1136,7 @@ class Builder:
         if isinstance(node, ast.Expr):
             value = self.expr(node.value, top=True)
             if isinstance(value, (Call, TensorIndex)) or _may_raise(value):
-                self.body.append(Eval(value, Span.of(node)))  # type: ignore[arg-type]
+                self.body.append(Eval(value, Span.of(node)))
         elif isinstance(node, ast.Assign):
             first_var = self.vars
             value = self.expr(node.value, top=True)
@@ -1183,11 +1193,12 @@ class Builder:
                 dotted = f"{node.module}.{alias.name}"
                 why = torch_python.not_followed(dotted)
                 if why is not None or dotted.split(".")[0] not in ("torch", "math", "builtins"):
-                    self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code imports `{dotted}`"
-                                     + (f": {why}" if why else ", which ppy does not follow"))
+                    self.unsupported(Span.of(node), self.frame.called_as,
+                                     refusals.LIBRARY_IMPORTS_UNFOLLOWED(dotted=dotted, why=why) if why else
+                                     refusals.LIBRARY_IMPORTS(dotted=dotted))
                 self.env[alias.asname or alias.name] = self.dotted_value(_strip_dotted(dotted), Span.of(node), dotted)
             else:
-                self.unsupported(Span.of(node), self.frame.called_as, "torch's Python code imports relatively here")
+                self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_IMPORTS_RELATIVELY())
 
     def library_for(self, node: ast.For) -> None:
         """A `for` of torch's Python code over what is known here (a tuple, `range` of literals): its body runs once
@@ -1219,10 +1230,8 @@ class Builder:
         while isinstance(value, Read) and value.var in self.values:
             value = self.values[value.var]
         if isinstance(value, Host) and value.op is HostOp.RANGE:
-            self.unsupported(Span.of(node), self.frame.called_as, "torch's Python code counts with `range` to a "
-                             "value known only at run time (a tensor's rank, say), so its loop has no fixed length")
-        self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code loops over `{display(node)}`, "
-                         "whose length is known only at run time")
+            self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_COUNTS())
+        self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_LOOPS(node=display(node)))
         raise _Abandon
 
     def comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> Value:
@@ -1245,9 +1254,10 @@ class Builder:
                 for condition in generator.ifs:
                     known = self.try_constant(condition)
                     if known is None:
-                        self.unsupported(Span.of(condition), self.frame.called_as, f"torch's Python code filters on "
-                                         f"`{display(condition)}`, which is known only at run time")
-                    if not known.value:  # type: ignore[union-attr]
+                        self.unsupported(Span.of(condition), self.frame.called_as,
+                                         refusals.LIBRARY_FILTERS(condition=display(condition)))
+                    assert known is not None  # unsupported() raised: this is torch's Python code
+                    if not known.value:
                         break
                 else:
                     run(index + 1)
@@ -1260,8 +1270,7 @@ class Builder:
         if isinstance(node, ast.GeneratorExp) and self.consumed.get(id(node)) not in EAGER_CONSUMERS and \
                 not all(_harmless(statement) for statement in self.body[start:]):
             # Python may stop before the last item (`all`, `any`, a loop's `break`): ppy computes every item first.
-            self.unsupported(span, self.frame.called_as, f"torch's Python code computes `{display(node)}` item by item, "
-                             "and may stop before the items ppy would compute in advance")
+            self.unsupported(span, self.frame.called_as, refusals.LIBRARY_COMPUTES(node=display(node)))
         return MakeTuple(tuple(results), t.TupleT(tuple(r.type for r in results)), span,
                          frozenset().union(*(r.aliases for r in results)))
 
@@ -1282,11 +1291,11 @@ class Builder:
         if args is None:
             return POISON
         if len(args) != 1 or args[0].spread or keywords:
-            self.type_problem(Span.of(node), display(func), f"`list.{func.attr}` takes one argument")
+            self.type_problem(Span.of(node), display(func), refusals.LIST_TAKES_ONE(func_attr=func.attr))
             raise _Abandon
         value = args[0].value
         if func.attr == "extend" and not isinstance(value.type, (t.TupleT, t.SeqT)):
-            self.type_problem(Span.of(node), display(func), f"`list.extend` of a {value.type}")
+            self.type_problem(Span.of(node), display(func), refusals.LIST_EXTEND(type=value.type))
             raise _Abandon
         current = self.atom(self.env[name])
         grown = self.atom(self.concatenate([(current, True), (value, func.attr == "extend")], Span.of(node)))
@@ -1296,7 +1305,8 @@ class Builder:
     def library_check(self, node: ast.Call, error: PythonException) -> Value:
         """``torch._check(cond, lambda: message)`` in torch's Python code: a check the compiled region keeps."""
         if not node.args or len(node.args) > 2 or node.keywords:
-            return self.unsupported(Span.of(node), self.frame.called_as, f"`{display(node.func)}` with other arguments")
+            return self.unsupported(Span.of(node), self.frame.called_as,
+                                    refusals.OTHER_ARGUMENTS(node_func=display(node.func)))
         text = node.args[1].body if len(node.args) == 2 and isinstance(node.args[1], ast.Lambda) else None
         known = self.try_constant(node.args[0])
         if known is None:
@@ -1304,8 +1314,9 @@ class Builder:
                          self.message(text) if text is not None else ("",), negate=False)
         elif not known.value:
             shown = _text_of(text) if text is not None else ""
-            self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code raises {error.value} here"
-                             + (f" ({shown})" if shown else ""))
+            self.unsupported(Span.of(node), self.frame.called_as,
+                             refusals.LIBRARY_RAISES_SAYING(error=error.value, text=shown) if shown else
+                             refusals.LIBRARY_RAISES_ERROR(error=error.value))
         return Const(None, t.NONE, Span.of(node))
 
     def library_statement(self, node: ast.stmt) -> None:
@@ -1321,7 +1332,7 @@ class Builder:
                 self.body.append(Require(Const(False, t.BOOL, Span.of(node)), error, message, Span.of(node)))
                 self.returned, self.returned_value, self.raising = True, None, True
                 return
-            self.unsupported(Span.of(node), shown, f"torch's Python code raises here (`{display(node)}`)")
+            self.unsupported(Span.of(node), shown, refusals.LIBRARY_RAISES(node=display(node)))
             raise _Abandon
         assert isinstance(node, (ast.If, ast.Assert))
         test = self.try_truth(node.test)
@@ -1330,7 +1341,7 @@ class Builder:
                 self.require(node.test, node, PythonException.ASSERTION_ERROR, self.message(node.msg) if node.msg else ("",),
                              negate=False)
             elif not test.value:
-                self.unsupported(Span.of(node), shown, f"torch's Python code fails `assert {display(node.test)}`")
+                self.unsupported(Span.of(node), shown, refusals.LIBRARY_FAILS(node_test=display(node.test)))
                 raise _Abandon
             return
         if test is not None:
@@ -1350,12 +1361,12 @@ class Builder:
                     elif known.value:
                         text = _text_of(body[0].exc.args[0]) if isinstance(body[0].exc, ast.Call) and body[0].exc.args \
                             else ""
-                        self.unsupported(Span.of(node), shown, f"torch's Python code raises {error.value} here"
-                                         + (f" ({text})" if text else ""))
+                        self.unsupported(Span.of(node), shown,
+                                         refusals.LIBRARY_RAISES_SAYING(error=error.value, text=text) if text else
+                                         refusals.LIBRARY_RAISES_ERROR(error=error.value))
                         raise _Abandon
                 return
-        self.unsupported(Span.of(node), shown, f"torch's Python code decides on `{display(node.test)}`, which is "
-                         "known only at run time")
+        self.unsupported(Span.of(node), shown, refusals.LIBRARY_DECIDES_KNOWN(node_test=display(node.test)))
         raise _Abandon
 
     def require(self, test: ast.expr, node: ast.stmt, error: PythonException, message: Message,
@@ -1367,10 +1378,10 @@ class Builder:
             holds = self.host(HostOp.NOT, [value], span, display(test)) if negate else value
             self.body.append(Require(holds, error, message, span))
             return
-        why = "reads a tensor's value back into Python" if isinstance(value, Expr) and isinstance(value.type, t.TensorT) \
-            else "is not a value ppy computes"
+        reads_tensor = isinstance(value, Expr) and isinstance(value.type, t.TensorT)
         self.unsupported(span, self.frame.called_as,
-                         f"torch's Python code checks `{display(test)}`, which {why}")
+                         (refusals.LIBRARY_CHECKS_TENSOR_VALUE if reads_tensor else refusals.LIBRARY_CHECKS_UNKNOWN)(
+                             test=display(test)))
         raise _Abandon
 
     def raised(self, node: ast.Raise) -> tuple[PythonException | None, Message]:
@@ -1390,7 +1401,7 @@ class Builder:
             return (text.value,)
         if isinstance(text, ast.JoinedStr):
             return tuple(piece for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue))
-                         for piece in ((part.value,) if isinstance(part, ast.Constant) else self.formatted(part)))
+                         for piece in ((str(part.value),) if isinstance(part, ast.Constant) else self.formatted(part)))
         return (display(text),)
 
     def formatted(self, part: ast.FormattedValue) -> Message:
@@ -1558,7 +1569,8 @@ class Builder:
         return self.sequence_operator(ast.Mult(), MakeTuple((item,), t.TupleT((item.type,)), item.span), count,
                                       Span.of(node), display(node))
 
-    def shadow_scope(self, node: ast.expr) -> Poisoned:
+    def shadow_scope(self, node: ast.DictComp | ast.SetComp | ast.ListComp | ast.GeneratorExp | ast.Lambda
+                     | ast.NamedExpr) -> Poisoned:
         """A comprehension, lambda or walrus: reported by the loop or syntax rule; its names are still checked."""
         self.structural(node)
         saved = dict(self.env)
@@ -1570,12 +1582,12 @@ class Builder:
             elif isinstance(node, ast.NamedExpr):
                 self.expr(node.value)
             else:
-                for generator in node.generators:  # type: ignore[union-attr]
+                for generator in node.generators:
                     self.expr(generator.iter)
                     self.bind_poison(generator.target)
                     for condition in generator.ifs:
                         self.expr(condition)
-                parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)  # type: ignore[union-attr]
+                parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)
                 for part in parts:
                     self.expr(part)
         except _Abandon:
@@ -1637,12 +1649,11 @@ class Builder:
             raise _Abandon
         if isinstance(value, (ModuleRef, FunctionRef)):
             self.unsupported(Span.of(node) if node is not None else Span(0, 0, 0, 0), value.dotted if isinstance(value, ModuleRef) else value.shown,
-                             "a module or function is not a value a region can hold")
+                             refusals.MODULE_FUNCTION_VALUE())
             raise _Abandon
         if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
             if not hostmath.fits_int64(value.value):
-                self.type_problem(value.span, budgets.shown_int(value.value), "the int does not fit in the 64 bits torch takes "
-                                  "(Python would raise OverflowError when torch receives it)")
+                self.type_problem(value.span, budgets.shown_int(value.value), refusals.INT_DOES_FIT())
                 raise _Abandon
         if isinstance(value, (Const, Param, Read)):
             return value
@@ -1650,8 +1661,9 @@ class Builder:
             items = tuple(self.atom(i) for i in value.items)
             if all(a is b for a, b in zip(items, value.items)):
                 return value
-            return self.mark(MakeTuple(items, value.type, value.span, value.aliases), self.kind_of(value))  # type: ignore[return-value]
-        return self.mark(self.let(value), self.kind_of(value))  # type: ignore[return-value]
+            return self.mark(MakeTuple(items, value.type, value.span, value.aliases), self.kind_of(value))
+        assert _is_expr(value), f"{value} has no value a region can hold"  # modules stay names (bind_name)
+        return self.mark(self.let(value), self.kind_of(value))
 
     def assign(self, target: ast.expr, value: Value, statement: ast.stmt, renames_after: int | None = None) -> None:
         """Bind ``target`` to ``value``. ``renames_after``: a temporary made after that variable count (by this
@@ -1663,10 +1675,10 @@ class Builder:
         elif isinstance(target, ast.Subscript):
             self.store(target, value, statement)
         elif isinstance(target, ast.Starred):
-            self.unsupported(Span.of(target), display(target), "a starred target must be inside a tuple")
+            self.unsupported(Span.of(target), display(target), refusals.STARRED_TARGET_MUST())
         else:
             self.unsupported(Span.of(target), display(target),
-                             "assigning to an attribute changes an object outside the region")
+                             refusals.ASSIGNING_ATTRIBUTE_CHANGES())
 
     def bind_name(self, name: str, value: Value, renames_after: int | None = None) -> None:
         if isinstance(value, (Poisoned, UntypedParam)):
@@ -1685,6 +1697,7 @@ class Builder:
         if isinstance(value, (Const, Param, MakeTuple, Read)):
             self.env[name] = self.atom(value)
             return
+        assert _is_expr(value), f"{value} has no value a region can hold"
         self.env[name] = self.let(value, name)
 
     def unpack(self, target: ast.Tuple | ast.List, value: Value, statement: ast.stmt,
@@ -1697,7 +1710,7 @@ class Builder:
         count = len(target.elts)
         span = Span.of(target)
         if len(starred) > 1:
-            self.unsupported(span, display(target), "two starred targets")
+            self.unsupported(span, display(target), refusals.TWO_STARRED_TARGETS())
             raise _Abandon
         if isinstance(source.type, t.TensorT):
             # Python iterates a tensor as `iter(x.unbind(0))`, after refusing a 0-d one with TypeError.
@@ -1711,7 +1724,8 @@ class Builder:
                 star = starred[0]
                 after = count - star - 1
                 if len(items) < count - 1:
-                    self.type_problem(span, display(target), f"unpacks {len(items)} values into at least {count - 1} names")
+                    self.type_problem(span, display(target),
+                                      refusals.UNPACKS_VALUES_INTO(items_count=len(items), count=count - 1))
                     raise _Abandon
                 middle = items[star:len(items) - after]
                 rest = MakeTuple(tuple(middle), t.TupleT(tuple(i.type for i in middle)), span,
@@ -1719,8 +1733,8 @@ class Builder:
                 values = items[:star] + [rest] + items[len(items) - after:]
             else:
                 if len(items) != count:
-                    self.type_problem(span, display(target), f"unpacks {len(items)} values into {count} names "
-                                      "(Python raises ValueError)")
+                    self.type_problem(span, display(target),
+                                      refusals.UNPACKS_VALUES_INTO_NAMES(items_count=len(items), count=count))
                     raise _Abandon
                 values = items
         elif isinstance(source.type, t.SeqT):
@@ -1737,7 +1751,7 @@ class Builder:
                 else:
                     values.append(Item(source, index, item_type, span, source.aliases))
         else:
-            self.type_problem(span, display(target), f"cannot unpack a {source.type}")
+            self.type_problem(span, display(target), refusals.CANNOT_UNPACK(source_type=source.type))
             raise _Abandon
         if renames_after is not None and _repeats_a_variable(values):
             renames_after = None  # `p, q = (x.sum(),) * 2`: both names hold the one temporary
@@ -1747,13 +1761,14 @@ class Builder:
     def store(self, target: ast.Subscript, value: Value, statement: ast.stmt) -> None:
         base = self.atom(self.expr(target.value), target.value)
         if not isinstance(base.type, t.TensorT):
-            self.unsupported(Span.of(target), display(target), f"item assignment into a {base.type} changes an object "
-                             "outside the region" if not isinstance(base.type, (t.TupleT, t.SeqT)) else "tuples cannot change")
+            self.unsupported(Span.of(target), display(target),
+                             refusals.ITEM_ASSIGNMENT_OUTSIDE(type=base.type)
+                             if not isinstance(base.type, (t.TupleT, t.SeqT)) else refusals.TUPLES_CANNOT_CHANGE())
             raise _Abandon
         parts = self.index_parts(target.slice)
         item = self.atom(value, statement)
         if not (isinstance(item.type, t.TensorT) or t.is_number(item.type)):
-            self.type_problem(Span.of(statement), display(statement), f"cannot store a {item.type} into a tensor")
+            self.type_problem(Span.of(statement), display(statement), refusals.CANNOT_STORE_INTO(item_type=item.type))
             raise _Abandon
         span = Span.of(statement)
         self.body.append(Store(base, parts, item, span))
@@ -1777,18 +1792,18 @@ class Builder:
                 self._record_writes(base.aliases, span, display(node), WriteKind.STORE)
             return
         if not isinstance(node.target, ast.Name):
-            self.unsupported(span, display(node.target), "assigning to an attribute changes an object outside the region")
+            self.unsupported(span, display(node.target), refusals.ASSIGNING_ATTRIBUTE_CHANGES())
             raise _Abandon
         first_var = self.vars
-        current = self.name(node.target)
-        if isinstance(current, Poisoned):
+        named = self.name(node.target)
+        if isinstance(named, Poisoned):
             raise _Abandon
-        current_atom = self.atom(current, node.target)
+        current_atom = self.atom(named, node.target)
         other = self.atom(self.expr(node.value), node.value)
         if isinstance(current_atom.type, t.TensorT) and TENSOR_INPLACE.get(type(node.op)) is not None:
             # `x += y` on a tensor is Tensor.__iadd__: the same tensor, written in place.
             result = self.operator(node.op, current_atom, other, span, in_place=True, text=display(node))
-            self.body.append(Eval(result, span))  # type: ignore[arg-type]
+            self.body.append(Eval(result, span))
             return
         self.bind_name(node.target.id, self.operator(node.op, current_atom, other, span, text=display(node)), first_var)
 
@@ -1808,16 +1823,17 @@ class Builder:
             return
         if isinstance(declared, t.NoneT):
             if value is not None and not isinstance(value.type, t.NoneT):
-                self.type_problem(span, display(node), f"returns a {value.type} but is annotated `-> None`")
+                self.type_problem(span, display(node), refusals.RETURNS_ANNOTATED_NONE(type=value.type))
                 raise _Abandon
             self.body.append(Return(None, span))
             return
         if value is None:
-            self.type_problem(span, display(node), f"returns None but is annotated `-> {declared}`")
+            self.type_problem(span, display(node), refusals.RETURNS_NONE_ANNOTATED(declared=declared))
             raise _Abandon
         problem = _assignable(value.type, declared)
         if problem:
-            self.type_problem(span, display(node), f"returns a {value.type} where `-> {declared}` was declared{problem}")
+            self.type_problem(span, display(node),
+                              refusals.RETURNS_WHERE_WAS(type=value.type, declared=declared, problem=problem))
             raise _Abandon
         self.result_classes = tuple(self.classes_of(value, ()))
         self.body.append(Return(value, span))
@@ -1837,8 +1853,8 @@ class Builder:
             self.mark(value, "tuple")
         if top or isinstance(value, (Poisoned, ModuleRef, FunctionRef, UntypedParam)):
             return value
-        if _needs_binding(value):  # type: ignore[arg-type]
-            return self.mark(self.let(value), self.kind_of(value))  # type: ignore[arg-type]
+        if _needs_binding(value):
+            return self.mark(self.let(value), self.kind_of(value))
         return value
 
     def count_step(self) -> None:
@@ -1863,7 +1879,7 @@ class Builder:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (bytes, complex)):
                 kind = "complex numbers" if isinstance(node.value, complex) else "bytes"
-                return self.unsupported(Span.of(node), repr(node.value), f"{kind} have no region type")
+                return self.unsupported(Span.of(node), repr(node.value), refusals.HAVE_NO_REGION(kind=kind))
             return Const(node.value, hostmath.type_of_value(node.value), Span.of(node))
         if isinstance(node, ast.Name):
             return self.name(node)
@@ -1905,15 +1921,15 @@ class Builder:
             return self.fstring(node)
         if isinstance(node, (ast.Dict, ast.Set)):
             kind = "a dict" if isinstance(node, ast.Dict) else "a set"
-            return self.unsupported(Span.of(node), display(node), f"{kind} has no region type; regions pass tuples")
+            return self.unsupported(Span.of(node), display(node), refusals.NO_REGION_TYPE(kind=kind))
         if isinstance(node, ast.GeneratorExp) and id(node) in self.consumed:
             return self.comprehension(node)
         if isinstance(node, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.Lambda, ast.NamedExpr)):
             return self.shadow_scope(node)
         if isinstance(node, ast.Starred):
-            return self.unsupported(Span.of(node), display(node), "`*` unpacking belongs in a call or a tuple")
+            return self.unsupported(Span.of(node), display(node), refusals.UNPACKING_BELONGS_CALL())
         if isinstance(node, ast.Slice):
-            return self.unsupported(Span.of(node), display(node), "a slice belongs inside `[]`")
+            return self.unsupported(Span.of(node), display(node), refusals.SLICE_BELONGS_INSIDE())
         # lambda, walrus, await, yield: the syntax rule reports them.
         self.structural(node)
         return POISON
@@ -1930,8 +1946,7 @@ class Builder:
                     isinstance(inner.value, (str, int)) and not isinstance(inner.value, bool):
                 parts.append(str(inner.value))
                 continue
-            return self.unsupported(Span.of(node), display(node), "an f-string builds its text at run time; "
-                                    "pass the string as a parameter")
+            return self.unsupported(Span.of(node), display(node), refusals.F_STRING_BUILDS())
         if sum(map(len, parts)) > budgets.MAX_TEXT:
             return self.over_budget(Span.of(node), display(node), Exceeded(Budget.TEXT, budgets.MAX_TEXT))
         return Const("".join(parts), t.STR, Span.of(node))
@@ -1944,8 +1959,7 @@ class Builder:
             self.frame.lists.discard(name)  # now referred to from elsewhere: it must not change any more
             return self.env[name]
         if name in self.frame.locals:
-            return self.type_problem(Span.of(node), name, f"`{name}` is used before it is assigned "
-                                     "(Python raises UnboundLocalError)")
+            return self.type_problem(Span.of(node), name, refusals.USED_BEFORE_ASSIGNED(name=name))
         return self.free_name(node)
 
     def free_name(self, node: ast.Name) -> Value:
@@ -2052,7 +2066,9 @@ class Builder:
             return self.dotted_value(_strip_dotted(dotted), span, display(node))
         assert isinstance(node, ast.Tuple)
         items = tuple(self.constant(item, span, scope) for item in node.elts)
-        return MakeTuple(items, t.TupleT(tuple(i.type for i in items)), span)  # type: ignore[union-attr]
+        exprs = tuple(i for i in items if _is_expr(i))
+        assert len(exprs) == len(items), "a literal tuple holds values"
+        return MakeTuple(exprs, t.TupleT(tuple(i.type for i in exprs)), span)
 
     def dotted_value(self, dotted: str, span: Span, shown: str) -> Value:
         """What ``torch.float32``, ``math.pi``, ``torch.relu`` or ``F`` is, read as a name or attribute chain."""
@@ -2071,15 +2087,15 @@ class Builder:
                 return LibraryModule(dotted)
         if root in ("torch", "math", "builtins", "einops"):
             return FunctionRef(dotted, shown)
-        found = self.project_value(dotted, shown)
-        if found is not None:
-            return found
+        project_found = self.project_value(dotted, shown)
+        if project_found is not None:
+            return project_found
         oracle = self.region.oracle
         module, _, _ = dotted.rpartition(".")
         if oracle is not None and oracle.module_variable(dotted):
             return self.capture(span, shown, CaptureOrigin.IMPORTED, module)
         if oracle is None and "." in shown:
-            return self.unsupported(span, shown, "not a value a region can read", attribute=True)
+            return self.unsupported(span, shown, refusals.VALUE_REGION_READ(), attribute=True)
         if "." not in shown:
             return self.capture(span, shown, CaptureOrigin.IMPORTED, module)
         return FunctionRef(dotted, shown)
@@ -2096,12 +2112,13 @@ class Builder:
         if isinstance(value, ast.Call) and (self.frame.scope.resolve(value.func) or "").endswith("boolean_dispatch"):
             fields = {k.arg: k.value for k in value.keywords if k.arg}
             arg_name, arg_index, default = (fields.get(f) for f in ("arg_name", "arg_index", "default"))
-            if all(isinstance(f, ast.Constant) for f in (arg_name, arg_index, default)) and \
-                    all(isinstance(fields.get(f), ast.Name) for f in ("if_true", "if_false")):
-                return BooleanDispatch(arg_name.value, arg_index.value, bool(default.value),  # type: ignore[union-attr]
-                                       fields["if_true"].id, fields["if_false"].id,  # type: ignore[attr-defined]
+            if_true, if_false = fields.get("if_true"), fields.get("if_false")
+            if isinstance(arg_name, ast.Constant) and isinstance(arg_name.value, str) and \
+                    isinstance(arg_index, ast.Constant) and isinstance(arg_index.value, int) and \
+                    isinstance(default, ast.Constant) and isinstance(if_true, ast.Name) and isinstance(if_false, ast.Name):
+                return BooleanDispatch(arg_name.value, arg_index.value, bool(default.value), if_true.id, if_false.id,
                                        self.frame.scope, self.frame.path)
-        return self.unsupported(span, name, "it reads a module-level value of torch's Python code")
+        return self.unsupported(span, name, refusals.READS_MODULE_LEVEL())
 
     def dispatch(self, chooser: BooleanDispatch, args: list[Argument], keywords: dict[str, Expr], span: Span,
                  shown: str) -> Value:
@@ -2112,7 +2129,7 @@ class Builder:
         if flag is None:
             flag = Const(chooser.default, t.BOOL, span)
         if not isinstance(flag, Const):
-            return self.unsupported(span, shown, f"`{chooser.arg_name}` must be a literal here")
+            return self.unsupported(span, shown, refusals.MUST_LITERAL(chooser_arg_name=chooser.arg_name))
         chosen = chooser.if_true if flag.value else chooser.if_false
         binding = chooser.scope.bindings.get(chosen)
         if binding is not None and isinstance(binding.node, ast.FunctionDef):
@@ -2123,12 +2140,12 @@ class Builder:
             inner = self.library_frame_value(binding.value, chooser.scope, chooser.path, chosen)
             if isinstance(inner, BooleanDispatch):
                 return self.dispatch(inner, args, keywords, span, shown)
-        return self.unsupported(span, shown, "torch's `boolean_dispatch` names a function ppy cannot follow")
+        return self.unsupported(span, shown, refusals.TORCH_BOOLEAN_DISPATCH())
 
     def ntuple(self, count: int, args: list[Argument], span: Span, shown: str) -> Expr:
         """``_pair(x)``: a sequence as it is, anything else repeated ``count`` times."""
         if len(args) != 1 or args[0].spread:
-            self.type_problem(span, shown, "takes one argument")
+            self.type_problem(span, shown, refusals.TAKES_ONE_ARGUMENT())
             raise _Abandon
         value = args[0].value
         if isinstance(value.type, (t.TupleT, t.SeqT)):
@@ -2138,10 +2155,11 @@ class Builder:
     def isinstance_of(self, node: ast.Call) -> Value:
         """``isinstance(x, ...)`` in torch's Python code: known from the model's type of ``x``, or refused."""
         if len(node.args) != 2 or node.keywords:
-            return self.unsupported(Span.of(node), self.frame.called_as, "`isinstance` with other than two arguments")
+            return self.unsupported(Span.of(node), self.frame.called_as, refusals.ISINSTANCE_OTHER_THAN())
         value = self.expr(node.args[0])
         if not isinstance(value, Expr):
-            return self.unsupported(Span.of(node), self.frame.called_as, f"`{display(node)}`")
+            return self.unsupported(Span.of(node), self.frame.called_as,
+                                    refusals.ISINSTANCE_OTHER_THAN_2(node=display(node)))
         classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
         names = {self.frame.scope.resolve(c) or display(c) for c in classes}
         if torch_python.module_of(self.frame.path) == "torch._tensor":
@@ -2150,7 +2168,7 @@ class Builder:
         answer = _isinstance_answer(value.type, frozenset(names), self.kind_of(value))
         if answer is None:
             return self.unsupported(Span.of(node), self.frame.called_as,
-                                    f"torch's Python code tests `{display(node)}`, which ppy cannot tell here")
+                                    refusals.LIBRARY_TESTS(node=display(node)))
         return Const(answer, t.BOOL, Span.of(node))
 
     def library_function(self, dotted: str, node: ast.FunctionDef, scope: ModuleScope, name: str) -> FunctionRef:
@@ -2161,7 +2179,7 @@ class Builder:
             return FunctionRef(dotted, name, Helper(node, module.scope, module.path, library=True))
         return FunctionRef(dotted, name, Helper(node, scope, self.frame.path, library=True))
 
-    def torch_python_function(self, dotted: str) -> Value | None:
+    def torch_python_function(self, dotted: str) -> Helper | Value | None:
         """A function of torch's Python source that ppy ships (``F.smooth_l1_loss`` is in torch.nn.functional)."""
         replaced = torch_python.override(dotted)
         if replaced is not None:
@@ -2182,7 +2200,8 @@ class Builder:
     def library_frame_value(self, value: ast.expr, scope: ModuleScope, path: str, name: str) -> Value | None:
         """A module-level binding of torch's Python code, read from the region (``F.adaptive_max_pool2d``)."""
         saved = self.frame
-        self.frame = Frame(set(), [], f"in torch's `{name}`", value, scope, path, self.library_dialect,
+        self.frame = Frame(frozenset(), [], m.message(m.IN_TORCH, name=name).render(), value, scope, path,
+                           self.library_dialect,
                            saved.called_as or name)
         try:
             return self.library_binding(value, Span.of(value), name)
@@ -2235,16 +2254,16 @@ class Builder:
         if isinstance(base, LibraryModule):
             return FunctionRef(f"{base.dotted}.{node.attr}", display(node))
         if isinstance(base, ProjectModule):
-            found = self.project_value(f"{base.dotted}.{node.attr}", display(node))
-            if found is None:
+            member = self.project_value(f"{base.dotted}.{node.attr}", display(node))
+            if member is None:
                 return self.capture(span, display(node), CaptureOrigin.IMPORTED, base.dotted)
-            self.assume(base.path, node.attr, found)
-            return found
+            self.assume(base.path, node.attr, member)
+            return member
         if isinstance(base, FunctionRef) and base.helper is None and base.dotted.startswith("torch."):
             # torch's Python code reads its own submodules (`torch.jit.is_scripting`, `torch.backends.cudnn`).
             return self.dotted_value(_strip_dotted(f"{base.dotted}.{node.attr}"), span, display(node))
         if isinstance(base, FunctionRef):
-            return self.unsupported(span, display(node), "an attribute of a function", attribute=True)
+            return self.unsupported(span, display(node), refusals.ATTRIBUTE_FUNCTION(), attribute=True)
         if isinstance(base, UntypedParam):
             return self.capture(span, base.name, CaptureOrigin.ATTRIBUTE, node.attr)
         value = self.atom(base, node.value)
@@ -2264,8 +2283,9 @@ class Builder:
                 return Const(value.value.scalar_type in DTYPE_TESTS[node.attr], t.BOOL, span)
             return Host(HostOp.DTYPE_IS, (value,), t.BOOL, span, function=node.attr)
         if isinstance(kind, t.DtypeT) and node.attr == "itemsize":
-            return self.unsupported(span, display(node), "dtype properties are not compiled yet", attribute=True)
-        return self.unsupported(span, display(node), f"an attribute of a {value.type}", attribute=True)
+            return self.unsupported(span, display(node), refusals.DTYPE_PROPERTIES_COMPILED(), attribute=True)
+        return self.unsupported(span, display(node),
+                                refusals.DTYPE_PROPERTIES_COMPILED_2(type=value.type), attribute=True)
 
     def iinfo(self, node: ast.Call, bound: str) -> Value:
         """``torch.iinfo(dtype).min`` (or ``.max``): the bound of an integer dtype, which may be known only at run
@@ -2275,7 +2295,7 @@ class Builder:
         if args is None:
             return POISON
         if len(args) != 1 or args[0].spread or keywords or not isinstance(args[0].value.type, t.DtypeT):
-            return self.unsupported(span, display(node), "`torch.iinfo` of anything but one dtype")
+            return self.unsupported(span, display(node), refusals.TORCH_IINFO_ANYTHING())
         dtype = args[0].value
         if isinstance(dtype, Const) and dtype.value.scalar_type in INTEGER_BOUNDS:
             return Const(INTEGER_BOUNDS[dtype.value.scalar_type][bound == "max"], t.INT, span)
@@ -2289,7 +2309,7 @@ class Builder:
         if args is None:
             return POISON
         if keywords or len(args) > 1 or any(a.spread or not isinstance(a.value.type, t.DtypeT) for a in args):
-            return self.unsupported(span, display(node), "`torch.finfo` of anything but one dtype")
+            return self.unsupported(span, display(node), refusals.TORCH_FINFO_ANYTHING())
         dtype = args[0].value if args else self.let(Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span))
         return Host(HostOp.FINFO, (dtype,), t.INT if attribute == "bits" else t.FLOAT, span, function=attribute)
 
@@ -2306,12 +2326,12 @@ class Builder:
         if attr == "data":
             return VariableData(base, t.TENSOR, span, base.aliases)
         if attr in PROPERTY_REFUSALS:
-            return self.unsupported(span, shown, PROPERTY_REFUSALS[attr], attribute=True)
+            return self.unsupported(span, shown, PROPERTY_REFUSALS[attr](), attribute=True)
         if attr in self.data.properties:
-            return self.unsupported(span, shown, "a tensor property ppy does not compile", attribute=True)
+            return self.unsupported(span, shown, refusals.TENSOR_PROPERTY_PPY(), attribute=True)
         if self.data.has_method(attr) or attr in QUERY_METHODS:
-            return self.unsupported(span, shown, f"`Tensor.{attr}` is a method: call it", attribute=True)
-        return self.unsupported(span, shown, "not a tensor attribute ppy can compile", attribute=True)
+            return self.unsupported(span, shown, refusals.TENSOR_METHOD_CALL(attr=attr), attribute=True)
+        return self.unsupported(span, shown, refusals.TENSOR_ATTRIBUTE_PPY(), attribute=True)
 
     def strided(self, value: Expr) -> bool:
         """Whether a tensor is certainly strided (dense), so that torch's decisions on its layout fold: a tensor
@@ -2368,7 +2388,7 @@ class Builder:
             return self.tensor_index(base, self.index_parts(node.slice), span)
         if isinstance(kind, (t.TupleT, t.SeqT)):
             return self.sequence_index(base, node.slice, span)
-        return self.type_problem(span, display(node), f"a {kind} cannot be indexed")
+        return self.type_problem(span, display(node), refusals.CANNOT_INDEXED(kind=kind))
 
     def sequence_index(self, base: Expr, index_node: ast.expr, span: Span) -> Value:
         kind = base.type
@@ -2379,34 +2399,37 @@ class Builder:
                 # An `int | None` bound is taken as it is: None is the bound's default, as in Python.
                 if bound is not None and not isinstance(bound.type, (t.IntT, t.NoneT)) and not (
                         isinstance(bound.type, t.OptionalT) and isinstance(bound.type.inner, t.IntT)):
-                    return self.type_problem(span, display(index_node), f"slice bounds must be ints, not {bound.type}")
+                    return self.type_problem(span, display(index_node),
+                                             refusals.SLICE_BOUNDS_MUST(bound_type=bound.type))
             if isinstance(kind, t.TupleT) and all(b is None or isinstance(b, Const) for b in bounds):
                 items = [_item(base, i) for i in range(len(kind.items))]
                 try:
-                    picked = items[slice(*(None if b is None else b.value for b in bounds))]  # type: ignore[union-attr]
+                    picked = items[slice(*(b.value if isinstance(b, Const) else None for b in bounds))]
                 except ValueError as error:  # a step of 0
-                    return self.type_problem(span, display(index_node), f"always raises ValueError ({error})")
+                    return self.type_problem(span, display(index_node), refusals.ALWAYS_RAISES_VALUEERROR(error=error))
                 return self.mark(MakeTuple(tuple(picked), t.TupleT(tuple(i.type for i in picked)), span,
                                            frozenset().union(*(i.aliases for i in picked))), self.kind_of(base))
             seq_type = t.SeqT(t.element_type(kind) or t.INT) if isinstance(kind, t.TupleT) else kind
             if isinstance(kind, t.TupleT) and t.element_type(kind) is None:
-                return self.type_problem(span, display(index_node), "a tuple of mixed types sliced by run-time bounds")
-            return SeqSlice(self.as_sequence(base), *bounds, seq_type, span, base.aliases)  # type: ignore[arg-type]
+                return self.type_problem(span, display(index_node), refusals.TUPLE_MIXED_TYPES())
+            lower, upper, step = bounds
+            return SeqSlice(self.as_sequence(base), lower, upper, step, seq_type, span, base.aliases)
         index = self.atom(self.expr(index_node), index_node)
         if not isinstance(index.type, (t.IntT, t.BoolT)):
-            return self.type_problem(span, display(index_node), f"a sequence index must be an int, not {index.type}")
+            return self.type_problem(span, display(index_node), refusals.SEQUENCE_INDEX_MUST(index_type=index.type))
         if isinstance(kind, t.TupleT):
             if isinstance(index, Const):
                 position = int(index.value)
                 if -len(kind.items) <= position < len(kind.items):
                     return _item(base, position % len(kind.items))
-                return self.type_problem(span, display(index_node), f"index {position} is out of range for a tuple of "
-                                         f"{len(kind.items)} (Python raises IndexError)")
+                return self.type_problem(span, display(index_node),
+                                         refusals.INDEX_OUT_RANGE(position=position, kind_items_count=len(kind.items)))
             element = t.element_type(kind)
             if element is None:
-                return self.type_problem(span, display(index_node), "a tuple of mixed types indexed at run time")
+                return self.type_problem(span, display(index_node), refusals.TUPLE_MIXED_TYPES_INDEXED())
             return SeqIndex(self.as_sequence(base), index, element, span, base.aliases)
-        return SeqIndex(base, index, kind.item, span, base.aliases)  # type: ignore[union-attr]
+        assert isinstance(kind, t.SeqT)  # the callers index only tuples and sequences
+        return SeqIndex(base, index, kind.item, span, base.aliases)
 
     def as_sequence(self, value: Expr) -> Expr:
         """A tuple of one item type as a run-time sequence."""
@@ -2423,7 +2446,7 @@ class Builder:
         parts: list[IndexPart] = []
         for element in elements:
             if isinstance(element, ast.Slice):
-                bounds = []
+                bounds: list[Expr | None] = []
                 for bound in (element.lower, element.upper, element.step):
                     if bound is None:
                         bounds.append(None)
@@ -2434,7 +2457,8 @@ class Builder:
                         value = self.unwrap(value, display(bound), Span.of(bound))
                     if not isinstance(value.type, (t.IntT, t.NoneT)) and not (
                             isinstance(value.type, t.OptionalT) and isinstance(value.type.inner, t.IntT)):
-                        self.type_problem(Span.of(bound), display(bound), f"slice bounds must be ints, not {value.type}")
+                        self.type_problem(Span.of(bound), display(bound),
+                                          refusals.SLICE_BOUNDS_MUST_INTS(type=value.type))
                         raise _Abandon
                     bounds.append(value)
                 parts.append(SliceIndex(*bounds))
@@ -2449,7 +2473,7 @@ class Builder:
                 if isinstance(value.type, t.OptionalT) and not isinstance(value, Const):
                     value = self.unwrap(value, display(element), Span.of(element))
                 if not isinstance(value.type, (t.IntT, t.BoolT, t.TensorT, t.NoneT, t.EllipsisT)):
-                    self.type_problem(Span.of(element), display(element), f"cannot index a tensor with a {value.type}")
+                    self.type_problem(Span.of(element), display(element), refusals.CANNOT_INDEX_TENSOR(type=value.type))
                     raise _Abandon
                 parts.append(value)
         return tuple(parts)
@@ -2459,7 +2483,7 @@ class Builder:
         items = [self.atom(self.expr(e), e) for e in node.elts]
         ints = all(isinstance(i.type, t.IntT) for i in items)
         if not items or not (ints or all(isinstance(i.type, t.BoolT) for i in items)):
-            self.type_problem(Span.of(node), display(node), "an index list must hold ints (or bools)")
+            self.type_problem(Span.of(node), display(node), refusals.INDEX_LIST_MUST())
             raise _Abandon
         return IndexList(tuple(items), boolean=not ints)
 
@@ -2476,12 +2500,13 @@ class Builder:
         parts: list[tuple[Expr, bool]] = []
         for element in node.elts:
             spread = isinstance(element, ast.Starred)
-            value = self.expr(element.value if spread else element)  # type: ignore[attr-defined]
+            value = self.expr(element.value if isinstance(element, ast.Starred) else element)
             if isinstance(value, Poisoned):
                 return POISON
             atom = self.atom(value, element)
             if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
-                return self.type_problem(Span.of(element), display(element), f"`*` of a {atom.type}")
+                return self.type_problem(Span.of(element), display(element),
+                                         refusals.INDEX_LIST_MUST_2(atom_type=atom.type))
             parts.append((atom, spread))
         return self.concatenate(parts, span)
 
@@ -2491,7 +2516,8 @@ class Builder:
             items: list[Expr] = []
             for value, spread in parts:
                 if spread:
-                    items.extend(_item(value, i) for i in range(len(value.type.items)))  # type: ignore[union-attr]
+                    assert isinstance(value.type, t.TupleT)  # every spread is, tested above
+                    items.extend(_item(value, i) for i in range(len(value.type.items)))
                 else:
                     items.append(value)
             return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span,
@@ -2500,12 +2526,12 @@ class Builder:
         for value, spread in parts:
             element = t.element_type(value.type) if spread else value.type
             if element is None:
-                self.type_problem(span, "tuple", "joins tuples of mixed item types at run time")
+                self.type_problem(span, "tuple", refusals.JOINS_TUPLES_MIXED())
                 raise _Abandon
             kinds.append(element)
         element = kinds[0] if len(set(kinds)) == 1 else (t.join_numbers(*kinds) if all(t.is_number(k) for k in kinds) else None)
         if element is None:
-            self.type_problem(span, "tuple", "joins tuples of mixed item types at run time")
+            self.type_problem(span, "tuple", refusals.JOINS_TUPLES_MIXED())
             raise _Abandon
         return MakeSeq(tuple(parts), t.SeqT(element), span, frozenset().union(*(v.aliases for v, _ in parts)))
 
@@ -2528,7 +2554,8 @@ class Builder:
             return Const(left.value + right.value, t.STR, span)
         host = BINARY_OPS.get(type(op))
         if host is None:
-            self.type_problem(span, text, f"`{OPERATOR_NAMES[type(op)]}` does not take a {left.type} and a {right.type}")
+            self.type_problem(span, text,
+                              refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
             raise _Abandon
         return self.host(host, [left, right], span, text)
 
@@ -2544,16 +2571,16 @@ class Builder:
                 else:
                     kind = hostmath.unary_type(op, operands[0].type)
             except hostmath.HostTypeError as error:
-                self.type_problem(span, text, str(error))
+                self.type_problem(span, text, refusals.HOST_TYPE_ERROR(error=error))
                 raise _Abandon from None
         if all(isinstance(o, Const) for o in operands):
             try:
-                value = hostmath.fold(op, [o.value for o in operands], function)  # type: ignore[union-attr]
+                value = hostmath.fold(op, [o.value for o in operands if isinstance(o, Const)], function)  # all are
             except budgets.FoldTooLarge as error:
                 self.over_budget(span, text, error.exceeded)
                 raise _Abandon from None
             except (ArithmeticError, ValueError) as error:
-                self.type_problem(span, text, f"always raises {type(error).__name__} ({error})")
+                self.type_problem(span, text, refusals.ALWAYS_RAISES(error_type=type(error).__name__, error=error))
                 raise _Abandon from None
             return Const(value, hostmath.type_of_value(value), span)
         return Host(op, tuple(operands), kind, span, function)
@@ -2566,11 +2593,11 @@ class Builder:
             joined = self.concatenate([(left, True), (right, True)], span)
             if self.is_size(left) or self.is_size(right):
                 self.sizes.add(joined)  # torch.Size + tuple, and tuple + torch.Size, is a torch.Size
-            return self.mark(joined, kind if kind == self.kind_of(right) else None)  # type: ignore[return-value]
+            return self.mark(joined, kind if kind == self.kind_of(right) else None)
         if isinstance(op, ast.Mult) and (seq_left != seq_right):
             sequence, count = (left, right) if seq_left else (right, left)
             if not isinstance(count.type, (t.IntT, t.BoolT)):
-                self.type_problem(span, text, f"a tuple repeated by a {count.type}")
+                self.type_problem(span, text, refusals.TUPLE_REPEATED(count_type=count.type))
                 raise _Abandon
             if isinstance(sequence.type, t.TupleT) and isinstance(count, Const):
                 if self.leaves(sequence.type) * int(count.value) > budgets.MAX_ITEMS:
@@ -2580,10 +2607,11 @@ class Builder:
                 return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span, sequence.aliases)
             seq = self.as_sequence(sequence) if isinstance(sequence.type, t.TupleT) else sequence
             if isinstance(sequence.type, t.TupleT) and t.element_type(sequence.type) is None:
-                self.type_problem(span, text, "a tuple of mixed types repeated a run-time number of times")
+                self.type_problem(span, text, refusals.TUPLE_MIXED_TYPES_REPEATED())
                 raise _Abandon
             return Host(HostOp.MUL, (seq, count), seq.type, span, aliases=seq.aliases)
-        self.type_problem(span, text, f"`{OPERATOR_NAMES[type(op)]}` does not take a {left.type} and a {right.type}")
+        self.type_problem(span, text,
+                          refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
         raise _Abandon
 
     def tensor_operator(self, op: ast.operator, left: Expr, right: Expr, span: Span, in_place: bool, text: str) -> Expr:
@@ -2593,7 +2621,8 @@ class Builder:
         if in_place:
             method = TENSOR_INPLACE.get(type(op))
             if method is None or not isinstance(left.type, t.TensorT):
-                self.type_problem(span, text, f"`{symbol}=` does not take a {left.type} and a {right.type}")
+                self.type_problem(span, text,
+                                  refusals.DOES_TAKE_2(symbol=symbol, left_type=left.type, right_type=right.type))
                 raise _Abandon
             return self.invoke_method(method, left, [Argument(right)], {}, span, text, write_kind=WriteKind.STORE)
         method = TENSOR_BINARY[type(op)]
@@ -2612,7 +2641,7 @@ class Builder:
         if method in ("__lshift__", "__rshift__"):  # Tensor.__rlshift__ and __rrshift__
             shift = "bitwise_left_shift" if method == "__lshift__" else "bitwise_right_shift"
             return self.invoke_function(shift, [Argument(left), Argument(right)], {}, span, text)
-        self.type_problem(span, text, f"a {left.type} on the left of `{symbol}` with a tensor")
+        self.type_problem(span, text, refusals.LEFT_TENSOR(left_type=left.type, symbol=symbol))
         raise _Abandon
 
     def unary(self, node: ast.UnaryOp) -> Value:
@@ -2625,8 +2654,7 @@ class Builder:
             operand = self.unwrap(operand, display(node.operand), span)
         if isinstance(operand.type, t.TensorT):
             if isinstance(node.op, ast.Not):
-                return self.unsupported(span, display(node), "`not` reads the tensor's value back into Python; "
-                                        "use `torch.logical_not`")
+                return self.unsupported(span, display(node), refusals.READS_TENSOR_VALUE())
             if isinstance(node.op, ast.Invert):
                 self.require_integral(operand, span)
             method = {ast.USub: "neg", ast.Invert: "bitwise_not", ast.UAdd: "positive"}[type(node.op)]
@@ -2640,7 +2668,7 @@ class Builder:
                              display(node))
         op = {ast.USub: HostOp.NEG, ast.UAdd: HostOp.POS, ast.Invert: HostOp.INVERT, ast.Not: HostOp.NOT}[type(node.op)]
         if op is HostOp.NOT and not t.is_number(operand.type):
-            return self.unsupported(span, display(node), f"`not` of a {operand.type}")
+            return self.unsupported(span, display(node), refusals.READS_TENSOR_VALUE_2(operand_type=operand.type))
         return self.host(op, [operand], span, display(node))
 
     def require_integral(self, operand: Expr, span: Span) -> None:
@@ -2682,8 +2710,8 @@ class Builder:
             return self.expr(node)
         items = [self.atom(self.expr(item), item) for item in node.elts]
         if not all(t.is_number(i.type) or isinstance(i.type, (t.StrT, t.DtypeT, t.LayoutT)) for i in items):
-            return self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code tests membership in "
-                                    f"`{display(node)}`, a set ppy cannot build")
+            return self.unsupported(Span.of(node), self.frame.called_as,
+                                    refusals.LIBRARY_TESTS_MEMBERSHIP(node=display(node)))
         return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), Span.of(node))
 
     def compare_pair(self, op: ast.cmpop, left: Expr, right: Expr, span: Span, text: str) -> Expr:
@@ -2709,7 +2737,7 @@ class Builder:
             answer = self.frame.dialect.identity(left, right, negate, span, text)
             if answer is not None:
                 return answer
-            self.type_problem(span, text, "`is` compares identity; only `is None` has a meaning in a region")
+            self.type_problem(span, text, refusals.COMPARES_IDENTITY_NONE())
             raise _Abandon
         if isinstance(op, (ast.In, ast.NotIn)):
             if isinstance(right.type, t.TupleT) and not isinstance(left.type, t.TensorT) and \
@@ -2718,7 +2746,7 @@ class Builder:
                          for i in range(len(right.type.items))]
                 found = self.any_of(equal, span, text)
                 return self.host(HostOp.NOT, [found], span, text) if isinstance(op, ast.NotIn) else found
-            self.unsupported(span, text, "`in` here reads values back into Python")
+            self.unsupported(span, text, refusals.READS_VALUES_BACK())
             raise _Abandon
         if all(isinstance(v.type, (t.TupleT, t.SeqT)) and t.element_type(v.type) == t.INT for v in (left, right)):
             # Shapes compared (`target.size() == input.size()`): Python's tuple order is std::vector's.
@@ -2763,7 +2791,7 @@ class Builder:
                                  if isinstance(a, ast.GeneratorExp))
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
-            return self.unsupported(span, shown, f"a method of `{callee.name}`, which is not a tensor")
+            return self.unsupported(span, shown, refusals.METHOD_TENSOR(callee_name=callee.name))
         if isinstance(callee, (Poisoned, UntypedParam)):
             self.arguments(node)
             return POISON
@@ -2771,7 +2799,7 @@ class Builder:
         if args is None:
             if isinstance(callee, FunctionRef) and callee.dotted.startswith("builtins.") and \
                     callee.dotted[len("builtins."):] not in SUPPORTED_BUILTINS:
-                return self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
+                return self.unsupported(span, shown, refusals.PYTHON_BUILTIN_RUNS())
             return POISON
         if isinstance(func, ast.Attribute):
             if isinstance(callee, ModuleRef) and self.frame.dialect.refuses_rebound_names and \
@@ -2788,11 +2816,11 @@ class Builder:
                 if isinstance(found, FunctionRef) and found.helper is not None:
                     self.assume(callee.path, func.attr, found)
                     return self.inline(found.helper, args, keywords, span, shown)
-                return self.unsupported(span, shown, f"not a function of `{callee.dotted}` ppy can follow")
+                return self.unsupported(span, shown, refusals.FUNCTION_PPY_FOLLOW(callee_dotted=callee.dotted))
             if isinstance(callee, FunctionRef) and callee.helper is None and callee.dotted.startswith("torch."):
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, FunctionRef):
-                return self.unsupported(span, shown, "an attribute of a function")
+                return self.unsupported(span, shown, refusals.ATTRIBUTE_FUNCTION())
             receiver = self.atom(callee, func.value)
             return self.call_method(func.attr, receiver, args, keywords, span, shown, node)
         if isinstance(callee, FunctionRef):
@@ -2802,8 +2830,9 @@ class Builder:
         if isinstance(callee, BooleanDispatch):
             return self.dispatch(callee, args, keywords, span, shown)
         if isinstance(callee, (ModuleRef, ProjectModule)):
-            return self.unsupported(span, shown, "a module cannot be called")
-        return self.unsupported(span, shown, f"`{shown}` is a {callee.type}, not a function")  # type: ignore[union-attr]
+            return self.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED())
+        return self.unsupported(span, shown,
+                                refusals.MODULE_CANNOT_CALLED_2(shown=shown, callee_type=callee.type))  # type: ignore[union-attr]
 
     def keyword_dict_method(self, kwargs: KeywordDict, method: str, node: ast.Call) -> Value:
         """``kwargs.get("mask")`` on the ``**kwargs`` of torch's Python code: its keys are known here."""
@@ -2813,8 +2842,8 @@ class Builder:
         key = args[0].value if args and not args[0].spread else None
         if method != "get" or keywords or not 1 <= len(args) <= 2 or not isinstance(key, Const) or \
                 not isinstance(key.value, str):
-            return self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code calls "
-                                    f"`{display(node.func)}`, which ppy cannot follow")
+            return self.unsupported(Span.of(node), self.frame.called_as,
+                                    refusals.LIBRARY_CALLS(node_func=display(node.func)))
         found = dict(kwargs.items).get(key.value)
         if found is not None:
             return found
@@ -2825,13 +2854,13 @@ class Builder:
         func = node.func
         assert isinstance(func, ast.Attribute)
         span = Span.of(node)
-        receiver = self.env.get(self.frame.node.args.args[0].arg)  # type: ignore[attr-defined]
+        assert isinstance(self.frame.node, ast.FunctionDef)  # a method's body: call() tested it
+        receiver = self.env.get(self.frame.node.args.args[0].arg)
         args, keywords = self.arguments(node)
         if args is None or not isinstance(receiver, Expr):
             return POISON
         if torch_python.module_of(self.frame.path) != "torch._tensor" or not self.data.has_method(func.attr):
-            return self.unsupported(span, self.frame.called_as, f"torch's Python code calls `{display(func)}`, "
-                                    "which ppy cannot follow")
+            return self.unsupported(span, self.frame.called_as, refusals.LIBRARY_CALLS_PPY(func=display(func)))
         return self.invoke_method(func.attr, receiver, args, keywords, span, display(func))
 
     def arguments(self, node: ast.Call) -> tuple[list[Argument] | None, dict[str, Expr]]:
@@ -2841,13 +2870,13 @@ class Builder:
         failed = False
         for arg in node.args:
             spread = isinstance(arg, ast.Starred)
-            value = self.expr(arg.value if spread else arg)  # type: ignore[attr-defined]
+            value = self.expr(arg.value if isinstance(arg, ast.Starred) else arg)
             if isinstance(value, (Poisoned, UntypedParam)):
                 failed = True
                 continue
             atom = self.atom(_passed_value(value, arg), arg)
             if spread and not isinstance(atom.type, (t.TupleT, t.SeqT)):
-                self.type_problem(Span.of(arg), display(arg), f"`*` of a {atom.type}")
+                self.type_problem(Span.of(arg), display(arg), refusals.INDEX_LIST_MUST_2(atom_type=atom.type))
                 failed = True
                 continue
             args.append(Argument(atom, spread))
@@ -2859,7 +2888,7 @@ class Builder:
                     continue
                 for key, value in expanded.items():
                     if key in keywords:
-                        self.type_problem(Span.of(keyword), key, f"keyword argument `{key}` is given twice")
+                        self.type_problem(Span.of(keyword), key, refusals.KEYWORD_ARGUMENT_GIVEN(key=key))
                         failed = True
                     keywords[key] = value
                 continue
@@ -2874,18 +2903,19 @@ class Builder:
         """``**{"out": y}``: a dict display of literal keys spreads into keywords; anything else is refused."""
         node = keyword.value
         if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-            result = {}
-            for key, value in zip(node.keys, node.values):
-                evaluated = self.expr(value)
+            result: dict[str, Expr] = {}
+            for key, value_node in zip(node.keys, node.values):
+                evaluated = self.expr(value_node)
                 if isinstance(evaluated, Poisoned):
                     return None
-                result[key.value] = self.atom(evaluated, value)  # type: ignore[union-attr]
+                assert isinstance(key, ast.Constant) and isinstance(key.value, str)  # the keys tested above
+                result[key.value] = self.atom(evaluated, value_node)
             return result
         if self.frame.dialect.models_python_data:
             value = self.expr(node)
             if isinstance(value, KeywordDict):
                 return dict(value.items)
-        self.unsupported(Span.of(node), f"**{display(node)}", "`**` of anything but a dict of literal keys")
+        self.unsupported(Span.of(node), f"**{display(node)}", refusals.ANYTHING_DICT_LITERAL())
         return None
 
     def call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
@@ -2910,7 +2940,7 @@ class Builder:
                            or not all(isinstance(i, numbers) for i in data.type.items)):
             return None
         if "dtype" not in keywords:
-            kinds = [data.type] if scalar else list(data.type.items)  # type: ignore[union-attr]
+            kinds = list(data.type.items) if isinstance(data.type, t.TupleT) else [data.type]
             if any(isinstance(k, t.NumberT) for k in kinds):
                 return None
             if any(isinstance(k, t.FloatT) for k in kinds):
@@ -2942,7 +2972,8 @@ class Builder:
             alternative = torch_python.ALTERNATIVES.get(dotted)
             records = self.problems.unsupported
             if alternative is not None and len(records) > start:
-                records[start] = dataclasses.replace(records[start], why=f"{records[start].why}; instead, {alternative}")
+                records[start] = dataclasses.replace(records[start], why=m.message(m.WITH_ALTERNATIVE, why=records[start].why,
+                                                                                   alternative=alternative))
 
     def _call_function(self, dotted: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
                        node: ast.Call) -> Value:
@@ -2984,29 +3015,29 @@ class Builder:
             return self.inline(helper.helper, args, keywords, span, shown)  # `threshold = _threshold`
         why = torch_python.not_followed(dotted)
         if why is not None:
-            return self.unsupported(span, shown, why)
+            return self.unsupported(span, shown, refusals.NOT_FOLLOWED(why=why))
         if namespace in FUNCTION_NAMESPACES:
-            return self.unsupported(span, shown, f"`{namespace}.{name}` is not a torch operator with a C++ API")
+            return self.unsupported(span, shown, refusals.TORCH_OPERATOR_C(namespace=namespace, name=name))
         root = dotted.split(".")[0]
         if root == "torch":
-            return self.unsupported(span, shown, f"`{dotted}` is not a torch operator with a C++ API")
+            return self.unsupported(span, shown, refusals.TORCH_OPERATOR_C_API(dotted=dotted))
         if root == "ppy":
-            return self.unsupported(span, shown, "ppy's own API cannot be called inside a region")
+            return self.unsupported(span, shown, refusals.PPY_OWN_API())
         if root == "<module>":
             binding = self.frame.scope.bindings.get(name)
             line = binding.line if binding is not None else 0
-            return self.unsupported(span, shown, f"a class (line {line})")
-        return self.unsupported(span, shown, f"`{root}` is not torch; only torch operators lower to ATen")
+            return self.unsupported(span, shown, refusals.CLASS_LINE(line=line))
+        return self.unsupported(span, shown, refusals.TORCH_TORCH_OPERATORS(root=root))
 
     def call_method(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
                     shown: str, node: ast.Call) -> Value:
         kind = receiver.type
         if isinstance(kind, t.OptionalT) and isinstance(kind.inner, t.TensorT):
-            receiver = self.unwrap(receiver, display(node.func.value), span)  # type: ignore[attr-defined]
+            assert isinstance(node.func, ast.Attribute)  # a method call: `receiver.name(...)`
+            receiver = self.unwrap(receiver, display(node.func.value), span)
             kind = receiver.type
         if isinstance(kind, (t.TupleT, t.SeqT)) and name in LIST_METHODS:
-            return self.unsupported(span, shown, "a region's sequences do not change in place; build a new tuple "
-                                    "(`items = (*items, x)`)")
+            return self.unsupported(span, shown, refusals.REGION_SEQUENCES_DO())
         if isinstance(receiver, Const) and isinstance(kind, t.StrT) and name in STR_METHODS:
             try:
                 folded = _fold_str_method(receiver.value, name, args, keywords, span)
@@ -3016,12 +3047,12 @@ class Builder:
             if folded is not None:
                 return self.mark(folded, "list" if isinstance(folded.type, t.TupleT) else None)
         if not isinstance(kind, t.TensorT):
-            return self.unsupported(span, shown, f"a method of a {kind}")
+            return self.unsupported(span, shown, refusals.REGION_SEQUENCES_DO_2(kind=kind))
         if name in self.data.properties:
-            return self.type_problem(span, shown, f"`Tensor.{name}` is a property, not a method: write "
-                                     f"`{display(node.func)}` without the call", self._uncalled(node))
+            return self.type_problem(span, shown,
+                                     refusals.TENSOR_PROPERTY_METHOD(name=name, node_func=display(node.func)), self._uncalled(node))
         if name in HOST_READING_METHODS:
-            return self.unsupported(span, shown, HOST_READING_METHODS[name])
+            return self.unsupported(span, shown, HOST_READING_METHODS[name]())
         if name in QUERY_METHODS:
             return self.query(name, receiver, args, keywords, span, shown)
         method = torch_python.tensor_method(name)
@@ -3039,27 +3070,29 @@ class Builder:
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
             with self.offering_alternative(f"torch.Tensor.{name}"):
                 return self.inline(helper, [Argument(receiver), *args], keywords, span, shown)
-        return self.unsupported(span, shown, f"`Tensor.{name}` is not a tensor method with a C++ API")
+        return self.unsupported(span, shown, refusals.TENSOR_TENSOR_METHOD(name=name))
 
     def query(self, name: str, receiver: Expr, args: list[Argument], keywords: dict[str, Expr], span: Span,
               shown: str) -> Expr:
         whole, per_dim, kind = QUERY_METHODS[name]
         given = [a.value for a in args if not a.spread]
         if len(given) != len(args):
-            self.type_problem(span, shown, "`*` unpacking into a tensor query")
+            self.type_problem(span, shown, refusals.UNPACKING_INTO_TENSOR())
             raise _Abandon
         if "dim" in keywords and per_dim is not None and not given:
             given = [keywords.pop("dim")]
         if keywords or len(given) > (1 if per_dim is not None else 0):
-            self.type_problem(span, shown, f"`Tensor.{name}` takes {'one optional dim' if per_dim else 'no arguments'}")
+            self.type_problem(span, shown,
+                              (refusals.TENSOR_TAKES_ONE_DIM if per_dim else refusals.TENSOR_TAKES_NOTHING)(name=name))
             raise _Abandon
         if given and isinstance(given[0].type, t.NoneT):
             given = []
         if given:
+            assert per_dim is not None  # a dim is given only to a query that takes one, tested above
             if not isinstance(given[0].type, t.IntT):
-                self.type_problem(span, shown, f"`Tensor.{name}(dim)` takes an int, not a {given[0].type}")
+                self.type_problem(span, shown, refusals.TENSOR_DIM_TAKES(name=name, given_type=given[0].type))
                 raise _Abandon
-            return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)  # type: ignore[arg-type]
+            return TensorQuery(receiver, per_dim, (given[0],), t.INT, span)
         return TensorQuery(receiver, whole, (), kind, span)
 
     def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
@@ -3071,22 +3104,23 @@ class Builder:
             return found
         values = [a.value for a in args]
         if any(a.spread for a in args) or keywords:
-            self.unsupported(span, shown, f"`{name}()` with `*` or keywords")
+            self.unsupported(span, shown, refusals.TENSOR_DIM_TAKES_2(name=name))
             raise _Abandon
         conversions = {"int": HostOp.TO_INT, "float": HostOp.TO_FLOAT, "bool": HostOp.TO_BOOL}
         if name in conversions and len(values) == 1:
             value = values[0]
             if isinstance(value.type, (t.TensorT, t.SeqT, t.TupleT)):
-                self.unsupported(span, shown, f"`{name}()` of a {value.type} reads its value back into Python; "
-                                 "use `.to()`" if isinstance(value.type, t.TensorT) else f"`{name}()` of a {value.type}")
+                self.unsupported(span, shown, (refusals.CONVERSION_READS_TENSOR if isinstance(value.type, t.TensorT)
+                                               else refusals.CONVERSION_OF_SEQUENCE)(name=name, type=value.type))
                 raise _Abandon
             if name == "float" and isinstance(value, Const) and isinstance(value.value, str):
                 try:
                     return Const(float(value.value), t.FLOAT, span)
                 except ValueError:
-                    self.type_problem(span, shown, f"float({value.value!r}) raises ValueError")
+                    self.type_problem(span, shown, refusals.FLOAT_RAISES_VALUEERROR(value_value=value.value))
                     raise _Abandon from None
-            kind = {"int": t.INT, "float": t.FLOAT, "bool": t.BOOL}[name]
+            kinds: dict[str, t.Type] = {"int": t.INT, "float": t.FLOAT, "bool": t.BOOL}
+            kind = kinds[name]
             return self.host(conversions[name], [value], span, shown, kind=kind) if t.is_number(value.type) else \
                 self._refuse_conversion(name, value, span, shown)
         if name == "abs" and len(values) == 1:
@@ -3095,15 +3129,15 @@ class Builder:
             return self.host(HostOp.ABS, values, span, shown)
         if name in ("min", "max") and len(values) >= 2:
             if not all(t.is_number(v.type) for v in values):
-                self.unsupported(span, shown, f"`{name}()` of tensors compares their values in Python; "
-                                 f"use `torch.{'minimum' if name == 'min' else 'maximum'}`")
+                self.unsupported(span, shown,
+                                 (refusals.MIN_OF_TENSORS if name == "min" else refusals.MAX_OF_TENSORS)(name=name))
                 raise _Abandon
             return self.extreme(name, values, span, shown)
         if name == "round" and len(values) in (1, 2) and t.is_number(values[0].type):
             if len(values) == 1:
                 return self.host(HostOp.ROUND, values, span, shown, kind=t.INT)
             if not isinstance(values[1].type, t.IntT):
-                self.type_problem(span, shown, "round()'s digits must be an int")
+                self.type_problem(span, shown, refusals.ROUND_DIGITS_MUST())
                 raise _Abandon
             kind = t.INT if isinstance(values[0].type, (t.IntT, t.BoolT)) else values[0].type
             return self.host(HostOp.ROUND_DIGITS, values, span, shown, kind=kind)
@@ -3117,10 +3151,10 @@ class Builder:
                 # `len(x)` is `Tensor.__len__` (torch/_tensor.py): TypeError for a 0-d tensor, else the first size.
                 method = torch_python.tensor_method("__len__")
                 if isinstance(method, tuple):
-                    value = self.inline(Helper(method[0], method[1].scope, method[1].path, library=True),
-                                        [Argument(values[0])], {}, span, shown)
-                    if isinstance(value, Expr):
-                        return value
+                    length = self.inline(Helper(method[0], method[1].scope, method[1].path, library=True),
+                                         [Argument(values[0])], {}, span, shown)
+                    if isinstance(length, Expr):
+                        return length
                     raise _Abandon
                 return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
         if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
@@ -3128,13 +3162,13 @@ class Builder:
             if isinstance(value.type, t.TupleT) and value.type.structseq is not None:
                 # `tuple(torch.max(x, 1))` is a plain tuple of the fields
                 items = tuple(_item(value, i) for i in range(len(value.type.items)))
-                return self.mark(MakeTuple(items, t.TupleT(value.type.items), span, value.aliases), name)  # type: ignore[return-value]
+                return self.mark(MakeTuple(items, t.TupleT(value.type.items), span, value.aliases), name)
             if self.is_size(value):
                 # `tuple(x.shape)`: no torch.Size
-                return self.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)  # type: ignore[return-value]
+                return self.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)
             # `list(x.shape[2:])`: a region's sequences are values, either spelling; a new one of that kind.
-            return self.mark(self.concatenate([(value, True)], span), name)  # type: ignore[return-value]
-        self.unsupported(span, shown, "a Python builtin, which runs in the interpreter")
+            return self.mark(self.concatenate([(value, True)], span), name)
+        self.unsupported(span, shown, refusals.PYTHON_BUILTIN_RUNS())
         raise _Abandon
 
     def library_builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span,
@@ -3149,7 +3183,7 @@ class Builder:
         if keywords:
             return None
 
-        def tuple_of(items: list[Expr]) -> Expr:
+        def tuple_of(items: Sequence[Expr]) -> Expr:
             return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), span,
                              frozenset().union(*(i.aliases for i in items)))
 
@@ -3162,31 +3196,30 @@ class Builder:
             # (static_items).
             return Host(HostOp.RANGE, (values[0],), t.SeqT(t.INT), span)
         if name == "range" and not all(isinstance(v, Const) for v in values):
-            self.unsupported(span, shown, "torch's Python code counts with `range` to a value known only at run "
-                             "time (a tensor's rank, say), so its loop has no fixed length")
+            self.unsupported(span, shown, refusals.LIBRARY_COUNTS())
         if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and isinstance(v.type, t.IntT)
                                                               for v in values):
             try:
-                numbers = range(*(v.value for v in values))  # type: ignore[union-attr]
+                numbers = range(*(v.value for v in values if isinstance(v, Const)))  # all are, tested above
             except ValueError as error:  # a step of 0
-                self.type_problem(span, shown, f"always raises ValueError ({error})")
+                self.type_problem(span, shown, refusals.ALWAYS_RAISES_VALUEERROR(error=error))
                 raise _Abandon from None
             count = _range_length(numbers)
             if count > MAX_UNROLLED:
-                self.unsupported(span, shown, f"`{shown}` has {budgets.shown_int(count)} items, more than ppy unrolls")
+                self.unsupported(span, shown,
+                                 refusals.ITEMS_MORE_THAN(shown=shown, budgets_shown_int=budgets.shown_int(count)))
             return tuple_of([Const(n, t.INT, span) for n in numbers])
         if name in ("zip", "enumerate", "reversed", "sorted") and any(isinstance(v.type, t.SeqT) for v in values):
-            self.unsupported(span, shown, f"torch's Python code takes `{name}` of a sequence whose length is known "
-                             "only at run time (a tensor's rank, say)")
-        sequences = [items(v) for v in values]
-        if not values or any(s is None for s in sequences):
+            self.unsupported(span, shown, refusals.LIBRARY_TAKES(name=name))
+        sequences = [found for found in (items(v) for v in values) if found is not None]
+        if not values or len(sequences) < len(values):
             return None
-        first: list[Expr] = sequences[0]  # type: ignore[assignment]
+        first = sequences[0]
         if name == "zip" and values:
-            lengths = {len(s) for s in sequences}  # type: ignore[arg-type]
+            lengths = {len(s) for s in sequences}
             if strict is not None and not (isinstance(strict, Const) and (not strict.value or len(lengths) == 1)):
                 return None
-            return tuple_of([tuple_of([s[i] for s in sequences]) for i in range(min(lengths))])  # type: ignore[index]
+            return tuple_of([tuple_of([s[i] for s in sequences]) for i in range(min(lengths))])
         if len(values) != 1:
             return None
         if name == "enumerate":
@@ -3196,10 +3229,11 @@ class Builder:
         if name == "sorted":
             if len(first) <= 1:
                 return tuple_of(first)
-            if all(isinstance(i, Const) and t.is_number(i.type) for i in first):
-                return tuple_of(sorted(first, key=lambda i: i.value))  # type: ignore[attr-defined]
-            self.unsupported(span, shown, "torch's Python code sorts values known only at run time (dims counted "
-                             "from a tensor's rank, say), so their order is not known where the region is built")
+            constants_known = [i for i in first if isinstance(i, Const)]
+            if len(constants_known) == len(first) and all(t.is_number(i.type) for i in constants_known):
+                ordered = sorted(constants_known, key=lambda i: i.value)  # apart: tuple_of's Expr would type the key
+                return tuple_of(ordered)
+            self.unsupported(span, shown, refusals.LIBRARY_SORTS())
         if name in ("all", "any"):
             if not all(t.is_number(i.type) for i in first):
                 return None
@@ -3224,14 +3258,13 @@ class Builder:
         bools = [isinstance(v.type, t.BoolT) for v in values]
         if any(bools) and not all(bools) and not all(isinstance(v, Const) for v in values):
             # `min(True, 2)` is True, a bool, and `min(True, 0)` is 0, an int: the type is known only at run time.
-            self.unsupported(span, shown, f"`{name}()` of a bool and a number is a bool or not by their values; "
-                             "convert the bool with `int()`")
+            self.unsupported(span, shown, refusals.BOOL_NUMBER_BOOL(name=name))
             raise _Abandon
         return self.host(HostOp.MIN if name == "min" else HostOp.MAX, values, span, shown,
                          kind=t.join_numbers(*(v.type for v in values)))
 
     def _refuse_conversion(self, name: str, value: Expr, span: Span, shown: str) -> Expr:
-        self.type_problem(span, shown, f"`{name}()` of a {value.type}")
+        self.type_problem(span, shown, refusals.BOOL_NUMBER_BOOL_2(name=name, type=value.type))
         raise _Abandon
 
     def math(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
@@ -3239,19 +3272,20 @@ class Builder:
                 isinstance(args[0].value.type, (t.TupleT, t.SeqT)) and t.element_type(args[0].value.type) == t.INT:
             return Host(HostOp.PROD, (self.atom(self.as_sequence(args[0].value)),), t.INT, span)  # `math.prod(x.shape)`
         if name not in hostmath.MATH_FUNCTIONS:
-            self.unsupported(span, shown, f"`math.{name}` is not compiled")
+            self.unsupported(span, shown, refusals.MATH_COMPILED(name=name))
             raise _Abandon
         kind, arity = hostmath.MATH_FUNCTIONS[name]
         values = [a.value for a in args]
         if keywords or any(a.spread for a in args) or len(values) != (2 if name == "log" and len(values) == 2 else arity):
-            self.type_problem(span, shown, f"`math.{name}` takes {arity} argument{'s' if arity > 1 else ''}")
+            self.type_problem(span, shown,
+                              (refusals.MATH_TAKES_ARGUMENTS if arity > 1 else refusals.MATH_TAKES_ARGUMENT)(name=name, arity=arity))
             raise _Abandon
         for value in values:
             if not t.is_number(value.type):
-                self.type_problem(span, shown, f"`math.{name}` takes numbers, not a {value.type}")
+                self.type_problem(span, shown, refusals.MATH_TAKES_NUMBERS(name=name, type=value.type))
                 raise _Abandon
         if name in ("gcd", "lcm") and not all(isinstance(v.type, (t.IntT, t.BoolT)) for v in values):
-            self.type_problem(span, shown, f"`math.{name}` takes ints")
+            self.type_problem(span, shown, refusals.MATH_TAKES_INTS(name=name))
             raise _Abandon
         return self.host(HostOp.MATH, values, span, shown, function=name, kind=kind)
 
@@ -3268,15 +3302,15 @@ class Builder:
     def invoke(self, overloads: tuple[Overload, ...], args: list[Argument], keywords: dict[str, Expr], span: Span,
                shown: str, name: str, receiver: Expr | None = None, write_kind: WriteKind | None = None) -> Expr:
         if not overloads:
-            self.unsupported(span, shown, f"`{name}` has no ATen lowering")
+            self.unsupported(span, shown, refusals.NO_ATEN_LOWERING(name=name))
             raise _Abandon
         if args and all(a.spread for a in args):
             args = self._spread_alone(overloads, args, keywords, span, shown, name)
         bound = resolve(overloads, args, keywords)
         if bound is None:
             tried = "; ".join(o.signature_text() for o in overloads[:4])
-            self.type_problem(span, shown, f"no overload of `{name}` takes {describe_arguments(args, keywords)}; "
-                              f"torch has {tried}")
+            self.type_problem(span, shown,
+                              refusals.NO_OVERLOAD_TAKES(name=name, args=describe_arguments(args, keywords), tried=tried))
             raise _Abandon
         self._check_none_choice(bound, overloads, args, keywords, span, shown)
         return self.make_call(bound, receiver, span, shown, write_kind)
@@ -3288,14 +3322,17 @@ class Builder:
         every size-1 dimension, where an empty list squeezes none). Empty as written: no positional argument. Of
         run-time length: a compiled check raises the TypeError; another overload is decided in the caller."""
         if all(isinstance(a.value.type, t.TupleT) for a in args):
-            return args if any(a.value.type.items for a in args) else []  # type: ignore[union-attr]
+            return args if any(a.value.type.items for a in args if isinstance(a.value.type, t.TupleT)) else []
         if resolve(overloads, [], keywords) is not None:
-            self.type_problem(span, shown, f"every positional argument of `{name}` is a `*` spread of run-time "
-                              f"length, and when it spreads nothing torch calls `{name}` with no argument, another "
-                              "overload; pass the tuple itself, without `*`")
+            self.type_problem(span, shown, refusals.EVERY_POSITIONAL_ARGUMENT(name=name))
             raise _Abandon
-        counts = [self.atom(Length(a.value, t.INT, span)) if isinstance(a.value.type, t.SeqT)
-                  else Const(len(a.value.type.items), t.INT, span) for a in args]  # type: ignore[union-attr]
+        counts: list[Expr] = []
+        for a in args:
+            if isinstance(a.value.type, t.SeqT):
+                counts.append(self.atom(Length(a.value, t.INT, span)))
+            else:
+                assert isinstance(a.value.type, t.TupleT)  # a spread is of a tuple or of a sequence
+                counts.append(Const(len(a.value.type.items), t.INT, span))
         total = counts[0]
         for count in counts[1:]:
             total = self.atom(self.host(HostOp.ADD, [total, count], span, shown))
@@ -3320,8 +3357,7 @@ class Builder:
             swapped_keywords = {k: (none if v is value else v) for k, v in keywords.items()}
             other = resolve(overloads, swapped_args, swapped_keywords)
             if other is not None:
-                self.type_problem(span, shown, f"an argument may be None, and torch would then call another overload "
-                                  f"of `{shown}`; decide in the caller")
+                self.type_problem(span, shown, refusals.ARGUMENT_MAY_NONE(shown=shown))
                 raise _Abandon
 
     def make_call(self, bound: Bound, receiver: Expr | None, span: Span, shown: str,
@@ -3356,7 +3392,7 @@ class Builder:
         for returned in native.returns:
             kind = _schema_result(returned.type)
             if kind is None:
-                self.unsupported(span, shown, f"it returns a {returned.type}, which a region cannot hold")
+                self.unsupported(span, shown, refusals.RETURNS_REGION_CANNOT(returned_type=returned.type))
                 raise _Abandon
             kinds.append(kind)
         if not kinds:
@@ -3376,9 +3412,9 @@ class Builder:
         parameter takes go to ``**kwargs`` as a dict of literal keys."""
         positional_names = [a.arg for a in spec.posonlyargs + spec.args]
         defaults = dict(zip(positional_names[len(positional_names) - len(spec.defaults):], spec.defaults))
-        for argument, default in zip(spec.kwonlyargs, spec.kw_defaults):
-            if default is not None:
-                defaults[argument.arg] = default
+        for keyword_only, keyword_default in zip(spec.kwonlyargs, spec.kw_defaults):
+            if keyword_default is not None:
+                defaults[keyword_only.arg] = keyword_default
         values: list[Expr] = []
         for argument in args:
             if not argument.spread:
@@ -3386,7 +3422,7 @@ class Builder:
             elif isinstance(argument.value.type, t.TupleT):
                 values.extend(_item(argument.value, i) for i in range(len(argument.value.type.items)))
             else:
-                self.type_problem(span, shown, "`*` of a sequence whose length is known only at run time")
+                self.type_problem(span, shown, refusals.SEQUENCE_WHOSE_LENGTH())
                 raise _Abandon
         bound: dict[str, Value] = dict(zip(positional_names, values))
         extra = values[len(positional_names):]
@@ -3394,8 +3430,8 @@ class Builder:
             bound[spec.vararg.arg] = MakeTuple(tuple(extra), t.TupleT(tuple(e.type for e in extra)), span,
                                                frozenset().union(*(e.aliases for e in extra)))
         elif extra:
-            self.type_problem(span, shown, f"takes at most {len(positional_names)} positional arguments "
-                              f"({len(values)} given)")
+            self.type_problem(span, shown,
+                              refusals.TAKES_MOST_POSITIONAL(positional_names_count=len(positional_names), values_count=len(values)))
             raise _Abandon
         allowed = set(positional_names) | {a.arg for a in spec.kwonlyargs}
         extra_keywords: dict[str, Expr] = {}
@@ -3404,21 +3440,21 @@ class Builder:
                 extra_keywords[key] = value
                 continue
             if key not in allowed:
-                self.type_problem(span, shown, f"got an unexpected keyword argument `{key}`")
+                self.type_problem(span, shown, refusals.GOT_UNEXPECTED_KEYWORD(key=key))
                 raise _Abandon
             if key in bound:
-                self.type_problem(span, shown, f"got multiple values for argument `{key}`")
+                self.type_problem(span, shown, refusals.GOT_MULTIPLE_VALUES(key=key))
                 raise _Abandon
             bound[key] = value
         for name in positional_names + [a.arg for a in spec.kwonlyargs]:
             if name not in bound:
                 if name not in defaults:
-                    self.type_problem(span, shown, f"missing a required argument: `{name}`")
+                    self.type_problem(span, shown, refusals.MISSING_REQUIRED_ARGUMENT(name=name))
                     raise _Abandon
                 default = self.constant(defaults[name], span, scope)
                 if not isinstance(default, Expr):
-                    self.unsupported(span, shown, f"the default of `{name}` (`{display(defaults[name])}`) is not a "
-                                     "value ppy computes")
+                    self.unsupported(span, shown,
+                                     refusals.DEFAULT_VALUE_PPY(name=name, defaults=display(defaults[name])))
                     raise _Abandon
                 bound[name] = default
         if spec.kwarg is not None:
@@ -3439,15 +3475,14 @@ class Builder:
                     break  # decided; with only bools about, the value is the decision
                 continue
             if not isinstance(result, Expr) or result.type != t.BOOL:
-                self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code tests "
-                                 f"`{display(operand)}`, which ppy cannot compute")
+                self.unsupported(Span.of(node), self.frame.called_as,
+                                 refusals.LIBRARY_TESTS_PPY(operand=display(operand)))
                 raise _Abandon
             pending.append(result)
         if not pending:
             return result
         if not all(_harmless(statement) for statement in self.body[start:]):
-            self.unsupported(Span.of(node), self.frame.called_as, f"torch's Python code tests `{display(node)}`, "
-                             "whose later parts Python might not run")
+            self.unsupported(Span.of(node), self.frame.called_as, refusals.LIBRARY_TESTS_WHOSE(node=display(node)))
             raise _Abandon
         if isinstance(result, Const) and bool(result.value) == is_or:
             return Const(is_or, t.BOOL, Span.of(node))
@@ -3465,8 +3500,7 @@ class Builder:
         span = Span.of(node)
         test = self.expr(node.test)
         if not isinstance(test, Expr) or not t.is_number(test.type):
-            self.unsupported(span, self.frame.called_as, f"torch's Python code chooses on `{display(node.test)}`, "
-                             "which ppy cannot compute")
+            self.unsupported(span, self.frame.called_as, refusals.LIBRARY_CHOOSES(node_test=display(node.test)))
             raise _Abandon
         test = self.atom(self.host(HostOp.TO_BOOL, [test], span, display(node.test), kind=t.BOOL)
                          if not isinstance(test.type, t.BoolT) else test)
@@ -3480,8 +3514,8 @@ class Builder:
             self.body = saved
         (one, then_body), (other, else_body) = ways
         merged: list[tuple[Var, Expr | None, Expr | None]] = []
-        value = self.merge("the value", one, other, span, f"torch's Python code chooses on `{display(node.test)}` "
-                           "at run time, and", merged)
+        value = self.merge(refusals.MERGED_VALUE(), one, other, span,
+                           refusals.LIBRARY_CHOOSES_AT_RUN_TIME(test=display(node.test)), merged)
         self.body.append(Branch(test, tuple(then_body), tuple(else_body), tuple(merged), span))
         return value
 
@@ -3497,31 +3531,34 @@ class Builder:
         node = helper.node
         depth = sum(n is node for n in self.inlining)
         if node is self.region.node or (depth and not (helper.library and depth < LIBRARY_REENTRY)):
-            return self.type_problem(span, shown, f"`{node.name}` calls itself (recursion has no straight-line form)")
+            return self.type_problem(span, shown, refusals.CALLS_ITSELF_RECURSION(node_name=node.name))
         for decorator in [] if helper.library else node.decorator_list:
             func = decorator.func if isinstance(decorator, ast.Call) else decorator
             if helper.scope.resolve(func) not in ("ppy.opt", "ppy.pure"):
-                return self.unsupported(span, shown, f"`{node.name}` is decorated with `{display(decorator)}`, "
-                                        "which ppy cannot see through")
+                return self.unsupported(span, shown,
+                                        refusals.DECORATED_PPY_CANNOT(node_name=node.name, decorator=display(decorator)))
         if node.args.kwarg is not None and not helper.library:
-            return self.unsupported(span, shown, f"`{node.name}` takes `**{node.args.kwarg.arg}`")
+            return self.unsupported(span, shown,
+                                    refusals.DECORATED_PPY_CANNOT_2(node_name=node.name, node_args_kwarg_arg=node.args.kwarg.arg))
         if helper.enclosing is not None and helper.enclosing is not self.frame.node:
-            return self.unsupported(span, self.frame.called_as or shown, f"torch's Python code calls `{node.name}`, "
-                                    "a function defined in another function, from outside it")
+            return self.unsupported(span, self.frame.called_as or shown,
+                                    refusals.LIBRARY_CALLS_FUNCTION(node_name=node.name))
         for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             from ppy_check.scope import is_literal
 
             if not is_literal(default) and not (helper.library and _is_constant_expression(default)):
-                return self.unsupported(span, shown, f"`{node.name}` has a default that is not a literal "
-                                        f"(`{display(default)}`)")
+                return self.unsupported(span, shown,
+                                        refusals.DEFAULT_LITERAL(node_name=node.name, default=display(default)))
         bound = self.bind_signature(node.args, args, keywords, span, shown, helper.scope if helper.library else None)
 
-        chain = f"in `{node.name}`, called at line {span.line}" + (f", {self.frame.context}" if self.frame.context else "")
         if helper.library:
-            chain = f"in torch's `{node.name}`"
+            step = m.message(m.IN_TORCH, name=node.name)
         elif helper.path != self.region.site.path:
-            chain = f"in `{node.name}` of {helper.path}, called at line {span.line}" + (
-                f", {self.frame.context}" if self.frame.context else "")
+            step = m.message(m.IN_HELPER_OF_FILE, name=node.name, path=helper.path, line=span.line)
+        else:
+            step = m.message(m.IN_HELPER_CALLED, name=node.name, line=span.line)
+        chain = step.render() if helper.library or not self.frame.context else \
+            m.message(m.HELPER_CHAIN, step=step, outer=self.frame.context).render()
         key = self.template_key(helper, bound)
         template = self.templates.get(key) if key is not None else None
         if template is not None and template.reached.isdisjoint(id(n) for n in self.inlining):
@@ -3546,7 +3583,7 @@ class Builder:
         outermost_library = helper.library and saved[1].dialect is not self.library_dialect
         try:
             self.statements(node.body)
-            value = self.returned_value if self.returned_value is not None else Const(None, t.NONE, span)
+            value: Value = self.returned_value if self.returned_value is not None else Const(None, t.NONE, span)
         except _LibraryRefused:
             if not outermost_library:
                 raise
@@ -3618,7 +3655,8 @@ class Builder:
             return
         leaves: list[Expr] = []
         for argument in bound.values():
-            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+            assert _is_expr(argument)  # template_key gave the key only to arguments that all are
+            self.argument_signature(argument, leaves)
         body = tuple(self.body[start.body:])
         self.templates[key] = _Template(
             tuple(leaves), body, value, start.vars, self.vars, tuple(self.writes[saved[4]:]),
@@ -3633,7 +3671,8 @@ class Builder:
         self.count_step()
         leaves: list[Expr] = []
         for argument in bound.values():
-            self.argument_signature(argument, leaves)  # type: ignore[arg-type]
+            assert _is_expr(argument)  # the template's key (template_key) was found only for such arguments
+            self.argument_signature(argument, leaves)
         mapping: dict[int, Any] = {id(old): new for old, new in zip(template.leaves, leaves)}
         cloner = _Cloner(mapping, template.first_var, template.last_var, self.new_var)
         for statement in template.body:
@@ -3656,14 +3695,16 @@ class Builder:
         for marked, kind in template.kinds:
             self.mark(cloner.clone(marked), kind)
         self.inlined.extend(template.reached)
-        return cloner.clone(template.value)  # type: ignore[no-any-return]
+        # The cloner copies any model node, so it is untyped; a copy of an Expr is an Expr.
+        value: Expr = cloner.clone(template.value)
+        return value
 
     def einops(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
         """``einops.rearrange/repeat/reduce`` with a literal pattern: the reshapes, permutes and reductions einops runs."""
         from ppy_check.model import einops_patterns as patterns
 
         if name not in ("rearrange", "repeat", "reduce") or any(a.spread for a in args):
-            self.unsupported(span, shown, "only `rearrange`, `repeat` and `reduce` of einops, without `*` arguments")
+            self.unsupported(span, shown, refusals.REARRANGE_REPEAT_REDUCE())
             raise _Abandon
         values = [a.value for a in args]
         keywords = dict(keywords)
@@ -3672,24 +3713,24 @@ class Builder:
         arity = 3 if name == "reduce" else 2
         pattern = values[1] if len(values) > 1 else keywords.pop("pattern", None)
         if len(values) != arity or not isinstance(values[0].type, t.TensorT):
-            self.type_problem(span, shown, f"`einops.{name}` takes a tensor and a pattern" +
-                              (" and a reduction" if name == "reduce" else ""))
+            self.type_problem(span, shown, (refusals.EINOPS_REDUCE_ARGUMENTS if name == "reduce" else
+                                            refusals.EINOPS_ARGUMENTS)(name=name))
             raise _Abandon
         if not isinstance(pattern, Const) or not isinstance(pattern.value, str):
-            self.unsupported(span, shown, "the pattern must be a literal string")
+            self.unsupported(span, shown, refusals.PATTERN_MUST_LITERAL())
             raise _Abandon
         reduction = values[2] if name == "reduce" else None
         if reduction is not None and not (isinstance(reduction, Const) and reduction.value in patterns.REDUCTIONS):
-            self.unsupported(span, shown, f"the reduction must be one of {', '.join(patterns.REDUCTIONS)}, as a literal")
+            self.unsupported(span, shown, refusals.REDUCTION_MUST_ONE(reductions=", ".join(patterns.REDUCTIONS)))
             raise _Abandon
         for key, value in keywords.items():
             if not isinstance(value.type, t.IntT):
-                self.type_problem(span, shown, f"the length `{key}=` must be an int, not a {value.type}")
+                self.type_problem(span, shown, refusals.LENGTH_MUST_INT(key=key, type=value.type))
                 raise _Abandon
         try:
             plan = patterns.plan(name, pattern.value, set(keywords))
         except patterns.PatternError as error:
-            self.unsupported(span, shown, f"pattern {pattern.value!r}: {error}")
+            self.unsupported(span, shown, refusals.LENGTH_MUST_INT_2(pattern_value=pattern.value, error=error))
             raise _Abandon from None
         return self.run_einops_plan(plan, values[0], keywords, reduction.value if reduction is not None else "", span, shown)
 
@@ -3700,7 +3741,7 @@ class Builder:
         def const(value: int) -> Const:
             return Const(value, t.INT, span)
 
-        def ints(items: list[Expr]) -> Expr:
+        def ints(items: Sequence[Expr]) -> Expr:
             return self.atom(MakeTuple(tuple(items), t.TupleT(tuple(t.INT for _ in items)), span))
 
         shape = self.atom(TensorQuery(x, Query.SHAPE, (), t.SeqT(t.INT), span))
@@ -3764,7 +3805,8 @@ class Builder:
         parts: list[tuple[Expr, bool]] = []
         for group in plan.right.groups:
             if group == (ELLIPSIS,):
-                parts.append((ellipsis, True))  # type: ignore[arg-type]
+                assert ellipsis is not None  # the pattern's two sides both have `...` or neither has
+                parts.append((ellipsis, True))
                 continue
             size: Expr = const(1)
             for axis in group:
@@ -3872,7 +3914,7 @@ def _text_of(text: ast.expr) -> str:
         return text.value
     if not isinstance(text, ast.JoinedStr):
         return display(text)
-    return "".join(part.value if isinstance(part, ast.Constant) else "{" + display(part.value) + "}"
+    return "".join(str(part.value) if isinstance(part, ast.Constant) else "{" + display(part.value) + "}"
                    for part in text.values if isinstance(part, (ast.Constant, ast.FormattedValue)))
 
 
@@ -4059,7 +4101,7 @@ _ALWAYS_RAISING = {HostOp.TRUEDIV, HostOp.FLOORDIV, HostOp.MOD, HostOp.TO_INT, H
                    HostOp.IINFO, HostOp.FINFO}
 
 
-def _may_raise(value: Value) -> bool:
+def _may_raise(value: Value) -> TypeGuard[Host | SeqIndex | Unwrap | TensorQuery]:
     if isinstance(value, Host):
         if value.op in _ALWAYS_RAISING:
             return True
@@ -4068,7 +4110,8 @@ def _may_raise(value: Value) -> bool:
         isinstance(value, TensorQuery) and value.query in (Query.SIZE, Query.STRIDE))
 
 
-def _needs_binding(value: Expr) -> bool:
+def _needs_binding(value: Value) -> TypeGuard[Call | TensorIndex | MakeSeq | SeqSlice | Host | SeqIndex | Unwrap
+                                               | TensorQuery]:
     """Calls and everything that can raise get a variable of their own, in evaluation order."""
     return isinstance(value, (Call, TensorIndex, MakeSeq, SeqSlice)) or _may_raise(value)
 
@@ -4086,7 +4129,7 @@ def _fixed_constant(native: Native, key: str, raw: Any, span: Span) -> Const:
 
 
 # The region type of each schema return type a region can hold (one table, not one per call: it is hot).
-_SCHEMA_RESULTS = {
+_SCHEMA_RESULTS: dict[Base, t.Type] = {
     Base.Tensor: t.TENSOR, Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.bool: t.BOOL,
     Base.ScalarType: t.DTYPE, Base.Scalar: t.NUMBER,
 }

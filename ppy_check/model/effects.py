@@ -53,13 +53,13 @@ def effects_of(native: Native, values: dict[str, Expr], out_args: tuple[str, ...
                 continue  # `training=False`: batch_norm leaves the running statistics alone
         written(hidden.arg, WriteKind.HIDDEN)
     aliases: set[str] = set()
-    for index, returned in enumerate(native.returns):
+    for returned in native.returns:
         if returned.alias is None:
             continue
         for arg in native.args:
             if arg.alias is not None and arg.alias.sets & returned.alias.sets and arg.name in values:
                 aliases |= values[arg.name].aliases
-    for index, name in native.effects.aliases:
+    for _index, name in native.effects.aliases:
         if name in values:
             aliases |= values[name].aliases
     return CallEffects(tuple(dict.fromkeys(writes)), frozenset(aliases), native.seeded or native.effects.random)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ppy_check.model import budgets
 from ppy_check.model import types as t

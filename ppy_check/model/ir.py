@@ -15,7 +15,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from ppy_check.model.assumptions import Assumed, Assumption
+from ppy_check.model.assumptions import Assumption
 from ppy_check.model.types import Type
 from ppy_check.schema import Native, Overload
 from ppy_check.site import RegionSite
@@ -317,8 +317,9 @@ class IsNone:
     aliases: frozenset[str] = NO_ALIASES
 
 
-Expr = Union[Const, Param, Read, Call, Host, MakeTuple, MakeSeq, Item, SeqIndex, SeqSlice, Length, TensorIndex,
-             TensorQuery, VariableData, Unwrap, IsNone]
+# Written with `|`, not Union[...]: mypy narrows `isinstance(value, Expr)` only on such a union.
+Expr = (Const | Param | Read | Call | Host | MakeTuple | MakeSeq | Item | SeqIndex | SeqSlice | Length | TensorIndex
+        | TensorQuery | VariableData | Unwrap | IsNone)
 
 
 # --- statements --------------------------------------------------------------------
@@ -423,14 +424,14 @@ class Branch:
     """
 
     test: Expr
-    then_body: tuple["Stmt", ...]
-    else_body: tuple["Stmt", ...]
+    then_body: tuple[Stmt, ...]
+    else_body: tuple[Stmt, ...]
     # (variable, its value when the test holds, its value otherwise); None where that way raises
     merged: tuple[tuple[Var, Expr | None, Expr | None], ...]
     span: Span
 
 
-Stmt = Union[Let, Eval, Store, ExpectLength, Require, Branch, Return]
+Stmt = Let | Eval | Store | ExpectLength | Require | Branch | Return
 
 
 # --- what the region does to its caller -------------------------------------------

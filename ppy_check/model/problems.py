@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from ppy_check.messages import Message
 from ppy_check.model.budgets import Exceeded
 from ppy_check.model.ir import Span
 
@@ -39,7 +40,7 @@ class Capture:
 class Unsupported:
     span: Span
     name: str  # the call or attribute as written
-    why: str
+    why: Message  # a messages.refusals entry with its fields
     attribute: bool = False
     context: str = ""
 
@@ -61,7 +62,7 @@ class TypeProblem:
 
     span: Span
     subject: str
-    why: str
+    why: Message  # a messages.refusals entry with its fields
     context: str = ""
     fix: Suggestion | None = None
 

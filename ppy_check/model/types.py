@@ -10,7 +10,6 @@ code carries the same distinction at run time.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -150,8 +149,8 @@ class FunctionT:
         return "function"
 
 
-Type = Union[TensorT, IntT, FloatT, NumberT, BoolT, StrT, DtypeT, DeviceT, LayoutT, MemoryFormatT, NoneT, TupleT,
-             SeqT, OptionalT, SliceT, EllipsisT, PyTypeT, FunctionT]
+Type = (TensorT | IntT | FloatT | NumberT | BoolT | StrT | DtypeT | DeviceT | LayoutT | MemoryFormatT | NoneT | TupleT
+        | SeqT | OptionalT | SliceT | EllipsisT | PyTypeT | FunctionT)
 
 TENSOR = TensorT()
 INT = IntT()

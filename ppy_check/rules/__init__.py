@@ -13,11 +13,13 @@ docstrings by a test.
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Union
 
+from ppy_check.messages import ALL_CODES, Code, Message
 from ppy_check.model.ir import Span
 from ppy_check.model.problems import Suggestion
 from ppy_check.region import Region
@@ -32,8 +34,12 @@ class Finding:
 
     code: str
     node: Union[ast.AST, Span]
-    message: str
+    text: Message
     fix: Suggestion | None = None
+
+    @property
+    def message(self) -> str:
+        return self.text.render()
 
     @property
     def span(self) -> Span:
@@ -43,24 +49,15 @@ class Finding:
 Check = Callable[[Region, "Analysis"], Iterator[Finding]]
 
 
-def _modules() -> list[ModuleType]:
-    from ppy_check.rules import branch, captured, impure, loop, syntax, type_errors, unsupported, untyped
-
-    return [untyped, loop, branch, captured, impure, unsupported, syntax, type_errors]
+def _module(code: Code) -> ModuleType:
+    return importlib.import_module(f"ppy_check.rules.{code.module}")
 
 
-# The region rules, in ALL_CODES order.
-RULES: dict[str, ModuleType] = {module.CODE: module for module in _modules()}
-
-
-def _suppression_rules() -> list[ModuleType]:
-    from ppy_check.rules import unused_ignore
-
-    return [unused_ignore]
-
-
-# Every rule, in KNOWN_CODES order: what --explain, the README, SARIF and --statistics describe.
-KNOWN_RULES: dict[str, ModuleType] = {**RULES, **{module.CODE: module for module in _suppression_rules()}}
+# Every rule, in the registry's order (ppy_check.messages.Code): what --explain, the README, SARIF and
+# --statistics describe.
+KNOWN_RULES: dict[str, ModuleType] = {code.value: _module(code) for code in Code}
+# The region rules, the default selection, in ALL_CODES order; the engine runs them.
+RULES: dict[str, ModuleType] = {code: KNOWN_RULES[code] for code in ALL_CODES}
 
 
 def explain(code: str) -> str | None:

@@ -45,37 +45,37 @@ def _short(node: ast.AST) -> str:
     return text if len(text) <= 50 else text[:47] + "..."
 
 
-def _if(name: str, node: ast.If) -> str:
-    return m.BRANCH_STATEMENT.format(region=name, keyword="if", test=_short(node.test))
+def _if(name: str, node: ast.If) -> m.Message:
+    return m.message(m.BRANCH_STATEMENT, region=name, keyword="if", test=_short(node.test))
 
 
-def _if_expression(name: str, node: ast.IfExp) -> str:
-    return m.BRANCH_EXPRESSION.format(region=name, test=_short(node.test))
+def _if_expression(name: str, node: ast.IfExp) -> m.Message:
+    return m.message(m.BRANCH_EXPRESSION, region=name, test=_short(node.test))
 
 
-def _bool_op(name: str, node: ast.BoolOp) -> str:
+def _bool_op(name: str, node: ast.BoolOp) -> m.Message:
     op = "and" if isinstance(node.op, ast.And) else "or"
-    return m.BRANCH_BOOLOP.format(region=name, op=op, text=_short(node))
+    return m.message(m.BRANCH_BOOLOP, region=name, op=op, text=_short(node))
 
 
-def _match(name: str, node: ast.Match) -> str:
-    return m.BRANCH_MATCH.format(region=name, subject=_short(node.subject))
+def _match(name: str, node: ast.Match) -> m.Message:
+    return m.message(m.BRANCH_MATCH, region=name, subject=_short(node.subject))
 
 
-def _try(name: str, node: ast.AST) -> str:
-    return m.BRANCH_TRY.format(region=name)
+def _try(name: str, node: ast.AST) -> m.Message:
+    return m.message(m.BRANCH_TRY, region=name)
 
 
-def _assert(name: str, node: ast.Assert) -> str:
-    return m.BRANCH_ASSERT.format(region=name, test=_short(node.test))
+def _assert(name: str, node: ast.Assert) -> m.Message:
+    return m.message(m.BRANCH_ASSERT, region=name, test=_short(node.test))
 
 
-def _raise(name: str, node: ast.Raise) -> str:
+def _raise(name: str, node: ast.Raise) -> m.Message:
     text = f"raise {_short(node.exc)}" if node.exc is not None else "raise"
-    return m.BRANCH_RAISE.format(region=name, text=text)
+    return m.message(m.BRANCH_RAISE, region=name, text=text)
 
 
-_MESSAGES: dict[type, Callable[[str, Any], str]] = {
+_MESSAGES: dict[type, Callable[[str, Any], m.Message]] = {
     ast.If: _if, ast.IfExp: _if_expression, ast.BoolOp: _bool_op, ast.Match: _match,
     ast.Try: _try, ast.TryStar: _try, ast.Assert: _assert, ast.Raise: _raise,
 }
@@ -87,4 +87,4 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
         if message is not None:
             yield Finding(CODE, node, message(region.name, node))
     for span, text in analysis.problems.branches:
-        yield Finding(CODE, span, m.BRANCH_CHAINED.format(region=region.name, text=text))
+        yield Finding(CODE, span, m.message(m.BRANCH_CHAINED, region=region.name, text=text))

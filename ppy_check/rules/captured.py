@@ -49,20 +49,18 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for capture in analysis.problems.captures:
         origin = capture.origin
         if origin is CaptureOrigin.GLOBAL:
-            message = m.CAPTURED_GLOBAL.format(region=name, name=capture.name, line=capture.detail)
+            message = m.message(m.CAPTURED_GLOBAL, region=name, name=capture.name, line=capture.detail)
         elif origin is CaptureOrigin.IMPORTED:
-            message = m.CAPTURED_IMPORTED.format(region=name, name=capture.name, origin=capture.detail)
+            message = m.message(m.CAPTURED_IMPORTED, region=name, name=capture.name, origin=capture.detail)
         elif origin is CaptureOrigin.CLOSURE:
-            message = m.CAPTURED_CLOSURE.format(region=name, name=capture.name, scope=capture.detail)
+            message = m.message(m.CAPTURED_CLOSURE, region=name, name=capture.name, scope=capture.detail)
         elif origin is CaptureOrigin.ATTRIBUTE:
-            message = m.CAPTURED_ATTRIBUTE.format(
+            message = m.message(m.CAPTURED_ATTRIBUTE,
                 region=name, name=capture.name, attr=capture.detail, text=f"{capture.name}.{capture.detail}")
         elif origin is CaptureOrigin.REBOUND and capture.star is not None:
-            message = m.CAPTURED_STAR.format(region=name, name=capture.name, module=capture.star, line=capture.detail)
+            message = m.message(m.CAPTURED_STAR, region=name, name=capture.name, module=capture.star, line=capture.detail)
         elif origin is CaptureOrigin.REBOUND:
-            message = m.CAPTURED_REBOUND.format(region=name, name=capture.name, how=capture.how, line=capture.detail)
+            message = m.message(m.CAPTURED_REBOUND, region=name, name=capture.name, how=capture.how, line=capture.detail)
         else:
-            message = m.CAPTURED_UNDEFINED.format(region=name, name=capture.name)
-        if capture.context:
-            message += m.IN_HELPER.format(context=capture.context)
-        yield Finding(CODE, capture.span, message)
+            message = m.message(m.CAPTURED_UNDEFINED, region=name, name=capture.name)
+        yield Finding(CODE, capture.span, message.in_helper(capture.context))

@@ -47,9 +47,9 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
         return
     for write in analysis.writes:
         if write.kind is WriteKind.STORE:
-            message = m.IMPURE_STORE.format(region=region.name, text=write.text, param=write.param)
+            message = m.message(m.IMPURE_STORE, region=region.name, text=write.text, param=write.param)
         elif write.kind is WriteKind.OUT:
-            message = m.IMPURE_OUT.format(region=region.name, op=write.text, param=write.param)
+            message = m.message(m.IMPURE_OUT, region=region.name, op=write.text, param=write.param)
         else:
-            message = m.IMPURE_WRITE.format(region=region.name, op=write.text, param=write.param)
+            message = m.message(m.IMPURE_WRITE, region=region.name, op=write.text, param=write.param)
         yield Finding(CODE, write.span, message)

@@ -42,10 +42,10 @@ _COMPREHENSIONS = {
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for node in region.nodes:
         if isinstance(node, (ast.For, ast.AsyncFor)):
-            yield Finding(CODE, node, m.LOOP_FOR.format(region=region.name, target=ast.unparse(node.target)))
+            yield Finding(CODE, node, m.message(m.LOOP_FOR, region=region.name, target=ast.unparse(node.target)))
         elif isinstance(node, ast.While):
-            yield Finding(CODE, node, m.LOOP_WHILE.format(region=region.name, test=ast.unparse(node.test)))
+            yield Finding(CODE, node, m.message(m.LOOP_WHILE, region=region.name, test=ast.unparse(node.test)))
         elif type(node) in _COMPREHENSIONS:
             targets = ", ".join(ast.unparse(g.target) for g in node.generators)  # type: ignore[attr-defined]
-            yield Finding(CODE, node, m.LOOP_COMPREHENSION.format(
+            yield Finding(CODE, node, m.message(m.LOOP_COMPREHENSION, 
                 region=region.name, kind=_COMPREHENSIONS[type(node)], target=targets))

@@ -58,9 +58,9 @@ _CONSTRUCTS = {
 
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for node, problem in region.decorator_problems:
-        yield Finding(CODE, node, m.SYNTAX_DECORATOR.format(region=region.name, what=problem))
+        yield Finding(CODE, node, m.message(m.SYNTAX_DECORATOR, region=region.name, what=problem))
     if isinstance(region.node, ast.AsyncFunctionDef):
-        yield Finding(CODE, region.node, m.SYNTAX_CONSTRUCT.format(region=region.name, what="`async def`"))
+        yield Finding(CODE, region.node, m.message(m.SYNTAX_CONSTRUCT, region=region.name, what="`async def`"))
     for node in region.nodes:
         template = _CONSTRUCTS.get(type(node))
         if template is None:
@@ -71,4 +71,4 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
             targets=", ".join(ast.unparse(t) for t in getattr(node, "targets", [])),
             target=ast.unparse(node.target) if isinstance(node, ast.NamedExpr) else "",
         )
-        yield Finding(CODE, node, m.SYNTAX_CONSTRUCT.format(region=region.name, what=what))
+        yield Finding(CODE, node, m.message(m.SYNTAX_CONSTRUCT, region=region.name, what=what))

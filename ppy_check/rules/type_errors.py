@@ -39,7 +39,5 @@ SUMMARY = "a call, operator or return whose types Python or torch would refuse"
 
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for problem in analysis.problems.types:
-        message = m.TYPE_PROBLEM.format(region=region.name, subject=problem.subject, why=problem.why)
-        if problem.context:
-            message += m.IN_HELPER.format(context=problem.context)
-        yield Finding(CODE, problem.span, message, problem.fix)
+        message = m.message(m.TYPE_PROBLEM, region=region.name, subject=problem.subject, why=problem.why)
+        yield Finding(CODE, problem.span, message.in_helper(problem.context), problem.fix)

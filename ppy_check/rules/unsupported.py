@@ -56,16 +56,12 @@ BUDGETS = {
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for item in analysis.problems.unsupported:
         template = m.UNSUPPORTED_ATTRIBUTE if item.attribute else m.UNSUPPORTED_CALL
-        message = template.format(region=region.name, name=item.name, text=item.name, why=item.why)
-        if item.context:
-            message += m.IN_HELPER.format(context=item.context)
-        yield Finding(CODE, item.span, message)
+        message = m.message(template, region=region.name, name=item.name, text=item.name, why=item.why)
+        yield Finding(CODE, item.span, message.in_helper(item.context))
     for over in analysis.problems.budgets:
         if over.exceeded is None:
-            message = m.BUILDER_FAILED.format(region=region.name, subject=over.subject, error=over.error)
+            message = m.message(m.BUILDER_FAILED, region=region.name, subject=over.subject, error=over.error)
         else:
-            message = BUDGETS[over.exceeded.budget].format(region=region.name, subject=over.subject,
-                                                           limit=over.exceeded.limit)
-        if over.context:
-            message += m.IN_HELPER.format(context=over.context)
-        yield Finding(CODE, over.span, message)
+            message = m.message(BUDGETS[over.exceeded.budget], region=region.name, subject=over.subject,
+                                limit=over.exceeded.limit)
+        yield Finding(CODE, over.span, message.in_helper(over.context))

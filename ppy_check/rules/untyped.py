@@ -40,19 +40,19 @@ SUMMARY = "a parameter or the return lacks a type a region can take"
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for param in region.params:
         if param.node.annotation is None:
-            yield Finding(CODE, param.node, m.PARAM_UNANNOTATED.format(region=region.name, name=param.name))
+            yield Finding(CODE, param.node, m.message(m.PARAM_UNANNOTATED, region=region.name, name=param.name))
         elif param.problem is not None:
             annotation = _text(param.node.annotation)
-            yield Finding(CODE, param.node, m.PARAM_BAD_TYPE.format(
+            yield Finding(CODE, param.node, m.message(m.PARAM_BAD_TYPE, 
                 region=region.name, name=param.name, annotation=annotation, why=param.problem))
     arguments = region.node.args
     for star, arg in (("*", arguments.vararg), ("**", arguments.kwarg)):
         if arg is not None:
-            yield Finding(CODE, arg, m.VARIADIC.format(region=region.name, star=star, name=arg.arg))
+            yield Finding(CODE, arg, m.message(m.VARIADIC, region=region.name, star=star, name=arg.arg))
     if region.node.returns is None:
-        yield Finding(CODE, region.node, m.RETURN_UNANNOTATED.format(region=region.name))
+        yield Finding(CODE, region.node, m.message(m.RETURN_UNANNOTATED, region=region.name))
     elif region.returns_problem is not None:
-        yield Finding(CODE, region.node.returns, m.RETURN_BAD_TYPE.format(
+        yield Finding(CODE, region.node.returns, m.message(m.RETURN_BAD_TYPE, 
             region=region.name, annotation=_text(region.node.returns), why=region.returns_problem))
 
 

@@ -79,9 +79,10 @@ def _fix(text: str, line: int, directive: Directive, unused: list[str | None]) -
     kept = [code for code in directive.codes or () if code not in unused]
     if kept:
         content = f"# {directive.kind}: ignore[{', '.join(kept)}]"
-        return Fix(f"remove {', '.join(f'`{c}`' for c in unused)} from `{directive.text}`",
+        codes = ", ".join(m.message(m.FIX_CODE, code=code).render() for code in unused)
+        return Fix(m.message(m.FIX_REMOVE_CODES, codes=codes, comment=directive.text).render(),
                    (Edit(line, start + 1, line, end + 1, content),))
-    message = f"remove `{directive.text}`"
+    message = m.message(m.FIX_REMOVE_COMMENT, comment=directive.text).render()
     after = text[end:]
     if after.strip() and not after.lstrip().startswith("#"):
         # The comment goes on (`# ppy: ignore[ppy-loop] since ...`): it stays a comment.

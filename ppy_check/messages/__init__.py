@@ -2,24 +2,112 @@
 
 A message always names the region and the offending thing by its source name,
 so a reader can act on the line without opening the rule's documentation. The
-rule modules format these templates; nothing else writes message text.
+rules build a Message (a template and its fields) from these templates, the
+model builder fills the reasons of ``refusals`` (each entry its rule and
+template), and ``Message.render`` is the one place either becomes text.
+``tests/test_refusals.py`` holds the builder to registry entries.
 """
 
 from __future__ import annotations
 
-UNTYPED = "ppy-untyped"
-LOOP = "ppy-loop"
-BRANCH = "ppy-branch"
-CAPTURED = "ppy-captured"
-IMPURE = "ppy-impure"
-UNSUPPORTED = "ppy-unsupported"
-SYNTAX = "ppy-syntax"
-TYPE = "ppy-type"
+import enum
+from dataclasses import dataclass, replace
 
-ALL_CODES: tuple[str, ...] = (UNTYPED, LOOP, BRANCH, CAPTURED, IMPURE, UNSUPPORTED, SYNTAX, TYPE)
 
-# Any finding inside a helper the region calls says how the region got there.
+class Code(enum.StrEnum):
+    """Every rule code, defined once here: the rule module (``ppy_check.rules.<module>``) that reports it and
+    documents it in its docstring, and whether a default selection runs it. Order is the rules' order in
+    ``--explain``, the README, SARIF and ``--statistics``."""
+
+    UNTYPED = "ppy-untyped", "untyped"
+    LOOP = "ppy-loop", "loop", True
+    BRANCH = "ppy-branch", "branch", True
+    CAPTURED = "ppy-captured", "captured"
+    IMPURE = "ppy-impure", "impure"
+    UNSUPPORTED = "ppy-unsupported", "unsupported"
+    SYNTAX = "ppy-syntax", "syntax", True
+    TYPE = "ppy-type", "type_errors"
+    # Opt-in: known to `select`, `extend-select` and `--select`, never selected by default (the mypy plugin
+    # leaves unused `# type: ignore` comments to mypy's own `warn_unused_ignores`).
+    UNUSED_IGNORE = "ppy-unused-ignore", "unused_ignore", False, False
+
+    module: str
+    structural: bool  # read from a function's syntax alone, so a region's helpers are checked by it too
+    default: bool  # in the default selection, and a region rule every front-end runs
+
+    def __new__(cls, code: str, module: str, structural: bool = False, default: bool = True) -> Code:
+        member = str.__new__(cls, code)
+        member._value_ = code
+        member.module = module
+        member.structural = structural
+        member.default = default
+        return member
+
+
+# The codes as plain strings, as findings, configuration and output carry them.
+UNTYPED = Code.UNTYPED.value
+LOOP = Code.LOOP.value
+BRANCH = Code.BRANCH.value
+CAPTURED = Code.CAPTURED.value
+IMPURE = Code.IMPURE.value
+UNSUPPORTED = Code.UNSUPPORTED.value
+SYNTAX = Code.SYNTAX.value
+TYPE = Code.TYPE.value
+UNUSED_IGNORE = Code.UNUSED_IGNORE.value
+
+# The default selection: the region rules.
+ALL_CODES: tuple[str, ...] = tuple(code.value for code in Code if code.default)
+OPT_IN_CODES: tuple[str, ...] = tuple(code.value for code in Code if not code.default)
+KNOWN_CODES: tuple[str, ...] = tuple(code.value for code in Code)
+
+# Any finding inside a helper the region calls says how the region got there: the context, the steps from the
+# helper out to the region, innermost first.
 IN_HELPER = " ({context})"
+IN_HELPER_CALLED = "in `{name}`, called at line {line}"
+IN_HELPER_OF_FILE = "in `{name}` of {path}, called at line {line}"
+IN_TORCH = "in torch's `{name}`"
+HELPER_CHAIN = "{step}, {outer}"
+
+
+@dataclass(frozen=True)
+class Message:
+    """A finding's text before it is rendered: one of the templates below and its named fields. ``context``, how
+    the region reached the helper the finding is in ("" in the region itself), closes the text (IN_HELPER)."""
+
+    template: str
+    fields: tuple[tuple[str, object], ...]
+    context: str = ""
+
+    def render(self) -> str:
+        """The text, the one place any message is formatted: a field that is itself a Message (a refusal's
+        reason) is rendered in turn."""
+        fields = {name: value.render() if isinstance(value, Message) else value for name, value in self.fields}
+        text = self.template.format(**fields)
+        return text + IN_HELPER.format(context=self.context) if self.context else text
+
+    def in_helper(self, context: str) -> Message:
+        return replace(self, context=context)
+
+    def seen_from(self, region: str, context: str) -> Message:
+        """A helper's finding as a region that calls it reports it: in the region's name, saying how it got there."""
+        fields = tuple((name, region if name == "region" else value) for name, value in self.fields)
+        return replace(self, fields=fields, context=context)
+
+
+def message(template: str, context: str = "", **fields: object) -> Message:
+    return Message(template, tuple(fields.items()), context)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason the model builder refuses something, as mypy's message registry pairs a message with its code:
+    the rule that reports it and a template whose named fields the builder fills (``messages.refusals``)."""
+
+    code: Code
+    template: str
+
+    def __call__(self, **fields: object) -> Message:
+        return Message(self.template, tuple(fields.items()))
 
 # ppy-untyped
 PARAM_UNANNOTATED = "region `{region}`: parameter `{name}` has no type annotation"
@@ -89,6 +177,11 @@ BUILDER_FAILED = ("region `{region}`: ppy-check failed modelling `{subject}` ({e
 # ppy-type
 TYPE_PROBLEM = "region `{region}`: `{subject}`: {why}"
 
+# The reason (a refusals entry) of a finding in torch's Python code, which names the user's call: where in it.
+IN_LIBRARY = "at `{name}`: {why}"
+# A refused call of torch's Python layer, with what to write instead (torch_python.ALTERNATIVES).
+WITH_ALTERNATIVE = "{why}; instead, {alternative}"
+
 # ppy-syntax
 SYNTAX_CONSTRUCT = "region `{region}`: {what} cannot appear in a region"
 SYNTAX_PARSE = "cannot parse: {error}"
@@ -98,14 +191,18 @@ SYNTAX_UNDECODABLE = ("cannot decode: {bytes} not {encoding} ({reason}); save th
 SYNTAX_ENCODING_DECLARED = ("cannot decode: {problem}; declare an encoding Python knows on line 1 or 2 "
                             "(`# -*- coding: latin-1 -*-`), or save the file as UTF-8 without one")
 SYNTAX_DECORATOR = "region `{region}`: {what}"
+# What SYNTAX_DECORATOR says is wrong with a ppy decorator
+DECORATOR_UNKNOWN_PARAMETER = "`ppy.opt` has no parameter `{name}`"
+DECORATOR_COMPILE_NOT_LITERAL = "`ppy.opt` compile must be a literal True or False, not `{value}`"
+DECORATOR_LEVELS = "`ppy.opt` takes one level"
+DECORATOR_LEVEL_NOT_LITERAL = "`ppy.opt` level must be a literal 0, 1, 2 or 3, not `{value}`"
+DECORATOR_PURE_ARGUMENTS = "`ppy.pure` takes no arguments: write `@ppy.pure`"
 
-# Opt-in codes: known to `select`, `extend-select` and `--select`, never selected
-# by default. ALL_CODES above stays the default selection: the region rules,
-# which every front-end runs (the mypy plugin leaves unused `# type: ignore`
-# comments to mypy's own `warn_unused_ignores`).
-UNUSED_IGNORE = "ppy-unused-ignore"
-OPT_IN_CODES: tuple[str, ...] = (UNUSED_IGNORE,)
-KNOWN_CODES: tuple[str, ...] = ALL_CODES + OPT_IN_CODES
+# The fixes a finding offers (`ppy-check --fix`), as editors list them
+FIX_REMOVE_CALL = "remove the call"
+FIX_CODE = "`{code}`"
+FIX_REMOVE_CODES = "remove {codes} from `{comment}`"
+FIX_REMOVE_COMMENT = "remove `{comment}`"
 
 # ppy-unused-ignore
 UNUSED_IGNORE_CODE = "region `{region}`: `{code}` in `{comment}` silences nothing on this line; remove it"
