@@ -23,6 +23,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "corpus"
@@ -32,7 +33,7 @@ BY_DESIGN_CODES = ("ppy-loop", "ppy-branch")
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import BY_DESIGN  # noqa: E402
+from corpus import BY_DESIGN  # type: ignore[import-not-found]  # noqa: E402 - tests/ is put on the path above
 from judge import Verdict, example, judge_file, machine, pattern  # noqa: E402
 from publish import publish, today  # noqa: E402
 
@@ -76,11 +77,11 @@ def blockers(verdict: Verdict) -> dict[tuple[str, str], str]:
     return {(verdict.status, pattern(verdict.detail)): verdict.name}
 
 
-def summarise(entries: list[Entry]) -> dict:
+def summarise(entries: list[Entry]) -> dict[str, Any]:
     first = [e for e in entries if not e.by_design]
     design = [e for e in entries if e.by_design]
     matched = [e for e in first if e.verdict.status == "matched"]
-    rows: dict[tuple[str, str], dict] = defaultdict(lambda: {"functions": [], "only": 0, "examples": []})
+    rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"functions": [], "only": 0, "examples": []})
     for entry in first:
         found = blockers(entry.verdict)
         for row, name in found.items():
@@ -94,12 +95,12 @@ def summarise(entries: list[Entry]) -> dict:
              for (kind, text), v in rows.items()]
     table.sort(key=lambda r: (-r["functions"], -r["only"], r["kind"], r["pattern"]))
     refused_by_design = [e for e in design if any(f.code in BY_DESIGN_CODES for f in e.verdict.findings)]
-    files = {}
+    files: dict[str, dict[str, int]] = {}
     for entry in entries:
-        row = files.setdefault(entry.file, {"functions": 0, "by_design": 0, "first_write": 0, "matched": 0})
-        row["functions"] += 1
-        row["by_design" if entry.by_design else "first_write"] += 1
-        row["matched"] += (not entry.by_design) and entry.verdict.status == "matched"
+        counts = files.setdefault(entry.file, {"functions": 0, "by_design": 0, "first_write": 0, "matched": 0})
+        counts["functions"] += 1
+        counts["by_design" if entry.by_design else "first_write"] += 1
+        counts["matched"] += (not entry.by_design) and entry.verdict.status == "matched"
     return {
         "functions": len(entries), "first_write": len(first), "matched": len(matched),
         "rate": len(matched) / len(first) if first else 0.0,
@@ -109,7 +110,7 @@ def summarise(entries: list[Entry]) -> dict:
     }
 
 
-def markdown(report: dict) -> str:
+def markdown(report: dict[str, Any]) -> str:
     s = report["summary"]
     statuses = s["statuses"]
     lines = [
@@ -131,7 +132,7 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run() -> dict:
+def run() -> dict[str, Any]:
     started = time.perf_counter()
     entries = [entry for path in corpus_files() for entry in judge_corpus_file(path)]
     import torch

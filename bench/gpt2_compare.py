@@ -257,11 +257,12 @@ def main() -> None:
             entry = results[path]
             try:
                 with console.status(f"{path}: " + ("cold first call" if kind == "cold" else "warm start and every row")):
-                    found = worker(path, spec, env, first_call_only=kind == "cold", timeout=timeout)
+                    found: dict[str, Any] | None = worker(path, spec, env, first_call_only=kind == "cold",
+                                                          timeout=timeout)
             except KeyboardInterrupt:  # the GPU run's limit for this step: the table of what was reached still counts
-                for later in paths:
-                    if later not in stopped and (later == path or not results[later]["rows"]):
-                        stopped[later] = "interrupted"
+                for other in paths:
+                    if other not in stopped and (other == path or not results[other]["rows"]):
+                        stopped[other] = "interrupted"
                 break
             except Stopped as stop:
                 found = stop.partial

@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load_model_module(path: str) -> Any:
     spec = importlib.util.spec_from_file_location("gpt2_example", ROOT / "examples" / "gpt2" / "gpt2.py")
-    module = importlib.util.module_from_spec(spec)
+    assert spec is not None and spec.loader is not None  # a .py file's path always has a loader
+    module: Any = importlib.util.module_from_spec(spec)  # the example's names are read from it
     sys.modules["gpt2_example"] = module
     spec.loader.exec_module(module)
     if path not in ("ppy", "ppy+compile"):
@@ -195,7 +196,7 @@ def main() -> None:
         for layer in model.blocks:
             layer.fc_w.grad = None
             layer.proj_w.grad = None
-        logits = forward(ids, batch, length)
+        logits: torch.Tensor = forward(ids, batch, length)  # the example's forward, untyped here
         logits.sum().backward()
         return logits
 

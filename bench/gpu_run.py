@@ -32,7 +32,7 @@ the op data names is listed as such and does not fail its step.
 
 ``--dry-run`` runs the same steps here, on the CPU: regions verified on the
 CPU over a few files, the bench at the tiny shape, its caches seeded with
-the one-time builds. tests/test_gpu_run.py runs it, so the script is known to
+the one-time builds. tests/integration/test_gpu_run.py runs it, so the script is known to
 work before anyone spends device time on it.
 """
 
@@ -139,7 +139,7 @@ def _xdist(run: Run) -> list[str]:
 
 def cuda_test_files() -> list[str]:
     """The test files that mark a test ``cuda``: collecting only them spares importing the whole suite."""
-    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py")
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
                   if "mark.cuda" in p.read_text(encoding="utf-8"))
 
 

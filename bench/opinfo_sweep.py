@@ -265,8 +265,8 @@ class _Writer:
                 raise NotExpressible("a subscript sample with other than one index")
             index = sample.args[0]
             items = index if isinstance(index, tuple) else (index,)
-            written = ", ".join(self.index(i) for i in items) + ("," if isinstance(index, tuple) and len(index) == 1 else "")
-            return f"{self.value(sample.input)}[{written}]"
+            indexed = ", ".join(self.index(i) for i in items) + ("," if isinstance(index, tuple) and len(index) == 1 else "")
+            return f"{self.value(sample.input)}[{indexed}]"
         if kind == "method":
             head, args = f"{self.value(sample.input)}.{name}", list(sample.args)
         else:

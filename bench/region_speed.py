@@ -66,7 +66,8 @@ GPT2_FORWARD = "GPT-2 small forward, 128 tokens"
 
 def load_example() -> Any:
     spec = importlib.util.spec_from_file_location("gpt2_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
+    assert spec is not None and spec.loader is not None  # a .py file's path always has a loader
+    module: Any = importlib.util.module_from_spec(spec)  # the example's names are read from it
     sys.modules["gpt2_example"] = module
     spec.loader.exec_module(module)
     return module
@@ -101,7 +102,8 @@ def bench_modules() -> dict[str, Any]:
     from ppy_compile.options import BuildOptions
 
     built = build_module(str(EXAMPLE), EXAMPLE.read_text(encoding="utf-8"), options=BuildOptions(repeat_entry=True))
-    return {key: function.__self__ for key, function in built.functions.items()}
+    # pybind11 binds each function to its module object, which the Callable type does not say.
+    return {key: function.__self__ for key, function in built.functions.items()}  # type: ignore[attr-defined]
 
 
 def settings(name: str, rounds: int) -> tuple[int, int]:
@@ -190,7 +192,7 @@ def per_call_rows(args: argparse.Namespace, modules: dict[str, Any], plan: list[
     if not args.skip_compile:
         for name, region, call in plan:
             inner, rounds = settings(name, args.rounds)
-            compiled = torch.compile(region.python)
+            compiled: Callable[..., Any] = torch.compile(region.python)
             # B023 is wrong here: the loops run in this iteration (interleaved below), on its compiled and call.
             paths = {"torch.compile": Route(python_loop(lambda: compiled(*call)), contextlib.nullcontext, True),  # noqa: B023
                      "torch.compile, no grad": Route(python_loop(lambda: compiled(*call)), torch.no_grad, False)}  # noqa: B023
@@ -200,14 +202,14 @@ def per_call_rows(args: argparse.Namespace, modules: dict[str, Any], plan: list[
     rows = []
     for name, _, _ in plan:
         for label in ORDER:
-            values = samples.get((name, label))
-            if values is None:
+            measured = samples.get((name, label))
+            if measured is None:
                 continue
-            median = statistics.median(values)
-            low, _, high = statistics.quantiles(values, n=4)
+            median = statistics.median(measured)
+            low, _, high = statistics.quantiles(measured, n=4)
             eager = statistics.median(samples[(name, "eager" if grad[label] else "eager, no grad")])
-            rows.append({"case": name, "path": label, "grad": grad[label], "median_us": median, "min_us": min(values),
-                         "iqr_pct": (high - low) / median * 100, "samples": len(values), "ratio": median / eager})
+            rows.append({"case": name, "path": label, "grad": grad[label], "median_us": median, "min_us": min(measured),
+                         "iqr_pct": (high - low) / median * 100, "samples": len(measured), "ratio": median / eager})
     return rows
 
 
@@ -247,7 +249,8 @@ def op_count(region: Any) -> int:
     """The dispatcher calls the region's C++ function makes, as written in it."""
     source = region.cpp_source
     start = source.index(f" {region._cpp_symbol}(")
-    return source[start:source.index("\n}\n", start)].count("at::_ops::")
+    count: int = source[start:source.index("\n}\n", start)].count("at::_ops::")  # cpp_source is a str
+    return count
 
 
 def empty_region(region: Any) -> Any:
@@ -269,7 +272,8 @@ def empty_region(region: Any) -> Any:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     spec = importlib.util.spec_from_file_location("ppy_bench_empty_region", path)
-    module = importlib.util.module_from_spec(spec)
+    assert spec is not None and spec.loader is not None  # a .py file's path always has a loader
+    module: Any = importlib.util.module_from_spec(spec)  # the region is read from it
     spec.loader.exec_module(module)
     if not module.empty.build():
         raise SystemExit("the empty region did not compile; see the warnings above")
@@ -301,8 +305,10 @@ def remains_rows(args: argparse.Namespace, modules: dict[str, Any], plan: list[t
         "pybind11 convert": Route(python_loop(lambda: pybind(*call)), no_grad, False),
     }
     ops = 1000  # per probe sample: each probe's work is some tens of nanoseconds
-    paths.update({f"probe {which}": Route((lambda count, w=which: probe(w, count * ops, tensor)), no_grad, False)
-                  for which in range(5)})
+    def probe_run(which: int) -> Callable[[int], Any]:
+        return lambda count: probe(which, count * ops, tensor)
+
+    paths.update({f"probe {which}": Route(probe_run(which), no_grad, False) for which in range(5)})
     # Each part's fastest sample: these are differences of a few microseconds, which a busy spell of this
     # shared machine swamps in a median, and the minimum of many short samples is the undisturbed cost.
     measured = {label: min(values) for label, values in interleaved(paths, rounds, inner).items()}
@@ -499,7 +505,7 @@ def verdicts(rows: list[dict[str, Any]], gpt2_parts: list[dict[str, Any]]) -> li
     does not read as met."""
     found = {(row["case"], row["path"]): row for row in rows}
 
-    def judged(value: float, met: bool, target: str) -> str:
+    def judged(value: str, met: bool, target: str) -> str:
         return f"{value} (target {target}: {'met' if met else 'not met'})"
 
     region, floor = found[(STEP_W64, "ppy region, no grad")], found[(STEP_W64, "C++ floor, no grad")]

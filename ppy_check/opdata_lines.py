@@ -4,7 +4,7 @@
 ``"functions"``, ...) and each top-level scalar on a line of its own, so an entry
 is found by its quoted name at a line start within its section and only that
 line is decoded. The text is JSON throughout, so the whole file still parses as
-it always did (``OpData.raw``); tests/test_opdata.py checks every entry read this
+it always did (``OpData.raw``); tests/torch_only/test_opdata.py checks every entry read this
 way equals the whole parse.
 """
 

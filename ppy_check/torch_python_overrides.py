@@ -8,7 +8,7 @@ finds a complex dtype's real one in a dict; a region has no loops and no
 dicts, so ppy follows these instead of torch's own (``torch_python.py``).
 Each computes what torch's does, raises what torch's raises, and is checked
 against eager through the functions that call it
-(``tests/regions/torch_python_regions.py``, ``tests/test_torch_python.py``).
+(``tests/regions/torch_python_regions.py``, ``tests/compiler/test_torch_python.py``).
 This module is read, never imported, by the checker: it is region syntax,
 not a runtime dependency.
 """

@@ -34,7 +34,7 @@ from ppy_compile.cache import Artifact, Cache, CacheError
 from ppy_compile.progress import building
 from ppy_compile.toolchain import BuildInterrupted
 from ppy_compile.options import MODULE_NAME, BuildOptions
-from ppy_compile.runtime_cpp import BRIDGE_SOURCE, PCH_HEADER
+from ppy_compile import cpp_files
 
 if TYPE_CHECKING:
     from ppy_compile.unit import PrintedRegion, Unit, UnitRegion
@@ -49,7 +49,8 @@ def light_identity(options: BuildOptions) -> str:
     from ppy_compile.toolchain import compiler_identity, torch_library_identity
 
     parts = [BUILD_FORMAT, full_version(), str(torch.__version__), str(torch.version.cuda), torch_library_identity(),
-             sys.version, compiler_identity(), os.environ.get("CXXFLAGS", ""), options.key(), str(use_pch())]
+             sys.version, compiler_identity(), os.environ.get("CXXFLAGS", ""), options.key(), str(use_pch()),
+             cpp_files.every_digest()]  # the shipped C++ a module includes: read from files, not part of its text
     return "\n".join(parts)
 
 
@@ -174,25 +175,26 @@ class SharedBuild:
     """A build every module shares (the bridge, the precompiled header): one per torch and toolchain."""
 
     kind: str
-    source_name: str
-    source: str
+    source_name: str  # what the shipped ``source`` is called in the build's folder
+    source: str  # the shipped file (cpp_files) it compiles, with the shipped files it includes
     output: str
     level: int
     libraries: tuple[str, ...]
     description: str
 
     def key(self, tool: Any) -> str:
-        return _sha(self.kind, BUILD_FORMAT, self.source, tool.identity, str(self.level),
+        return _sha(self.kind, BUILD_FORMAT, cpp_files.digest([self.source]), tool.identity, str(self.level),
                     "soname" if self.output.endswith(".so") else "")
 
 
-BRIDGE = SharedBuild("bridge", "bridge.cpp", BRIDGE_SOURCE, "ppy_bridge.so", 2, ("c10", "torch_cpu", "torch", "torch_python"),
-                     "building the bridge to torch")
+BRIDGE = SharedBuild("bridge", "bridge.cpp", cpp_files.BRIDGE, "ppy_bridge.so", 2,
+                     ("c10", "torch_cpu", "torch", "torch_python"), "building the bridge to torch")
 # GCC uses a header precompiled at one -O level for any other level above
 # -O0 (it checks `__OPTIMIZE__`), so one artifact serves -O1 to -O3; -O0
 # modules, a debugging aid, parse the headers themselves.
 PCH_LEVEL = 2
-PCH = SharedBuild("pch", "ppy_pch.h", PCH_HEADER, "ppy_pch.h.gch", PCH_LEVEL, (), "precompiling torch's headers")
+PCH = SharedBuild("pch", "ppy_pch.h", cpp_files.PRECOMPILED, "ppy_pch.h.gch", PCH_LEVEL, (),
+                  "precompiling torch's headers")
 
 
 def _ensure_shared(cache: Cache, shared: SharedBuild, progress: bool = True) -> str:
@@ -213,7 +215,7 @@ def _ensure_shared(cache: Cache, shared: SharedBuild, progress: bool = True) -> 
             return key
         step = building(f"ppy: {shared.description} (once per torch version)") if progress else contextlib.nullcontext()
         with step, cache.staging(key) as folder:
-            (folder / shared.source_name).write_text(shared.source, encoding="utf-8")
+            cpp_files.write_into(folder, [shared.source], renamed={shared.source: shared.source_name})
             write_ninja(folder, tool, shared.source_name, shared.output, shared.level, list(shared.libraries),
                         extra_link=[f"-Wl,-soname,{soname}"] if shared_object else None)
             run_ninja(folder, tool)
@@ -743,6 +745,7 @@ def _compile_unit(plan: Plan, tool: Any, bridge_key: str, group: list[_RegionBui
         return key
     with cache.locked(key), _using_shared(cache, bridge_key, pch_key), cache.staging(key) as folder:
         (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
+        cpp_files.write_into(folder, unit.shipped)
         bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
         write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
                     extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"],

@@ -5,7 +5,7 @@ so a reader can act on the line without opening the rule's documentation. The
 rules build a Message (a template and its fields) from these templates, the
 model builder fills the reasons of ``refusals`` (each entry its rule and
 template), and ``Message.render`` is the one place either becomes text.
-``tests/test_refusals.py`` holds the builder to registry entries.
+``tests/checker/test_refusals.py`` holds the builder to registry entries.
 """
 
 from __future__ import annotations

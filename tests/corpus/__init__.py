@@ -15,7 +15,7 @@ whether or not it does yet: it may need a feature the compiler lacks (calling
 a helper or another region, ``math.*``, ``min``/``max`` on numbers,
 ``F.interpolate``, einops, starred arguments...).
 
-``tests/test_corpus.py`` checks, builds and verifies every function;
+``tests/compiler/test_corpus.py`` checks, builds and verifies every function;
 ``bench/first_write.py`` counts how many work as first written, and what
 stopped the others. ``pyproject.toml`` excludes this folder from the
 repository's own ``ppy-check`` and ``pytest --ppy-verify`` runs: part of it is

@@ -2,7 +2,7 @@
 
 Every region here was once accepted by ppy-check and then refused at its
 first call, or compiled to a different answer. `pytest --ppy-verify` checks
-each against its Python body on its samples; tests/test_compile_ops.py
+each against its Python body on its samples; tests/compiler/test_compile_ops.py
 asserts each compiled.
 """
 
@@ -214,7 +214,7 @@ def _(device: str):  # type: ignore[no-untyped-def]
 
 
 # A sample registered with `.samples` must run, so the raising calls of the regions below (0 ** -1, 7 / 0, too
-# few rows, a bad reduction, a zero slice step) are made by tests/test_host_numbers.py, against Python's message.
+# few rows, a bad reduction, a zero slice step) are made by tests/compiler/test_host_numbers.py, against Python's message.
 @ppy.opt(2)
 def int_power_of_run_time_sign(a: int, b: int) -> float:
     # An int to an int power whose sign is known only at run time: `2 ** -1` is 0.5, `0 ** -1` ZeroDivisionError.

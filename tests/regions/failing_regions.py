@@ -1,4 +1,4 @@
-"""Regions whose statements raise for some arguments (tests/test_tracebacks.py)."""
+"""Regions whose statements raise for some arguments (tests/compiler/test_tracebacks.py)."""
 
 from collections.abc import Iterator
 

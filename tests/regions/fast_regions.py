@@ -1,4 +1,4 @@
-"""Regions for the no-grad fast path and the C-level entry (tests/test_fast_path.py).
+"""Regions for the no-grad fast path and the C-level entry (tests/compiler/test_fast_path.py).
 
 Each stands for one choice the entry makes: a body that writes nothing in place and returns no view
 runs below autograd and ADInplaceOrView; one that writes in place, or returns a view, only below

@@ -1,6 +1,6 @@
 """Host arithmetic on ints, floats and bools, one region per operation: each returns Python's exact answer.
 
-tests/test_host_math_properties.py calls every region here on many inputs biased toward the edges (0, -0.0,
+tests/compiler/test_host_math_properties.py calls every region here on many inputs biased toward the edges (0, -0.0,
 int64's bounds, 2**53 + 1, nan, inf, subnormals, .5 fractions) and holds each to Python's own result, type and
 exception. A `float` parameter also takes ints there, as Python lets it. The samples below are the plain cases.
 """

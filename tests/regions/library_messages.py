@@ -1,5 +1,5 @@
 """torch's Python checks whose f-string messages format run-time floats, tuples and sizes: each region's samples
-run, and tests/test_library_messages.py makes the calls that raise, holding each message to Python's."""
+run, and tests/compiler/test_library_messages.py makes the calls that raise, holding each message to Python's."""
 
 from __future__ import annotations
 

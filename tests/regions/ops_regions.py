@@ -2,7 +2,7 @@
 # (`reassigned` binds one name to a value of another type, as a region may.)
 """A broad set of regions, one translation unit: well over a hundred ops, overloads and argument forms.
 
-Every region registers samples; tests/test_compile_ops.py builds this file
+Every region registers samples; tests/compiler/test_compile_ops.py builds this file
 once and checks each region against its own Python body.
 """
 

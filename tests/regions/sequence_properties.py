@@ -1,7 +1,7 @@
 """Indexing, slicing, tuples, shapes and strings with run-time values, one region per construct: each returns what
 its Python body returns.
 
-tests/test_sequence_properties.py calls every region here on many seeded inputs biased toward the edges (negative
+tests/compiler/test_sequence_properties.py calls every region here on many seeded inputs biased toward the edges (negative
 and out-of-range indices, None bounds, zero and negative steps, empty tuples) and holds each to Python's own result,
 or exception type and message, and to the arguments' contents after the call. The samples below are plain cases.
 """

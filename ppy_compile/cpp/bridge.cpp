@@ -1,0 +1,271 @@
+// The bridge: the one translation unit that includes torch's Python headers, built once per torch version
+// and compiler into ppy_bridge.so (ppy_compile/build.py, BRIDGE); no other file includes it. Those headers'
+// parsing costs most of a build (torch/csrc/autograd/python_variable.h alone takes about 16 s to compile
+// here), so region modules include only the ATen headers of the ops they call, declare the bridge's few
+// functions (ppy_bridge.h) and link against it, and a module builds in seconds. The bridge reaches tensors
+// through torch's own THPVariable API, never a copied layout. It also holds what every region's entry
+// shares and is not worth compiling per module: binding a call's arguments as Python would, and the
+// traceback frame of a statement that raised; and its Python side, with pybind11, which is called once
+// per region, never per call.
+
+// Its own declarations first: the compiler then checks each definition below against what modules call.
+#include "ppy_bridge.h"
+#include <frameobject.h>
+#include <ATen/PythonTorchFunctionTLS.h>
+#include <pybind11/pybind11.h>
+#include <torch/csrc/Device.h>
+#include <torch/csrc/Dtype.h>
+#include <torch/csrc/DynamicTypes.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/forward_grad.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+namespace ppy_bridge {
+
+bool unpack_tensor(PyObject* object, at::Tensor& out) {
+    if (!THPVariable_Check(object)) return false;
+    out = THPVariable_Unpack(object);
+    return true;
+}
+
+// The tensor a Python object holds, without a reference count: valid while the object lives.
+const at::Tensor* borrow_tensor(PyObject* object) {
+    return THPVariable_Check(object) ? &THPVariable_Unpack(object) : nullptr;
+}
+
+// Only a plain, strided Tensor (or Parameter) whose torch functions reach ATen unchanged: a subclass
+// with its own __torch_function__, or an active torch function mode, changes what the Python body
+// computes, and the model folds torch's Python code's decisions on a parameter's layout as strided
+// (a sparse tensor takes other ways there), so for any of them the caller runs the body instead.
+const at::Tensor* borrow_plain_tensor(PyObject* object) {
+    if (!THPVariable_CheckExact(object) || at::impl::torch_function_mode_enabled()) return nullptr;
+    const at::Tensor& tensor = THPVariable_Unpack(object);
+    return tensor.layout() == at::kStrided ? &tensor : nullptr;
+}
+
+bool unpack_device(PyObject* object, at::Device& out) {
+    if (!THPDevice_Check(object)) return false;
+    out = reinterpret_cast<THPDevice*>(object)->device;
+    return true;
+}
+
+PyObject* wrap_device(const at::Device& device) {
+    return THPDevice_New(device);
+}
+
+PyObject* wrap_tensor(const at::Tensor& tensor) {
+    return THPVariable_Wrap(tensor);
+}
+
+bool unpack_dtype(PyObject* object, at::ScalarType& out) {
+    if (!THPDtype_Check(object)) return false;
+    out = reinterpret_cast<THPDtype*>(object)->scalar_type;
+    return true;
+}
+
+PyObject* wrap_dtype(at::ScalarType dtype) {
+    PyObject* object = reinterpret_cast<PyObject*>(torch::getTHPDtype(dtype));
+    Py_INCREF(object);
+    return object;
+}
+
+// Translate the exception being handled into the Python exception torch's own
+// bindings would raise (RuntimeError, IndexError, TypeError, torch.OutOfMemoryError...).
+PyObject* raise_current() {
+    try {
+        torch::translate_exception_to_python(std::current_exception());
+    } catch (...) {
+        PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in a ppy region");
+    }
+    return nullptr;
+}
+
+// Forward-mode AD keeps its tangents per level, and only level 0 can be entered
+// (torch's own kernels look no further): no level, no tangent on any tensor.
+bool forward_ad_active() {
+    return torch::autograd::ForwardADLevel::try_get_by_idx(0) != nullptr;
+}
+
+// --- the call of a region object -----------------------------------------------------------
+// A region's entry runs with `self` its module, or a context ppy.runtime made for the region. A
+// context that binds is the region object's own __call__: Python's binding rules, and the region's
+// Python call path (Region.__call__) for anything the entry does not take as it is. Otherwise
+// (the module, or the context of `region._compiled`) every parameter comes positionally and an
+// argument not exactly its type answers NotImplemented: the caller runs the Python body.
+enum Context {
+    PYTHON_BODY, BINDS, SLOW_CALL, NAMES, POSITIONAL, POSITIONAL_ONLY, DEFAULTS, REQUIRED, GUARDS, REBOUND, CONTEXT_SIZE
+};
+
+static bool is_context(PyObject* self) {
+    return PyTuple_CheckExact(self) && PyTuple_GET_SIZE(self) == CONTEXT_SIZE;
+}
+
+static bool binds(PyObject* self) {
+    return is_context(self) && PyTuple_GET_ITEM(self, BINDS) == Py_True;
+}
+
+// 1: `out` holds every parameter's argument (borrowed) in order; 0: the region's own Python call
+// must answer (a binding error, said as Python says it); -1: an exception is set.
+int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargsf, PyObject* kwnames,
+         Py_ssize_t count, PyObject** out) {
+    Py_ssize_t given = PyVectorcall_NARGS(nargsf);
+    if (!binds(self)) {
+        if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) && given == count) {
+            std::copy(args, args + count, out);
+            return 1;
+        }
+        if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
+            PyErr_Format(PyExc_TypeError, "region `%s`: its compiled function takes positional arguments only", region);
+        } else {
+            PyErr_Format(PyExc_TypeError, "region `%s` takes %zd arguments, got %zd", region, count, given);
+        }
+        return -1;
+    }
+    PyObject* names = PyTuple_GET_ITEM(self, NAMES);
+    Py_ssize_t positional = PyLong_AsSsize_t(PyTuple_GET_ITEM(self, POSITIONAL));
+    Py_ssize_t positional_only = PyLong_AsSsize_t(PyTuple_GET_ITEM(self, POSITIONAL_ONLY));
+    if (positional < 0 || positional_only < 0) return PyErr_Occurred() ? -1 : 0;
+    if (given > positional) return 0;
+    for (Py_ssize_t i = 0; i < count; ++i) out[i] = i < given ? args[i] : nullptr;
+    Py_ssize_t keywords = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < keywords; ++k) {
+        PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t found = -1;
+        for (Py_ssize_t j = positional_only; j < count && found < 0; ++j) {
+            if (PyTuple_GET_ITEM(names, j) == key) found = j;  // interned on both sides, as a rule
+        }
+        for (Py_ssize_t j = positional_only; j < count && found < 0; ++j) {
+            int equal = PyUnicode_Compare(key, PyTuple_GET_ITEM(names, j));
+            if (equal == -1 && PyErr_Occurred()) return -1;
+            if (equal == 0) found = j;
+        }
+        if (found < 0 || out[found] != nullptr) return 0;
+        out[found] = args[given + k];
+    }
+    PyObject* defaults = PyTuple_GET_ITEM(self, DEFAULTS);
+    PyObject* required = PyTuple_GET_ITEM(self, REQUIRED);
+    for (Py_ssize_t j = given; j < count; ++j) {
+        if (out[j] != nullptr) continue;
+        PyObject* fallback = PyTuple_GET_ITEM(defaults, j);
+        if (fallback == required) return 0;
+        out[j] = fallback;
+    }
+    return 1;
+}
+
+// The names from outside the region's body that its build took as fixed (a module constant, `F`, `F.gelu`,
+// a helper, a builtin): Python reads them again at every call, so the compiled code answers only while each is
+// bound to the object ppy/guard.py proved when the region was prepared. GUARDS is a list, one tuple per name:
+// (namespace dict, name, the object proved), or (namespace dict, name) for a name it must not bind (a builtin
+// the module would shadow). A few dict lookups of interned names: the region's whole per-call price. On a
+// miss REBOUND proves the names again: True, it took the new objects and the compiled code goes on; False,
+// the region now runs its Python body. 1: every name is current; 0: the Python body answers; -1: an error.
+int names_current(PyObject* self) {
+    if (!is_context(self)) return 1;  // the module's own function, which ppy's benches call: no region around it
+    PyObject* guards = PyTuple_GET_ITEM(self, GUARDS);
+    if (!PyList_CheckExact(guards)) {
+        PyErr_SetString(PyExc_SystemError, "a ppy region context whose guards are not a list");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(guards); ++i) {
+        PyObject* guard = PyList_GET_ITEM(guards, i);
+        PyObject* held = PyDict_GetItemWithError(PyTuple_GET_ITEM(guard, 0), PyTuple_GET_ITEM(guard, 1));
+        if (held == nullptr && PyErr_Occurred()) return -1;
+        PyObject* proved = PyTuple_GET_SIZE(guard) == 3 ? PyTuple_GET_ITEM(guard, 2) : nullptr;
+        if (held == proved) continue;
+        PyObject* kept = PyObject_CallNoArgs(PyTuple_GET_ITEM(self, REBOUND));
+        if (kept == nullptr) return -1;
+        int still = PyObject_IsTrue(kept);
+        Py_DECREF(kept);
+        return still;
+    }
+    return 1;
+}
+
+// ppy's own Python call path (Region.__call__), for a call the entry cannot bind.
+PyObject* slow_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    return PyObject_Vectorcall(PyTuple_GET_ITEM(self, SLOW_CALL), args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+// An argument the compiled code does not take as it is (a tensor subclass, a fake tensor while torch
+// traces, an int for a bool): Region.__call__ decides (the Python body, or the region's torch
+// operator while torch compiles), or, for a positional entry, its caller on NotImplemented.
+PyObject* not_taken(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    if (!binds(self)) Py_RETURN_NOTIMPLEMENTED;
+    return slow_call(self, args, nargsf, kwnames);
+}
+
+// --- errors from inside a region -----------------------------------------------------------
+// With the exception set, as Cython does for .pyx lines: a traceback entry for the region's
+// statement, named as Python names the region's own frames (its code's file and name), and the
+// statement after the exception's message. Called through a context (the region object, or
+// `region._compiled`); a call of the module's own function gets neither. Always nullptr.
+// `offset` counts from the region's first line (1), which the live code object knows: the frame
+// names the line where the region is now, and a region that only moved needs no rebuild.
+PyObject* located(PyObject* self, int offset) {
+    if (offset <= 0 || !PyErr_Occurred() || !is_context(self)) return nullptr;
+    PyObject* python = PyTuple_GET_ITEM(self, PYTHON_BODY);
+    if (!PyFunction_Check(python)) return nullptr;
+    auto* body = reinterpret_cast<PyCodeObject*>(PyFunction_GetCode(python));
+    int line = body->co_firstlineno + offset - 1;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    static PyObject* globals = PyDict_New();  // a frame needs globals; the region's own are not needed
+    const char* file = PyUnicode_AsUTF8(body->co_filename);
+    const char* function = file == nullptr ? nullptr : PyUnicode_AsUTF8(body->co_name);
+    PyCodeObject* code = function == nullptr || globals == nullptr ? nullptr : PyCode_NewEmpty(file, function, line);
+    PyFrameObject* frame = code == nullptr ? nullptr : PyFrame_New(PyThreadState_Get(), code, globals, nullptr);
+    PyObject* text = nullptr;
+    if (frame != nullptr) {
+        PyObject* linecache = PyImport_ImportModule("linecache");
+        PyObject* source = linecache == nullptr ? nullptr
+                                                : PyObject_CallMethod(linecache, "getline", "Oi", body->co_filename, line);
+        text = source == nullptr ? nullptr : PyObject_CallMethod(source, "strip", nullptr);
+        Py_XDECREF(source);
+        Py_XDECREF(linecache);
+    }
+    PyObject* region = frame == nullptr ? nullptr : PyObject_GetAttrString(python, "__qualname__");
+    PyObject* args = value == nullptr || region == nullptr ? nullptr : PyObject_GetAttrString(value, "args");
+    if (args != nullptr && PyTuple_CheckExact(args) && PyTuple_GET_SIZE(args) == 1 &&
+        PyUnicode_Check(PyTuple_GET_ITEM(args, 0)) && text != nullptr && PyUnicode_Check(text)) {
+        // Without the source at hand (linecache finds no such line) the message still names the line.
+        PyObject* message = PyUnicode_GET_LENGTH(text) > 0
+            ? PyUnicode_FromFormat("%U\n  in region `%S`, line %d: %U", PyTuple_GET_ITEM(args, 0), region, line, text)
+            : PyUnicode_FromFormat("%U\n  in region `%S`, line %d", PyTuple_GET_ITEM(args, 0), region, line);
+        PyObject* replaced = message == nullptr ? nullptr : PyTuple_Pack(1, message);
+        if (replaced == nullptr || PyObject_SetAttrString(value, "args", replaced) < 0) PyErr_Clear();
+        Py_XDECREF(replaced);
+        Py_XDECREF(message);
+    }
+    PyErr_Clear();  // anything that went wrong above: the original exception still stands
+    Py_XDECREF(args);
+    Py_XDECREF(region);
+    Py_XDECREF(text);
+    Py_XDECREF(reinterpret_cast<PyObject*>(code));
+    PyErr_Restore(type, value, traceback);
+    if (frame != nullptr) {
+        PyTraceBack_Here(frame);
+        Py_DECREF(reinterpret_cast<PyObject*>(frame));
+    }
+    return nullptr;
+}
+
+}  // namespace ppy_bridge
+
+// The bridge's Python side, with pybind11: called once per region, never per call. Loading the
+// bridge as a Python extension module also keeps its symbols resolvable for the region modules
+// that link against it.
+PYBIND11_MODULE(ppy_bridge, module) {
+    module.def("bound_entry", [](pybind11::handle entry, pybind11::tuple context) {
+        auto* function = reinterpret_cast<PyCFunctionObject*>(entry.ptr());
+        if (!PyCFunction_Check(entry.ptr()) || function->m_ml->ml_flags != (METH_FASTCALL | METH_KEYWORDS) ||
+            !ppy_bridge::is_context(context.ptr())) {
+            throw pybind11::type_error("bound_entry takes a region module's entry and a region context");
+        }
+        PyObject* bound = PyCFunction_NewEx(function->m_ml, context.ptr(), function->m_module);
+        if (bound == nullptr) throw pybind11::error_already_set();
+        return pybind11::reinterpret_steal<pybind11::object>(bound);
+    }, "The entry's C function with `context` as its self: what a region object's __call__ becomes.");
+    module.def("forward_ad_active", &ppy_bridge::forward_ad_active);
+}

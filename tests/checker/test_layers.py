@@ -1,0 +1,79 @@
+"""The layers stay layers: no module imports a layer above it, and every test file lies in the folder of what it needs."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.groups import TESTS, Group, group_of, outside_every_group
+
+ROOT = Path(__file__).resolve().parents[2]
+# Each package, and the packages it must never import (at any depth: a lazy import counts too).
+FORBIDDEN = {
+    "ppy_check": {"ppy", "ppy_compile", "mypy_plugin", "torch", "mypy"},
+    "ppy_compile": {"ppy", "mypy_plugin", "mypy"},
+    "mypy_plugin": {"ppy_compile", "torch"},
+}
+# Generators of the shipped op data run with torch on a developer's machine, never in a check; and region
+# syntax the checker reads as data, never imports (its `import torch` binds names, as in a user's file).
+TORCH_TOOLS = {"ppy_check/gen_opdata.py", "ppy_check/probe.py", "ppy_check/torch_python_overrides.py"}
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_no_module_imports_a_layer_above_it() -> None:
+    problems = []
+    for package, forbidden in FORBIDDEN.items():
+        for path in sorted((ROOT / package).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            banned = forbidden - ({"torch"} if relative in TORCH_TOOLS else set())
+            for name in sorted(_imports(path) & banned):
+                problems.append(f"{relative} imports {name}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_test_file_lies_in_a_group_folder() -> None:
+    files = sorted(TESTS.rglob("test_*.py"))
+    assert files and all(group_of(path) is not None for path in files), [str(p) for p in files if group_of(p) is None]
+    assert {group_of(path) for path in files} == set(Group)
+    assert group_of(TESTS / "compiler" / "test_x.py") is Group.COMPILER
+    assert outside_every_group(TESTS / "test_x.py") and outside_every_group(TESTS / "regions" / "test_x.py")
+    assert outside_every_group(TESTS / "torch" / "test_x.py"), "tests/torch would pass for torch where it is absent"
+    assert not outside_every_group(TESTS / "torch_only" / "test_x.py") and not outside_every_group(ROOT / "test_x.py")
+
+
+def test_the_folder_marks_a_test_and_a_file_in_no_folder_fails_collection(tmp_path: Path) -> None:
+    """tests/conftest.py and its support, copied into a project of their own, collect as they do here."""
+    tests = tmp_path / "tests"
+    shutil.copytree(TESTS / "support", tests / "support", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(TESTS / "conftest.py", tests / "conftest.py")
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\n'
+                                             'markers = ["checker", "torch", "compiler", "integration"]\n')
+    (tests / "checker").mkdir()
+    (tests / "checker" / "test_light.py").write_text("def test_light():\n    pass\n")
+    (tests / "compiler").mkdir()
+    (tests / "compiler" / "test_heavy.py").write_text("def test_heavy():\n    pass\n")
+    env = {**os.environ, "PPY_TEST_CACHE_DIR": str(tmp_path / "cache")}
+
+    def collect(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    marked = collect("-m", "checker")
+    assert marked.returncode == 0 and "tests/checker/test_light.py::test_light" in marked.stdout, marked.stdout
+    assert "test_heavy" not in marked.stdout
+    (tests / "test_stray.py").write_text("def test_stray():\n    pass\n")
+    stray = collect()
+    assert stray.returncode != 0 and "test_stray.py is in no group" in stray.stdout, stray.stdout
