@@ -3,7 +3,7 @@
 Every rule module defines ``CODE`` and ``SUMMARY``. A region rule's
 ``check(region, analysis)`` yields ``Finding``s for one region: structural
 rules from the region's syntax, the rest from the model builder's problems
-and effects (``model/builder.py``); the engine runs those.
+and effects (``model/builder/``); the engine runs those.
 ``ppy-unused-ignore`` judges a whole module's suppression comments after the
 region rules, so the engine calls it on its own. ``ppy-check --explain CODE``
 prints the docstring, and the README's rule section is checked against these

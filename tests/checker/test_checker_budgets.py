@@ -19,7 +19,14 @@ import pytest
 
 from ppy_check import messages as m
 from ppy_check.engine import check_source
-from ppy_check.model import budgets, builder
+from ppy_check.model import budgets
+from ppy_check.model.builder import Analysis, build_model
+from ppy_check.model.builder.calls import Calls
+from ppy_check.model.builder.facts import _range_length
+from ppy_check.model.builder.inlining import Inliner
+from ppy_check.model.builder.statements import Statements
+from ppy_check.model.builder.text import display
+from ppy_check.model.ir import Let
 
 ROOT = Path(__file__).resolve().parents[2]
 BOUND = 60  # seconds: minutes or a MemoryError before the budgets
@@ -138,21 +145,21 @@ def test_the_file_time_budget_refuses_what_it_did_not_finish(tmp_path: Path) -> 
     findings = check(tmp_path, text, **{budgets.FILE_SECONDS_VARIABLE: "0"})
     code, message = only(findings)
     assert code == m.UNSUPPORTED
-    assert message == m.BUDGET_TIME.format(region="r", subject=builder.display(ast.parse(total).body[0].value),
+    assert message == m.BUDGET_TIME.format(region="r", subject=display(ast.parse(total).body[0].value),
                                            limit=0)
     assert check(tmp_path, text) == []
 
 
 def test_a_builder_failure_is_the_regions_finding_and_the_file_keeps_its_others(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    real = builder.Builder.invoke_method
+    real = Calls.invoke_method
 
-    def failing(self: builder.Builder, name: str, *args: object, **kwargs: object) -> object:
+    def failing(self: Calls, name: str, *args: object, **kwargs: object) -> object:
         if name == "sin":
             raise KeyError("a builder bug")
         return real(self, name, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(builder.Builder, "invoke_method", failing)
+    monkeypatch.setattr(Calls, "invoke_method", failing)
     text = HEAD + REGION + "    return x.sin()\n\n\n" + REGION.replace("def r(", "def g(") + \
         "    for i in range(n):\n        x = x * 2\n    return x\n"
     found = check_source(text, "m.py")
@@ -167,9 +174,9 @@ def test_a_range_of_more_items_than_a_machine_word_counts_is_measured() -> None:
                     range(5, 3)):
         # Indexing and truth take any size: the last item counts the items.
         expected = (numbers[-1] - numbers.start) // numbers.step + 1 if numbers else 0
-        assert builder._range_length(numbers) == expected
+        assert _range_length(numbers) == expected
     for numbers in (range(0, 10, 3), range(10, 0, -3), range(-4, 9), range(9, -4, -1), range(0), range(1, 0, 2)):
-        assert builder._range_length(numbers) == len(numbers)
+        assert _range_length(numbers) == len(numbers)
 
 
 def test_displaying_a_deep_expression_spells_only_its_first_part() -> None:
@@ -180,10 +187,10 @@ def test_displaying_a_deep_expression_spells_only_its_first_part() -> None:
     deep: ast.expr = ast.Name(id="x", ctx=ast.Load())
     for _ in range(100_000):
         deep = ast.BinOp(left=deep, op=ast.Add(), right=ast.Name(id="y", ctx=ast.Load()))
-    text = builder.display(deep)
+    text = display(deep)
     assert len(text) == 60 and text.endswith("...") and "y" in text
     small = ast.parse("f(a, b)[1:2] + g(*c, k=-1) * 2", mode="eval").body
-    assert builder.display(small) == ast.unparse(small)
+    assert display(small) == ast.unparse(small)
 
 
 REUSED_HELPERS = HEAD + '''from typing import Optional
@@ -250,7 +257,7 @@ def pure(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 '''
 
 
-def _normalized(analysis: builder.Analysis) -> str:
+def _normalized(analysis: Analysis) -> str:
     """A model's text with its variables numbered by first appearance (reuse numbers them otherwise)."""
     import re
 
@@ -266,10 +273,10 @@ def test_a_reused_helper_model_is_the_model_inlining_builds(monkeypatch: pytest.
 
     def models() -> dict[str, str]:
         module = ModuleRegions.load("m.py", REUSED_HELPERS)
-        return {region.name: _normalized(builder.build_model(region)) for region in module.regions if region.name != "pure"}
+        return {region.name: _normalized(build_model(region)) for region in module.regions if region.name != "pure"}
 
     reused = models()
-    monkeypatch.setattr(builder.Builder, "template_key", lambda self, helper, bound: None)
+    monkeypatch.setattr(Inliner, "template_key", lambda self, helper, bound: None)
     assert models() == reused and len(reused) == 4
     monkeypatch.undo()
     found = check_source(REUSED_HELPERS, "m.py")
@@ -281,16 +288,16 @@ def test_a_helper_is_interpreted_once_per_kind_of_arguments(monkeypatch: pytest.
     from ppy_check.module import ModuleRegions
 
     interpreted: list[int] = []
-    real = builder.Builder.statements
+    real = Statements.statements
 
-    def statements(self: builder.Builder, body: list[object]) -> None:
+    def statements(self: Statements, body: list[object]) -> None:
         interpreted.append(id(body))
         real(self, body)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(builder.Builder, "statements", statements)
+    monkeypatch.setattr(Statements, "statements", statements)
     (region,) = ModuleRegions.load("m.py", doubling_chain(14)).regions
-    analysis = builder.build_model(region)
+    analysis = build_model(region)
     assert analysis.model is not None and not analysis.problems
     assert len(interpreted) == 16  # the region's body and each helper's, once
     # The model is still every call's: 2 ** 14 products `x * 2`, and the 2 ** 14 - 1 sums of them.
-    assert sum(isinstance(s, builder.Let) for s in analysis.model.body) == 2 ** 14 + 2 ** 14 - 1
+    assert sum(isinstance(s, Let) for s in analysis.model.body) == 2 ** 14 + 2 ** 14 - 1

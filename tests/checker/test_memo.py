@@ -7,7 +7,8 @@ import gc
 import textwrap
 
 from ppy_check.engine import check_source
-from ppy_check.model.builder import build_model, display
+from ppy_check.model.builder import build_model
+from ppy_check.model.builder.text import display
 from ppy_check.model.ir import Call, Const, DtypeName, Let, RegionModel
 from ppy_check.module import ModuleRegions
 from ppy_check.node_memo import per_node, per_node_and_name

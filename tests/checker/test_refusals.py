@@ -8,10 +8,10 @@ import string
 from pathlib import Path
 
 from ppy_check.messages import Code, Reason, refusals
-from ppy_check.model import builder
+from ppy_check.model.builder import tables
 
-CHECKER = Path(builder.__file__).resolve().parents[1]
-# The Builder methods that record a refusal, and the rule each records it under.
+CHECKER = Path(tables.__file__).resolve().parents[2]
+# The methods of the builder's state that record a refusal, and the rule each records it under.
 REFUSING = {"unsupported": Code.UNSUPPORTED, "type_problem": Code.TYPE}
 
 
@@ -21,7 +21,7 @@ def _refusal_sites() -> list[tuple[str, int, Code, ast.expr]]:
     for path in sorted(CHECKER.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in REFUSING \
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+                    and ast.unparse(node.func.value) in ("self", "self.state"):
                 why = node.args[2] if len(node.args) > 2 else next(k.value for k in node.keywords if k.arg == "why")
                 sites.append((path.name, node.lineno, REFUSING[node.func.attr], why))
     return sites
@@ -83,7 +83,7 @@ def test_each_site_fills_its_entrys_fields() -> None:
 
 
 def test_the_tables_of_reasons_hold_entries() -> None:
-    for table in (builder.HOST_READING_METHODS, builder.PROPERTY_REFUSALS):
+    for table in (tables.HOST_READING_METHODS, tables.PROPERTY_REFUSALS):
         assert all(isinstance(reason, Reason) and reason.code is Code.UNSUPPORTED and not _fields(reason.template)
                    for reason in table.values())
 
@@ -98,7 +98,7 @@ def test_each_entry_is_defined_once() -> None:
 
 
 def test_every_entry_is_used_and_renders_its_fields() -> None:
-    text = (CHECKER / "model" / "builder.py").read_text(encoding="utf-8")
+    text = "".join(path.read_text(encoding="utf-8") for path in sorted((CHECKER / "model" / "builder").glob("*.py")))
     entries = {name: value for name, value in vars(refusals).items() if isinstance(value, Reason)}
     assert [name for name in entries if f"refusals.{name}" not in text] == []
     for reason in entries.values():

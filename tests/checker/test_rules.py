@@ -78,15 +78,15 @@ def test_display_spells_plain_expressions_as_unparse_does() -> None:
     must be unparse's, for these and for every expression of the checker's own source."""
     import ast
 
-    from ppy_check.model import builder
+    from ppy_check.model.builder import text as build_text
 
     trees = [ast.parse(text, mode="eval") for text in PLAIN_EXPRESSIONS]
-    sources = sorted(Path(builder.__file__).parents[1].rglob("*.py"))
+    sources = sorted(Path(build_text.__file__).parents[2].rglob("*.py"))
     trees += [ast.parse(path.read_text(encoding="utf-8")) for path in sources]
     covered = 0
     for tree in trees:
         for node in ast.walk(tree):
-            text = builder._plain_text(node) if isinstance(node, ast.expr) else None
+            text = build_text._plain_text(node) if isinstance(node, ast.expr) else None
             if text is not None:
                 covered += 1
                 assert text == ast.unparse(node)

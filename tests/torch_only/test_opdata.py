@@ -106,7 +106,7 @@ def test_the_probe_observes_what_schemas_leave_out() -> None:
 
 
 def test_model_types_of_results() -> None:
-    from ppy_check.model.builder import _schema_result
+    from ppy_check.model.builder.facts import _schema_result
 
     assert _schema_result(BaseType(Base.Scalar)) == t.NUMBER
     assert _schema_result(ListType(BaseType(Base.Tensor), None)) == t.SeqT(t.TENSOR)

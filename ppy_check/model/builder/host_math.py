@@ -1,0 +1,134 @@
+"""Python builtins (``int``, ``min``, ``len``...) and ``math`` functions on host values.
+
+A new builtin a region may call goes in ``HostMath.builtin``; one only
+torch's Python code uses goes in the library dialect's ``library_builtin``.
+"""
+
+from __future__ import annotations
+
+from ppy_check import torch_python
+from ppy_check.messages import refusals
+from ppy_check.model import hostmath
+from ppy_check.model import types as t
+from ppy_check.model.bind import Argument
+from ppy_check.model.builder.control import _Abandon
+from ppy_check.model.builder.facts import _item
+from ppy_check.model.builder.part import Part
+from ppy_check.model.builder.values import Helper
+from ppy_check.model.ir import Const, Expr, Host, HostOp, Length, MakeSeq, MakeTuple, Query, Span, TensorQuery
+
+
+class HostMath(Part):
+    """Python builtins and math on host values."""
+
+    def builtin(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        if name == "callable" and len(args) == 1 and not args[0].spread and not keywords:
+            # Only a function passed as a value is callable: a region's other values are numbers, tensors, tuples.
+            return Const(isinstance(args[0].value.type, t.FunctionT), t.BOOL, span)
+        found = self.state.frame.dialect.builtin(name, args, keywords, span, shown)
+        if found is not None:
+            return found
+        values = [a.value for a in args]
+        if any(a.spread for a in args) or keywords:
+            self.state.unsupported(span, shown, refusals.TENSOR_DIM_TAKES_2(name=name))
+            raise _Abandon
+        conversions = {"int": HostOp.TO_INT, "float": HostOp.TO_FLOAT, "bool": HostOp.TO_BOOL}
+        if name in conversions and len(values) == 1:
+            value = values[0]
+            if isinstance(value.type, (t.TensorT, t.SeqT, t.TupleT)):
+                self.state.unsupported(span, shown, (refusals.CONVERSION_READS_TENSOR if isinstance(value.type, t.TensorT)
+                                               else refusals.CONVERSION_OF_SEQUENCE)(name=name, type=value.type))
+                raise _Abandon
+            if name == "float" and isinstance(value, Const) and isinstance(value.value, str):
+                try:
+                    return Const(float(value.value), t.FLOAT, span)
+                except ValueError:
+                    self.state.type_problem(span, shown, refusals.FLOAT_RAISES_VALUEERROR(value_value=value.value))
+                    raise _Abandon from None
+            kinds: dict[str, t.Type] = {"int": t.INT, "float": t.FLOAT, "bool": t.BOOL}
+            kind = kinds[name]
+            return self.ops.host(conversions[name], [value], span, shown, kind=kind) if t.is_number(value.type) else \
+                self._refuse_conversion(name, value, span, shown)
+        if name == "abs" and len(values) == 1:
+            if isinstance(values[0].type, t.TensorT):
+                return self.calls.invoke_method("abs", values[0], [], {}, span, shown)
+            return self.ops.host(HostOp.ABS, values, span, shown)
+        if name in ("min", "max") and len(values) >= 2:
+            if not all(t.is_number(v.type) for v in values):
+                self.state.unsupported(span, shown,
+                                 (refusals.MIN_OF_TENSORS if name == "min" else refusals.MAX_OF_TENSORS)(name=name))
+                raise _Abandon
+            return self.extreme(name, values, span, shown)
+        if name == "round" and len(values) in (1, 2) and t.is_number(values[0].type):
+            if len(values) == 1:
+                return self.ops.host(HostOp.ROUND, values, span, shown, kind=t.INT)
+            if not isinstance(values[1].type, t.IntT):
+                self.state.type_problem(span, shown, refusals.ROUND_DIGITS_MUST())
+                raise _Abandon
+            kind = t.INT if isinstance(values[0].type, (t.IntT, t.BoolT)) else values[0].type
+            return self.ops.host(HostOp.ROUND_DIGITS, values, span, shown, kind=kind)
+        if name == "len" and len(values) == 1:
+            kind = values[0].type
+            if isinstance(kind, t.TupleT):
+                return Const(len(kind.items), t.INT, span)
+            if isinstance(kind, t.SeqT):
+                return Length(values[0], t.INT, span)
+            if isinstance(kind, t.TensorT):
+                # `len(x)` is `Tensor.__len__` (torch/_tensor.py): TypeError for a 0-d tensor, else the first size.
+                method = torch_python.tensor_method("__len__")
+                if isinstance(method, tuple):
+                    length = self.inliner.inline(Helper(method[0], method[1].scope, method[1].path, library=True),
+                                         [Argument(values[0])], {}, span, shown)
+                    if isinstance(length, Expr):
+                        return length
+                    raise _Abandon
+                return TensorQuery(values[0], Query.SIZE, (Const(0, t.INT, span),), t.INT, span)
+        if name in ("list", "tuple") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
+            value = values[0]
+            if isinstance(value.type, t.TupleT) and value.type.structseq is not None:
+                # `tuple(torch.max(x, 1))` is a plain tuple of the fields
+                items = tuple(_item(value, i) for i in range(len(value.type.items)))
+                return self.state.mark(MakeTuple(items, t.TupleT(value.type.items), span, value.aliases), name)
+            if self.exprs.is_size(value):
+                # `tuple(x.shape)`: no torch.Size
+                return self.state.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)
+            # `list(x.shape[2:])`: a region's sequences are values, either spelling; a new one of that kind.
+            return self.state.mark(self.exprs.concatenate([(value, True)], span), name)
+        self.state.unsupported(span, shown, refusals.PYTHON_BUILTIN_RUNS())
+        raise _Abandon
+
+    def extreme(self, name: str, values: list[Expr], span: Span, shown: str) -> Expr:
+        """`min()` or `max()` of numbers: the winning operand itself, of its own type."""
+        bools = [isinstance(v.type, t.BoolT) for v in values]
+        if any(bools) and not all(bools) and not all(isinstance(v, Const) for v in values):
+            # `min(True, 2)` is True, a bool, and `min(True, 0)` is 0, an int: the type is known only at run time.
+            self.state.unsupported(span, shown, refusals.BOOL_NUMBER_BOOL(name=name))
+            raise _Abandon
+        return self.ops.host(HostOp.MIN if name == "min" else HostOp.MAX, values, span, shown,
+                         kind=t.join_numbers(*(v.type for v in values)))
+
+    def _refuse_conversion(self, name: str, value: Expr, span: Span, shown: str) -> Expr:
+        self.state.type_problem(span, shown, refusals.BOOL_NUMBER_BOOL_2(name=name, type=value.type))
+        raise _Abandon
+
+    def math(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        if name == "prod" and len(args) == 1 and not keywords and not args[0].spread and \
+                isinstance(args[0].value.type, (t.TupleT, t.SeqT)) and t.element_type(args[0].value.type) == t.INT:
+            return Host(HostOp.PROD, (self.exprs.atom(self.members.as_sequence(args[0].value)),), t.INT, span)  # `math.prod(x.shape)`
+        if name not in hostmath.MATH_FUNCTIONS:
+            self.state.unsupported(span, shown, refusals.MATH_COMPILED(name=name))
+            raise _Abandon
+        kind, arity = hostmath.MATH_FUNCTIONS[name]
+        values = [a.value for a in args]
+        if keywords or any(a.spread for a in args) or len(values) != (2 if name == "log" and len(values) == 2 else arity):
+            self.state.type_problem(span, shown,
+                              (refusals.MATH_TAKES_ARGUMENTS if arity > 1 else refusals.MATH_TAKES_ARGUMENT)(name=name, arity=arity))
+            raise _Abandon
+        for value in values:
+            if not t.is_number(value.type):
+                self.state.type_problem(span, shown, refusals.MATH_TAKES_NUMBERS(name=name, type=value.type))
+                raise _Abandon
+        if name in ("gcd", "lcm") and not all(isinstance(v.type, (t.IntT, t.BoolT)) for v in values):
+            self.state.type_problem(span, shown, refusals.MATH_TAKES_INTS(name=name))
+            raise _Abandon
+        return self.ops.host(HostOp.MATH, values, span, shown, function=name, kind=kind)
