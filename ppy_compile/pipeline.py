@@ -57,14 +57,15 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
                 options: BuildOptions = BuildOptions()) -> BuiltModule | Plan:
     """The cached build of a file, or what building it takes: the quick part of a build, which can raise
     a region's findings before the slow part (compile_plan) runs, possibly in the background."""
-    from ppy_check.imports import one_read  # the planning steps: a warm start above never loads them
-    from ppy_compile.drift import warn_once
-    from ppy_compile.plan import Plan, model_all
-
     cache = cache or Cache.open()
     found = cached_module(origin, text, cache, options)
     if found is not None:
         return found
+    # The planning steps, imported only now: a warm start (above) never loads the checker's model.
+    from ppy_check.imports import one_read
+    from ppy_compile.drift import warn_once
+    from ppy_compile.plan import Plan, model_all
+
     warn_once()
     started = time.perf_counter()
     _import_what_the_build_needs()

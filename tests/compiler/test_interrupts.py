@@ -43,7 +43,10 @@ def scaled(x: torch.Tensor, k: float) -> torch.Tensor:
 
 # Calls both regions, says whether they ran compiled, and prints what they answered.
 PROGRAM = """
-    import sys, torch, warnings
+    import signal, sys, torch, warnings
+    # Ctrl-C as a terminal's program gets it: a suite started in the background (`make test &` in a script)
+    # hands its children SIGINT ignored, which Python and, through exec, ninja and the compilers would keep.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, {folder!r})
     warnings.simplefilter("always")
     import model
