@@ -6,7 +6,7 @@ the same wiring to each, so a part calls another as ``self.<part>.<method>``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ppy_check.model.builder.api import (
     BuildStateAPI,
@@ -42,21 +42,14 @@ class Part:
         self.state = state
 
     def connect(self, wiring: Wiring) -> None:
-        self.state = wiring.state
-        self.stmts = wiring.stmts
-        self.exprs = wiring.exprs
-        self.members = wiring.members
-        self.ops = wiring.ops
-        self.calls = wiring.calls
-        self.host_math = wiring.host_math
-        self.inliner = wiring.inliner
-        self.einops_lowering = wiring.einops_lowering
-        self.region_dialect = wiring.region_dialect
-        self.library_dialect = wiring.library_dialect
+        # Wiring's fields are this class's annotated references, name for name: one list, not a copy per method.
+        for name in _PART_NAMES:
+            setattr(self, name, getattr(wiring, name))
 
     def disconnect(self) -> None:
         """Drop the references to the other parts: they and this one hold each other (see BuildState.release)."""
-        del self.state, self.stmts, self.exprs, self.members, self.ops, self.calls, self.host_math, self.inliner, self.einops_lowering, self.region_dialect, self.library_dialect
+        for name in _PART_NAMES:
+            delattr(self, name)
 
 
 @dataclass(frozen=True)
@@ -74,3 +67,6 @@ class Wiring:
     einops_lowering: EinopsLoweringAPI
     region_dialect: RegionDialectAPI
     library_dialect: LibraryDialectAPI
+
+
+_PART_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Wiring))
