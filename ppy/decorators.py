@@ -152,6 +152,9 @@ class Compiled:
     # A subclass of the region's class whose __call__ is the compiled entry that binds as Python does
     # (see Region.route); None: every call goes through Region.__call__.
     entry_class: type | None = None
+    # A method region's reads through its instance (ppy.instance.InstanceReader): the entry takes them after the
+    # region's own arguments, and the instance itself is no argument of it. None for a function.
+    instance: Any = None
 
 
 class Call:

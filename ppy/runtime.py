@@ -416,6 +416,24 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
     entry = built.bridge.bound_entry
     signature = inspect.signature(region.python)
     rebound = _when_rebound(region, assumed, guards, helpers)
+    reads = built.instances.get(rid)
+    if reads is not None:
+        from ppy.instance import InstanceReader
+
+        try:
+            reader = InstanceReader.of(next(iter(signature.parameters)), reads["reads"], reads["classes"],
+                                       region.python.__globals__)
+        except LookupError as error:
+            _fallback(region, str(error))
+            return
+        # Every call goes through the runtime's path (Region.__call__): the instance's reads and checks are Python.
+        reader = reader.taking(entry(function, _context(region, signature, False, guards, rebound)))
+        region.settle_compiled(Compiled(
+            entry=reader.entry, signature=signature,
+            cpp_source_path=built.cpp_sources.get(rid), cpp_symbol=built.symbols.get(rid),
+            effects=built.effects.get(rid, {}), instance=reader))
+        _prepared.append(region)
+        return
     region.settle_compiled(Compiled(
         entry=entry(function, _context(region, signature, False, guards, rebound)),
         signature=signature,
@@ -474,11 +492,15 @@ def _stdlib() -> str:
 
 
 def _caller() -> tuple[str, int]:
-    """The user's line that reached the region: the first frame outside ppy and the standard library."""
+    """The user's line that reached the region: the first frame outside ppy, torch and the standard library."""
     frame = inspect.currentframe()
+    torch_module = sys.modules.get("torch")
+    # A module region is called through nn.Module.__call__: the user's line is the one that called the module.
+    torch_folder = str(Path(torch_module.__file__).parent) if torch_module is not None and torch_module.__file__ else None
     while frame is not None:
         filename = frame.f_code.co_filename
-        ours = filename.startswith(_PPY_FOLDERS) or filename.startswith("<frozen")
+        ours = filename.startswith(_PPY_FOLDERS) or filename.startswith("<frozen") or \
+            (torch_folder is not None and filename.startswith(torch_folder))
         stdlib = filename.startswith(_stdlib()) and "site-packages" not in filename
         if not ours and not stdlib:
             return filename, frame.f_lineno
@@ -525,7 +547,20 @@ def _call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any
     bound = form.signature.bind(*args, **kwargs)
     bound.apply_defaults()
     # The compiled function takes every parameter positionally, keyword-only ones included.
-    result = form.entry(*bound.arguments.values())
+    values = list(bound.arguments.values())
+    reader = form.instance
+    if reader is not None:
+        taken = reader.arguments(values.pop(0))
+        if not isinstance(taken, tuple):
+            _instance_declined(region, taken)
+            return region.python(*args, **kwargs)
+        values.extend(taken)
+        result = reader.raw(*values)
+    else:
+        result = form.entry(*values)
+    if result is NotImplemented and reader is not None:
+        _instance_declined(region, reader.declined(values[len(values) - len(reader.reads):]))
+        return region.python(*args, **kwargs)
     if result is NotImplemented:
         # An argument is not exactly its annotated type (an int for a bool, a list for a tuple,
         # a tensor subclass): only the Python body gives Python's answer. The C entry hands such a call
@@ -541,6 +576,29 @@ def _call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any
     if log.enabled:
         log.emit("calls", f"{region.__qualname__}: compiled")
     return result
+
+
+class RegionDeclinedWarning(RuntimeWarning):
+    """A method region's call runs its Python body: its instance is not what the build assumed."""
+
+
+_declined_once: set[tuple[str, str, str]] = set()
+
+
+def _instance_declined(region: Region[Any, Any], mismatch: Any) -> None:
+    """One warning per region and reason (``mismatch``: ppy.instance.Mismatch); every such call is Python's."""
+    _declined.flag = True
+    message = f"ppy: region `{region.__qualname__}` ran as Python for this call: `{mismatch.path}`: {mismatch.why}"
+    log.emit_once("fallback", f"{region.__qualname__}:{mismatch.path}:{mismatch.why}", message)
+    if strict():
+        raise BuildError(message)
+    key = (region.__qualname__, mismatch.path, mismatch.why)
+    with _lock:
+        if key in _declined_once:
+            return
+        _declined_once.add(key)
+    filename, line = _caller()
+    warnings.warn_explicit(message, RegionDeclinedWarning, filename, line)
 
 
 def created(region: Region[Any, Any]) -> None:

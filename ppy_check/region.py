@@ -63,6 +63,10 @@ class Region:
     # The model builder's result, once built (engine.analyse): every rule and the compiler share it.
     analysis: Any = None
     compiles: bool = True  # False for `@ppy.opt(..., compile=False)`
+    # A method's class, and the name its instance is bound to (`self`, which is no parameter of the model: what
+    # the region reads through it are inputs of their own, classes.py); None for a function.
+    owner: ast.ClassDef | None = None
+    self_name: str | None = None
 
     @functools.cached_property
     def nodes(self) -> list[ast.AST]:
@@ -202,7 +206,7 @@ def _compiles(decorators: list[tuple[ast.expr, str]]) -> bool:
 
 
 def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast.expr, str]],
-              enclosing: list[FunctionNode], site: RegionSite) -> Region:
+              enclosing: list[FunctionNode], site: RegionSite, owner: ast.ClassDef | None = None) -> Region:
     pure = any(target == PURE for _, target in decorators)
     level = DEFAULT_LEVEL
     problems: list[tuple[ast.AST, str]] = []
@@ -215,7 +219,10 @@ def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast
             problems.append((decorator, m.DECORATOR_PURE_ARGUMENTS))
     params = []
     arguments = node.args
+    self_name = _instance_parameter(node, scope) if owner is not None else None
     for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+        if arg.arg == self_name and arg is (arguments.posonlyargs + arguments.args)[0]:
+            continue
         if arg.annotation is None:
             params.append(Param(arg.arg, arg, None, None))
             continue
@@ -231,7 +238,19 @@ def _describe(node: FunctionNode, scope: ModuleScope, decorators: list[tuple[ast
             returns_problem = str(error)
     region = Region(node.name, node, scope, pure, level, params, returns, returns_problem, problems, enclosing, site)
     region.compiles = _compiles(decorators)
+    region.owner, region.self_name = (owner, self_name) if self_name is not None else (None, None)
     return region
+
+
+def _instance_parameter(node: FunctionNode, scope: ModuleScope) -> str | None:
+    """The first parameter of a method, which Python binds to the instance (none for a static method)."""
+    positional = node.args.posonlyargs + node.args.args
+    if not positional:
+        return None
+    for decorator in node.decorator_list:
+        if scope.resolve(decorator) in ("builtins.staticmethod", "builtins.classmethod"):
+            return None
+    return positional[0].arg
 
 
 def first_line(node: FunctionNode) -> int:
@@ -252,19 +271,20 @@ def find_regions(module: ast.Module, scope: ModuleScope, lines: list[str] | None
 
 
 def _visit(statements: list[ast.stmt], enclosing: list[FunctionNode], prefix: str, scope: ModuleScope,
-           lines: list[str] | None, path: str, regions: list[Region]) -> None:
+           lines: list[str] | None, path: str, regions: list[Region], owner: ast.ClassDef | None = None) -> None:
     # A module-level function, not a closure: a closure that calls itself is a reference cycle, which would keep
     # the module's tree and every region's model alive until the cyclic collector finds them.
     for statement in statements:
         for child in _direct_definitions(statement):
             qualname = prefix + child.name
             if isinstance(child, ast.ClassDef):
-                _visit(child.body, enclosing, qualname + ".", scope, lines, path, regions)
+                # A class inside a function is made at each call: its methods are no module region's.
+                _visit(child.body, enclosing, qualname + ".", scope, lines, path, regions, None if enclosing else child)
                 continue
             decorators = [(d, t) for d in child.decorator_list if (t := decorator_target(d, scope))]
             if decorators:
                 site = RegionSite(path, qualname, first_line(child))
-                region = _describe(child, scope, decorators, enclosing, site)
+                region = _describe(child, scope, decorators, enclosing, site, owner)
                 if lines is not None and child.body:
                     region.text = "\n".join(lines[child.body[0].lineno - 1: child.end_lineno])
                 regions.append(region)

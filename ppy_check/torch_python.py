@@ -240,3 +240,20 @@ def not_followed(dotted: str) -> str | None:
         return NOT_FOLLOWED[dotted]
     return next((why for name, why in NOT_FOLLOWED.items() if name.endswith((".", "_")) and dotted.startswith(name)),
                 None)
+
+
+def nn_class(dotted_module: str, name: str) -> ast.ClassDef | None:
+    """The definition of torch.nn's class ``name`` in the shipped module ``dotted_module``."""
+    found = module(dotted_module)
+    if found is None or found.tree is None:
+        return None
+    return _class_defined(found.tree, name)
+
+
+@per_node_and_name
+def _class_defined(tree: ast.Module, name: str) -> ast.ClassDef | None:
+    found = None
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef) and statement.name == name:
+            found = statement
+    return found

@@ -42,7 +42,8 @@ _RESERVED = frozenset(
 
 def identifier(name: str) -> str:
     """A Python name as a C++ identifier no keyword, macro-ish name or ppy temporary can collide with."""
-    if name in _RESERVED or name.startswith(("ppy_", "_")) or keyword.iskeyword(name) or not name.isascii():
+    if name in _RESERVED or name.startswith(("ppy_", "_")) or keyword.iskeyword(name) or not name.isascii() \
+            or not name.isidentifier():  # an attribute input is named by its path (`self.fc.weight`)
         return "u_" + "".join(c if c.isalnum() or c == "_" else f"_{ord(c):x}_" for c in name)
     return name
 

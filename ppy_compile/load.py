@@ -33,6 +33,9 @@ class BuiltModule:
     # site key -> the names from outside its body the build took as fixed: [namespace, name, assumed, expected]
     # (ppy_check.model.ir.Assumption), which the runtime proves before it runs the compiled code (ppy/guard.py).
     assumptions: dict[str, list[list[str]]] = field(default_factory=dict)
+    # site key -> what a method region reads through its instance: {"reads": [[path, type]...], "classes":
+    # [[path, class name]...]} (ppy_check.model.ir.InstanceReads), which ppy/instance.py reads and checks per call.
+    instances: dict[str, dict[str, list[list[str]]]] = field(default_factory=dict)
 
 
 # What this process loaded, by build key. A shared object is loaded through
@@ -131,6 +134,21 @@ def _assumptions_json(found: Any) -> dict[str, list[list[str]]]:
     return found
 
 
+def _instances_json(found: Any) -> dict[str, dict[str, list[list[str]]]]:
+    """An index's instance reads, checked for shape: each path a dotted run of plain attribute names."""
+    def rows(value: Any) -> bool:
+        return isinstance(value, list) and all(
+            isinstance(row, list) and len(row) == 2 and all(isinstance(part, str) for part in row) and
+            all(name.isidentifier() and not name.startswith("__") for name in row[0].split(".") if row[0])
+            for row in value)
+
+    if not isinstance(found, dict) or not all(
+            isinstance(key, str) and isinstance(entry, dict) and set(entry) == {"reads", "classes"} and
+            all(rows(v) for v in entry.values()) for key, entry in found.items()):
+        raise ValueError("an index whose instance reads are not [path, text] pairs of attribute paths")
+    return found
+
+
 def from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
     """The file's regions as its index entry records them, their modules (and the bridge) loaded."""
     result = BuiltModule(
@@ -140,6 +158,7 @@ def from_index(cache: Cache, index: dict[str, Any]) -> BuiltModule:
         effects=dict(index["effects"]),
         dependencies=dict(index["dependencies"]),
         assumptions=_assumptions_json(index["assumptions"]),
+        instances=_instances_json(index.get("instances", {})),
     )
     builds = index["builds"]
     if not isinstance(builds, dict) or set(builds) != set(result.symbols):

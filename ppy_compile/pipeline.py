@@ -124,13 +124,16 @@ def _build(plan: Plan) -> BuiltModule:
     dependencies = {path: digest for r in regions for path, digest in r.model.dependencies.items()}
     assumptions = {r.model.site.key: [[a.namespace, a.name, a.assumed.value, a.expected] for a in r.model.assumptions]
                    for r in regions}
+    instances = {r.model.site.key: {"reads": [[path, str(kind)] for path, kind in r.model.instance.reads],
+                                    "classes": [[path, name] for path, name in r.model.instance.classes]}
+                 for r in regions if r.model.instance is not None}
     index: dict[str, Any] = {
         "origin": plan.origin, "builds": {}, "bridge": None, "symbols": symbols, "fallbacks": dict(plan.silenced),
-        "effects": effects, "dependencies": dependencies, "assumptions": assumptions,
+        "effects": effects, "dependencies": dependencies, "assumptions": assumptions, "instances": instances,
         "errors": {key: diagnostics_json(found) for key, found in plan.errors.items()},
     }
     result = BuiltModule(errors=plan.errors, symbols=symbols, built=True, fallbacks=index["fallbacks"], effects=effects,
-                         dependencies=dependencies, assumptions=assumptions)
+                         dependencies=dependencies, assumptions=assumptions, instances=instances)
     if plan.shared_checked is not None:
         plan.shared_checked.join()
     if regions:

@@ -231,3 +231,31 @@ GOT_MULTIPLE_VALUES = Reason(Code.TYPE, 'got multiple values for argument `{key}
 MISSING_REQUIRED_ARGUMENT = Reason(Code.TYPE, 'missing a required argument: `{name}`')
 CALLS_ITSELF_RECURSION = Reason(Code.TYPE, '`{node_name}` calls itself (recursion has no straight-line form)')
 LENGTH_MUST_INT = Reason(Code.TYPE, 'the length `{key}=` must be an int, not a {type}')
+
+# ppy-type, for what a module region reads through `self` (the subject is the attribute path as written)
+ATTRIBUTE_OUTSIDE_INIT = Reason(Code.TYPE, "`{name}` is assigned outside `__init__`, so what it holds may change "
+                                           "between calls; assign it in `__init__`, or declare it in the class body "
+                                           "(`{name}: torch.Tensor`)")
+ATTRIBUTE_IN_LOOP = Reason(Code.TYPE, "`{name}` is assigned in a loop of `__init__`, so the checker cannot tell what "
+                                      "it holds; declare it in the class body (`{name}: int`)")
+ATTRIBUTE_ON_ONE_WAY = Reason(Code.TYPE, "`{name}` is assigned on one way of an `if` in `__init__` only, so an "
+                                         "instance may lack it; assign it on both ways (None on the other makes it "
+                                         "Optional)")
+ATTRIBUTE_KINDS_DIFFER = Reason(Code.TYPE, "`{name}` holds `{first}` on one way of `__init__` and `{second}` on the "
+                                           "other, which no region type holds; make both ways one kind")
+ATTRIBUTE_KIND_UNKNOWN = Reason(Code.TYPE, "the checker cannot tell what `{name}` holds (`__init__` assigns it "
+                                           "`{value}`); annotate the `__init__` parameter it comes from, or declare it "
+                                           "in the class body (`{name}: {example}`)")
+ATTRIBUTE_ANNOTATION_UNREAD = Reason(Code.TYPE, "`{name}` is declared `{annotation}`, which is no region type and no "
+                                                "module class ppy reads")
+ATTRIBUTE_CLASS_UNREAD = Reason(Code.TYPE, "its class `{name}` is not one ppy reads (torch.nn's modules ppy inlines "
+                                           "and the classes of the region's own file are); call it outside the region"
+                                           ", or declare the attribute in the class body")
+# The class reader's own reason (classes.UnknownField, one of the entries above), where a region reads the attribute.
+ATTRIBUTE_UNSETTLED = Reason(Code.TYPE, "{why}")
+ATTRIBUTE_NOT_ASSIGNED = Reason(Code.TYPE, "`{cls}` assigns no attribute `{name}` in `__init__` and declares none in "
+                                           "its body; assign it there, or declare it (`{name}: torch.Tensor`)")
+ATTRIBUTE_NOT_CALLABLE = Reason(Code.TYPE, "it holds `{type}`, which is not callable")
+MODULE_NOT_VALUE = Reason(Code.TYPE, "a module (`{cls}`) is not a value a region can hold or return; call it, or "
+                                     "read its tensors")
+MODULE_NO_FORWARD = Reason(Code.TYPE, "`{cls}` has no `forward` ppy reads")

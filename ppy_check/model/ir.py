@@ -468,6 +468,20 @@ class ParamInfo:
     kwonly: bool
 
 
+@dataclass(frozen=True)
+class InstanceReads:
+    """What the entry of a method region takes from its instance at each call, and what it checks first.
+
+    ``reads``: each attribute path (from the instance: ``attn.c_proj.weight``) the region reads a value of, in
+    the order of the inputs that follow the region's own parameters, with the type the build assumed.
+    ``classes``: each object the region reached through the instance (``""`` for the instance itself), and the
+    exact class it was read as (``torch.nn.Linear``, or the name of a class of the region's file): another class
+    (a subclass, a wrapper swapped in) has other code, so the call runs the Python body."""
+
+    reads: tuple[tuple[str, Type], ...]
+    classes: tuple[tuple[str, str], ...]
+
+
 @dataclass
 class RegionModel:
     site: RegionSite
@@ -486,3 +500,4 @@ class RegionModel:
     # `return torch.max(x, 1)` is a torch.return_types.max at (); `return y, y.shape` a torch.Size at (1,).
     result_classes: tuple[tuple[tuple[int, ...], ResultClass], ...] = ()
     assumptions: tuple[Assumption, ...] = ()  # the outside names it relied on, in the order it read them
+    instance: InstanceReads | None = None  # a method region's reads through `self`; None for a function

@@ -37,8 +37,24 @@ const at::Tensor* borrow_tensor(PyObject* object) {
 // with its own __torch_function__, or an active torch function mode, changes what the Python body
 // computes, and the model folds torch's Python code's decisions on a parameter's layout as strided
 // (a sparse tensor takes other ways there), so for any of them the caller runs the body instead.
+// torch.nn.Parameter is the one tensor subclass ATen may take as it is: its __torch_function__ is torch's own
+// disabled one, so a call on it does what a call on its data does (and a module region reads its weights as such).
+static bool parameter_class(PyObject* object) {
+    static PyObject* parameter = [] {
+        PyObject* found = nullptr;
+        if (PyObject* module = PyImport_ImportModule("torch.nn.parameter")) {
+            found = PyObject_GetAttrString(module, "Parameter");
+            Py_DECREF(module);
+        }
+        if (found == nullptr) PyErr_Clear();
+        return found;
+    }();
+    return parameter != nullptr && reinterpret_cast<PyObject*>(Py_TYPE(object)) == parameter;
+}
+
 const at::Tensor* borrow_plain_tensor(PyObject* object) {
-    if (!THPVariable_CheckExact(object) || at::impl::torch_function_mode_enabled()) return nullptr;
+    if (!(THPVariable_CheckExact(object) || parameter_class(object)) || at::impl::torch_function_mode_enabled())
+        return nullptr;
     const at::Tensor& tensor = THPVariable_Unpack(object);
     return tensor.layout() == at::kStrided ? &tensor : nullptr;
 }

@@ -28,7 +28,8 @@ once per region. The parts, by syntax category:
 - ``calls.Calls``: calls, arguments, binding to torch's overloads;
 - ``host_math.HostMath``: Python builtins and ``math`` on host values;
 - ``inlining.Inliner``: helpers and regions inlined, and their templates;
-- ``einops_lowering.EinopsLowering``: ``einops`` calls.
+- ``einops_lowering.EinopsLowering``: ``einops`` calls;
+- ``modules.Modules``: what a method region reaches through ``self`` (attribute inputs, submodule calls).
 
 Dialects: a frame (``frame.Frame``) holds the dialect its function is
 written in, and the parts ask it wherever the two languages differ instead
@@ -53,6 +54,7 @@ from ppy_check.model.builder.host_math import HostMath
 from ppy_check.model.builder.inlining import Inliner
 from ppy_check.model.builder.library_dialect import LibraryDialect
 from ppy_check.model.builder.members import Members
+from ppy_check.model.builder.modules import Modules
 from ppy_check.model.builder.operators import Operators
 from ppy_check.model.builder.part import Wiring
 from ppy_check.model.builder.region_dialect import RegionDialect
@@ -74,6 +76,7 @@ def assemble(region: Region, data: OpData | None = None, deadline: float | None 
     host_math = HostMath(state)
     inliner = Inliner(state)
     einops_lowering = EinopsLowering(state)
+    modules = Modules(state)
     region_dialect = RegionDialect(state)
     library_dialect = LibraryDialect(state)
     wiring = Wiring(
@@ -86,6 +89,7 @@ def assemble(region: Region, data: OpData | None = None, deadline: float | None 
         host_math=host_math,
         inliner=inliner,
         einops_lowering=einops_lowering,
+        modules=modules,
         region_dialect=region_dialect,
         library_dialect=library_dialect,
     )
@@ -99,6 +103,7 @@ def assemble(region: Region, data: OpData | None = None, deadline: float | None 
         host_math,
         inliner,
         einops_lowering,
+        modules,
         region_dialect,
         library_dialect,
     ):

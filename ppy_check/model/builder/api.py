@@ -11,6 +11,7 @@ import ast
 from typing import Any, Protocol
 
 from ppy_check import messages as m
+from ppy_check.classes import ClassModel
 from ppy_check.model import types as t
 from ppy_check.model.assumptions import Assumption
 from ppy_check.model.bind import Argument
@@ -18,9 +19,10 @@ from ppy_check.model.budgets import Exceeded
 from ppy_check.model.builder.dialect import Dialect
 from ppy_check.model.builder.frame import Frame
 from ppy_check.model.builder.templates import _Template
-from ppy_check.model.builder.values import BooleanDispatch, FunctionRef, Helper, Message, Poisoned, Value, _ValueT
+from ppy_check.model.builder.values import BooleanDispatch, FunctionRef, Helper, Message, ModuleValue, Poisoned, Value, _ValueT
 from ppy_check.model.ir import (
     Const,
+    Param,
     Expr,
     HostOp,
     IndexPart,
@@ -43,6 +45,8 @@ class BuildStateAPI(Protocol):
 
     anchor: Span | None
     assumptions: dict[tuple[str, str], Assumption]
+    attributes: dict[str, Param]
+    module_classes: dict[str, ClassModel]
     at: ast.stmt | None
     body: list[Any]
     branching: int
@@ -321,7 +325,26 @@ class HostMathAPI(Protocol):
 class InlinerAPI(Protocol):
     """What other parts may call on Inliner (the `inliner` of every part)."""
 
-    def inline(self, helper: Helper, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+    def inline(self, helper: Helper, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str, receiver: tuple[str, Value] | None=None) -> Value:
+        ...
+
+    def disconnect(self) -> None:
+        """Part.disconnect: the end of a build."""
+
+
+class ModulesAPI(Protocol):
+    """What other parts may call on Modules (the `modules` of every part)."""
+
+    def instance(self, cls: ClassModel, name: str) -> ModuleValue:
+        ...
+
+    def attribute(self, base: ModuleValue, attr: str, span: Span) -> Value:
+        ...
+
+    def call_member(self, receiver: ModuleValue, attr: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        ...
+
+    def call_module(self, module: ModuleValue, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
         ...
 
     def disconnect(self) -> None:

@@ -39,6 +39,7 @@ from ppy_check.model.builder.values import (
     POISON,
     BooleanDispatch,
     FunctionRef,
+    ModuleValue,
     Helper,
     KeywordDict,
     LibraryModule,
@@ -122,6 +123,8 @@ class Calls(Part):
                 return self.call_function(_strip_dotted(f"{callee.dotted}.{func.attr}"), args, keywords, span, shown, node)
             if isinstance(callee, FunctionRef):
                 return self.state.unsupported(span, shown, refusals.ATTRIBUTE_FUNCTION())
+            if isinstance(callee, ModuleValue):
+                return self.modules.call_member(callee, func.attr, args, keywords, span, shown)
             receiver = self.exprs.atom(callee, func.value)
             return self.call_method(func.attr, receiver, args, keywords, span, shown, node)
         if isinstance(callee, FunctionRef):
@@ -130,6 +133,8 @@ class Calls(Part):
             return self.call_function(_strip_dotted(callee.dotted), args, keywords, span, shown, node)
         if isinstance(callee, BooleanDispatch):
             return self.library_dialect.dispatch(callee, args, keywords, span, shown)
+        if isinstance(callee, ModuleValue):
+            return self.modules.call_module(callee, args, keywords, span, shown)
         if isinstance(callee, (ModuleRef, ProjectModule)):
             return self.state.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED())
         return self.state.unsupported(span, shown,

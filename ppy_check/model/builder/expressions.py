@@ -23,6 +23,7 @@ from ppy_check.model.builder.values import (
     POISON,
     BooleanDispatch,
     FunctionRef,
+    ModuleValue,
     Helper,
     LibraryModule,
     ModuleRef,
@@ -163,6 +164,10 @@ class Expressions(Part):
             return value  # the commonest, tested first
         if isinstance(value, (Poisoned, UntypedParam)):
             raise _Abandon
+        if isinstance(value, ModuleValue):
+            self.state.type_problem(Span.of(node) if node is not None else Span(0, 0, 0, 0), value.path,
+                                    refusals.MODULE_NOT_VALUE(cls=value.cls.name))
+            raise _Abandon
         if isinstance(value, (ModuleRef, FunctionRef)):
             self.state.unsupported(Span.of(node) if node is not None else Span(0, 0, 0, 0), value.dotted if isinstance(value, ModuleRef) else value.shown,
                              refusals.MODULE_FUNCTION_VALUE())
@@ -194,7 +199,7 @@ class Expressions(Part):
             self.state.mark(value, "list")
         elif isinstance(node, ast.Tuple):
             self.state.mark(value, "tuple")
-        if top or isinstance(value, (Poisoned, ModuleRef, FunctionRef, UntypedParam)):
+        if top or isinstance(value, (Poisoned, ModuleRef, FunctionRef, UntypedParam, ModuleValue)):
             return value
         if _needs_binding(value):
             return self.state.mark(self.state.let(value), self.state.kind_of(value))

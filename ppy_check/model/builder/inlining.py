@@ -24,7 +24,7 @@ class Inliner(Part):
     """Helpers inlined, and their templates."""
 
     def inline(self, helper: Helper, args: list[Argument], keywords: dict[str, Expr], span: Span,
-               shown: str) -> Value:
+               shown: str, receiver: tuple[str, Value] | None = None) -> Value:
         """A call of a helper or of another region: its body runs here, on the arguments as they are.
 
         Everything a region reaches is straight-line, so the helper's body is
@@ -38,7 +38,7 @@ class Inliner(Part):
             return self.state.type_problem(span, shown, refusals.CALLS_ITSELF_RECURSION(node_name=node.name))
         for decorator in [] if helper.library else node.decorator_list:
             func = decorator.func if isinstance(decorator, ast.Call) else decorator
-            if helper.scope.resolve(func) not in ("ppy.opt", "ppy.pure"):
+            if helper.scope.resolve(func) not in ("ppy.opt", "ppy.pure", "builtins.staticmethod"):
                 return self.state.unsupported(span, shown,
                                         refusals.DECORATED_PPY_CANNOT(node_name=node.name, decorator=display(decorator)))
         if node.args.kwarg is not None and not helper.library:
@@ -53,7 +53,11 @@ class Inliner(Part):
             if not is_literal(default) and not (helper.library and _is_constant_expression(default)):
                 return self.state.unsupported(span, shown,
                                         refusals.DEFAULT_LITERAL(node_name=node.name, default=display(default)))
-        bound = self.calls.bind_signature(node.args, args, keywords, span, shown, helper.scope if helper.library else None)
+        spec = node.args if receiver is None else _after_instance(node.args)
+        bound = self.calls.bind_signature(spec, args, keywords, span, shown, helper.scope if helper.library else None)
+        if receiver is not None:
+            # A method's instance (`self` of a module region) is bound as it is: a path, not a value.
+            bound = {receiver[0]: receiver[1], **bound}
 
         if helper.library:
             step = m.message(m.IN_TORCH, name=node.name)
@@ -202,3 +206,11 @@ class Inliner(Part):
         # The cloner copies any model node, so it is untyped; a copy of an Expr is an Expr.
         value: Expr = cloner.clone(template.value)
         return value
+
+
+def _after_instance(spec: ast.arguments) -> ast.arguments:
+    """A method's parameters after its instance, which the caller binds itself."""
+    if spec.posonlyargs:
+        return ast.arguments(spec.posonlyargs[1:], spec.args, spec.vararg, spec.kwonlyargs, spec.kw_defaults, spec.kwarg,
+                             spec.defaults)
+    return ast.arguments([], spec.args[1:], spec.vararg, spec.kwonlyargs, spec.kw_defaults, spec.kwarg, spec.defaults)

@@ -32,6 +32,7 @@ from ppy_check.model.builder.values import (
     FunctionRef,
     LibraryModule,
     ModuleRef,
+    ModuleValue,
     Poisoned,
     ProjectModule,
     UntypedParam,
@@ -78,6 +79,8 @@ class Members(Part):
         base = self.exprs.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON
+        if isinstance(base, ModuleValue):
+            return self.modules.attribute(base, node.attr, span)
         if isinstance(base, ModuleRef) and self.state.frame.dialect.refuses_rebound_names and \
                 f"{base.dotted}.{node.attr}" in self.state.frame.scope.patched:
             return self.state.rebound_capture(span, display(node), self.state.frame.scope.patched[f"{base.dotted}.{node.attr}"])

@@ -17,6 +17,7 @@ from ppy_check.model.builder.api import (
     InlinerAPI,
     LibraryDialectAPI,
     MembersAPI,
+    ModulesAPI,
     OperatorsAPI,
     RegionDialectAPI,
     StatementsAPI,
@@ -35,6 +36,7 @@ class Part:
     host_math: HostMathAPI
     inliner: InlinerAPI
     einops_lowering: EinopsLoweringAPI
+    modules: ModulesAPI
     region_dialect: RegionDialectAPI
     library_dialect: LibraryDialectAPI
 
@@ -65,6 +67,7 @@ class Wiring:
     host_math: HostMathAPI
     inliner: InlinerAPI
     einops_lowering: EinopsLoweringAPI
+    modules: ModulesAPI
     region_dialect: RegionDialectAPI
     library_dialect: LibraryDialectAPI
 

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from ppy_check import messages as m
+from ppy_check.classes import ClassModel, user_class
 from ppy_check.messages import refusals
 from ppy_check.model import budgets
 from ppy_check.model import types as t
@@ -27,7 +28,20 @@ from ppy_check.model.builder.tables import GRAD_DECORATORS
 from ppy_check.model.builder.templates import _Template
 from ppy_check.model.builder.text import _statement_text, _strip_dotted, display
 from ppy_check.model.builder.values import POISON, Helper, Poisoned, UntypedParam, Value, _ValueT
-from ppy_check.model.ir import Expr, GradMode, Let, Param, ParamInfo, Read, RegionModel, ResultClass, Span, Var, Write
+from ppy_check.model.ir import (
+    Expr,
+    GradMode,
+    InstanceReads,
+    Let,
+    Param,
+    ParamInfo,
+    Read,
+    RegionModel,
+    ResultClass,
+    Span,
+    Var,
+    Write,
+)
 from ppy_check.model.problems import Capture, CaptureOrigin, OverBudget, Problems, Suggestion, TypeProblem, Unsupported
 from ppy_check.region import Region
 from ppy_check.schema import OpData, opdata
@@ -85,11 +99,15 @@ class BuildState(Part):
         # Generator expressions of torch's Python code consumed where they stand (`all(d >= 0 for d in shape)`),
         # and by what: only those are modelled, as the tuple of their items.
         self.consumed: dict[int, str] = {}
+        # A method region's inputs read through its instance, by path (`self.attn.c_proj.weight`), in order, and
+        # the class each object reached through it was read as (`self.attn` -> Attention).
+        self.attributes: dict[str, Param] = {}
+        self.module_classes: dict[str, ClassModel] = {}
 
     def release(self) -> None:
         """Break the cycles between the parts (each holds every other), so that a build dies by reference
         counting: the runner calls the cyclic collector rarely (runner.GC_THRESHOLD)."""
-        for part in (self.stmts, self.exprs, self.members, self.ops, self.calls, self.host_math, self.inliner, self.einops_lowering, self.region_dialect, self.library_dialect, self):
+        for part in (self.stmts, self.exprs, self.members, self.ops, self.calls, self.host_math, self.inliner, self.einops_lowering, self.modules, self.region_dialect, self.library_dialect, self):
             part.disconnect()
 
     def dialect_for(self, helper: Helper) -> Dialect:
@@ -113,6 +131,9 @@ class BuildState(Part):
         self.frame = Frame(region.locals, region.enclosing, "", region.node, region.scope, region.site.path,
                            self.region_dialect)
         params = []
+        if region.self_name is not None and region.owner is not None:
+            self.env[region.self_name] = self.modules.instance(user_class(region.owner, region.scope, region.site.path),
+                                                               region.self_name)
         for index, param in enumerate(region.params):
             if param.type is None:
                 self.complete = False
@@ -133,9 +154,17 @@ class BuildState(Part):
                               refusals.ENDS_WITHOUT_RETURN(returns=returns))
         if not self.complete or self.problems:
             return Analysis(None, self.problems, self.writes, self.callees)
+        instance = None
+        if region.self_name is not None:
+            # The entry takes every input positionally: the region's parameters, then what it reads through `self`.
+            params = [ParamInfo(p.name, p.type, False) for p in params] + \
+                [ParamInfo(path, read.type, False) for path, read in self.attributes.items()]
+            prefix = len(region.self_name) + 1
+            instance = InstanceReads(tuple((path[prefix:], read.type) for path, read in self.attributes.items()),
+                                     tuple((path[prefix:], cls.name) for path, cls in self.module_classes.items()))
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
                             self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes,
-                            tuple(self.assumptions.values()))
+                            tuple(self.assumptions.values()), instance)
         return Analysis(model, self.problems, self.writes, self.callees)
 
     def stopped(self, exceeded: Exceeded | None, error: str = "") -> Analysis:

@@ -8,6 +8,7 @@ import typing
 from dataclasses import dataclass
 from typing import TypeGuard, TypeVar
 
+from ppy_check.classes import ClassModel
 from ppy_check.model.ir import Expr, ShownSeq
 from ppy_check.scope import ModuleScope
 
@@ -88,6 +89,15 @@ class UntypedParam:
 
 
 @dataclass(frozen=True)
+class ModuleValue:
+    """An object a method region reaches through ``self`` (the instance, a submodule): not a value, a path whose
+    attributes are the region's inputs (``self.attn.c_proj``)."""
+
+    cls: ClassModel
+    path: str  # as written from the region's instance: `self`, `self.attn.c_proj`
+
+
+@dataclass(frozen=True)
 class Poisoned:
     """A value whose problem is already reported: anything computed from it is not reported again."""
 
@@ -96,7 +106,7 @@ POISON = Poisoned()
 
 
 Value = (Expr | ModuleRef | FunctionRef | ProjectModule | LibraryModule | BooleanDispatch | KeywordDict | UntypedParam
-         | Poisoned)
+         | ModuleValue | Poisoned)
 
 
 # A value handed back as it came (Builder.mark): an Expr stays an Expr for the caller.

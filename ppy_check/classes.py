@@ -1,0 +1,441 @@
+"""What each attribute of a class holds, read from the class's source: the model of a module region's ``self``.
+
+A method region reaches tensors and settings through ``self``; each attribute
+path it reads (``self.attn.c_proj.weight``, ``self.eps``) becomes an input of
+the compiled function, read from the object at every call. What the build
+needs to know statically is the *kind* each attribute holds for every
+instance of the class, and that is written in the class's source: the
+assignments of ``__init__`` (``self.w = nn.Parameter(...)``, ``self.eps =
+eps`` with ``eps: float``), ``register_buffer``/``register_parameter`` calls,
+class-level annotations (which also serve dataclass fields, and are how a
+user settles an attribute the checker cannot type), and base classes.
+torch.nn's own classes come from ``nn_classes`` (a table checked against real
+instances), their methods from torch's shipped source.
+
+Nothing here imports the user's code. An attribute whose kind the source does
+not settle (assigned outside ``__init__``, of different kinds on different
+paths, from an expression the checker cannot type) is an ``UnknownField``
+naming why, and becomes a finding only when a region reads it.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from weakref import WeakKeyDictionary
+
+from ppy_check import messages as m
+from ppy_check import nn_classes, torch_python
+from ppy_check.annotations import AnnotationError, parse_annotation
+from ppy_check.messages import refusals
+from ppy_check.model import types as t
+from ppy_check.scope import BindingKind, ModuleScope
+
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+                               "torch.nn.parameter.Buffer"})
+# The type of a literal of each Python class an attribute may be assigned.
+_LITERALS: dict[type, t.Type] = {bool: t.BOOL, int: t.INT, float: t.FLOAT, str: t.STR}
+_CONVERSIONS: dict[str, t.Type] = {"builtins.int": t.INT, "builtins.float": t.FLOAT, "builtins.bool": t.BOOL,
+                                   "builtins.str": t.STR}
+_DTYPES = frozenset({"float32", "float", "float64", "double", "float16", "half", "bfloat16", "int8", "int16", "int32",
+                     "int64", "long", "int", "uint8", "bool", "complex64", "complex128"})
+
+
+@dataclass(frozen=True)
+class ValueField:
+    """A value every instance holds (a tensor, a number, a tuple, a dtype...): an input read at each call."""
+
+    type: t.Type
+
+
+@dataclass(frozen=True)
+class ModuleField:
+    """A submodule (or other object of a class ppy reads) reached through the attribute."""
+
+    cls: ClassModel
+
+
+@dataclass(frozen=True)
+class UnknownField:
+    """An attribute whose kind the class's source does not settle, and why."""
+
+    why: m.Message
+
+
+Field = ValueField | ModuleField | UnknownField
+
+
+@dataclass(frozen=True, eq=False)
+class ClassModel:
+    """One class as the checker reads it: its attributes' kinds and its methods, inherited ones included."""
+
+    name: str  # the qualified name, as the runtime compares it (`Block`, `torch.nn.Linear`)
+    path: str  # the file it is defined in (for torch.nn's classes, the shipped module's)
+    scope: ModuleScope  # of that file, to resolve names its methods read
+    fields: Mapping[str, Field]
+    methods: Mapping[str, ast.FunctionDef]
+    torch_module: str | None = None  # the shipped module whose source holds it, for torch.nn's classes
+    is_module: bool = False  # an nn.Module: `self.training` is an attribute, and calls run `forward`
+
+    @property
+    def library(self) -> bool:
+        return self.torch_module is not None
+
+    def field(self, name: str) -> Field | None:
+        return self.fields.get(name)
+
+
+def torch_class(dotted: str) -> ClassModel | None:
+    """torch.nn's class ``dotted`` (``torch.nn.Linear``), when the table describes it and its source ships."""
+    return _torch_class(dotted)
+
+
+@functools.cache
+def _torch_class(dotted: str) -> ClassModel | None:
+    entry = nn_classes.torch_class(dotted)
+    if entry is None:
+        return None
+    node = torch_python.nn_class(entry.module, entry.name)
+    module = torch_python.module(entry.module)
+    if node is None or module is None:
+        return None
+    fields: dict[str, Field] = {name: ValueField(kind) for name, kind in entry.fields}
+    for name, sub in entry.submodules:
+        found = _torch_class(sub)
+        fields[name] = ModuleField(found) if found is not None else UnknownField(refusals.ATTRIBUTE_CLASS_UNREAD(name=sub))
+    methods = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
+    for base in _torch_bases(node, module.scope):
+        for name, method in base.methods.items():
+            methods.setdefault(name, method)
+    return ClassModel(f"torch.nn.{entry.name}", module.path, module.scope, fields, methods, entry.module, True)
+
+
+def _torch_bases(node: ast.ClassDef, scope: ModuleScope) -> Iterator[ClassModel]:
+    """The shipped torch.nn classes a torch.nn class derives from (`_ConvNd` of `Conv2d`), for their methods."""
+    for base in node.bases:
+        if isinstance(base, ast.Name) and base.id in scope.bindings and scope.bindings[base.id].kind is BindingKind.CLASS:
+            found = _torch_class(f"torch.nn.{base.id}")
+            if found is not None:
+                yield found
+
+
+def class_named(expr: ast.expr, scope: ModuleScope, path: str) -> ClassModel | None:
+    """The class an expression names (`Block`, `nn.Linear`), when ppy can read it."""
+    if isinstance(expr, ast.Name) and expr.id in scope.bindings:
+        binding = scope.bindings[expr.id]
+        if binding.kind is BindingKind.CLASS and isinstance(binding.node, ast.ClassDef) and \
+                id(binding.node) not in _READING:  # a class holding an instance of itself has no fixed depth
+            return user_class(binding.node, scope, path)
+        return None
+    dotted = scope.resolve_type(expr)
+    if dotted is None:
+        return None
+    return torch_class(dotted)
+
+
+# Kept per class statement, for as long as its tree lives: every region of a class asks for it. A class is in one
+# file, so its node alone is the key.
+_READ: WeakKeyDictionary[ast.ClassDef, ClassModel] = WeakKeyDictionary()
+_READING: set[int] = set()
+
+
+def user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel:
+    """The user's class, read from its source."""
+    found = _READ.get(node)
+    if found is None:
+        _READING.add(id(node))
+        try:
+            found = _READ[node] = _user_class(node, scope, path)
+        finally:
+            _READING.discard(id(node))
+    return found
+
+
+def _user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel:
+    fields: dict[str, Field] = {}
+    methods: dict[str, ast.FunctionDef] = {}
+    is_module = False
+    init_bases: list[ClassModel] = []
+    for base in node.bases:
+        dotted = scope.resolve_type(base)
+        if dotted in MODULE_BASES:
+            is_module = True
+            continue
+        found = class_named(base, scope, path)
+        if found is None:
+            continue
+        is_module = is_module or found.is_module
+        init_bases.append(found)
+        for name, method in found.methods.items():
+            methods.setdefault(name, method)
+    own_methods = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
+    methods = {**methods, **own_methods}
+    if "__init__" not in own_methods:
+        for base_class in init_bases:
+            for name, field in base_class.fields.items():
+                fields.setdefault(name, field)
+    else:
+        reader = _InitReader(node.name, own_methods["__init__"], scope, path, init_bases)
+        fields.update(reader.read())
+    for name, field in _annotated(node, scope, path).items():
+        fields[name] = field  # the class's own declaration settles what __init__ could not
+    for name in _assigned_elsewhere(node, own_methods):
+        fields.setdefault(name, UnknownField(refusals.ATTRIBUTE_OUTSIDE_INIT(name=name)))
+    if is_module:
+        fields.setdefault("training", ValueField(t.BOOL))
+    return ClassModel(node.name, path, scope, fields, methods, None, is_module)
+
+
+def _annotated(node: ast.ClassDef, scope: ModuleScope, path: str) -> dict[str, Field]:
+    """Class-level annotations (`eps: float`, `act: nn.GELU`, dataclass fields)."""
+    found: dict[str, Field] = {}
+    for statement in node.body:
+        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+            continue
+        name = statement.target.id
+        cls = class_named(statement.annotation, scope, path)
+        if cls is not None:
+            found[name] = ModuleField(cls)
+            continue
+        try:
+            found[name] = ValueField(parse_annotation(statement.annotation, scope.resolve_type))
+        except AnnotationError:
+            found[name] = UnknownField(refusals.ATTRIBUTE_ANNOTATION_UNREAD(name=name,
+                                                                           annotation=ast.unparse(statement.annotation)))
+    return found
+
+
+def _assigned_elsewhere(node: ast.ClassDef, methods: Mapping[str, ast.FunctionDef]) -> Iterator[str]:
+    """Attributes a method other than `__init__` assigns: their kind may change between calls."""
+    for name, method in methods.items():
+        if name == "__init__" or not method.args.args:
+            continue
+        me = method.args.args[0].arg
+        for child in ast.walk(method):
+            targets = child.targets if isinstance(child, ast.Assign) else \
+                [child.target] if isinstance(child, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me:
+                    yield target.attr
+
+
+class _InitReader:
+    """The kinds `__init__` gives each attribute, path by path (an `if` whose two ways disagree is a union)."""
+
+    def __init__(self, class_name: str, init: ast.FunctionDef, scope: ModuleScope, path: str,
+                 bases: list[ClassModel]):
+        self.class_name = class_name
+        self.init = init
+        self.scope = scope
+        self.path = path
+        self.bases = bases
+        self.me = init.args.args[0].arg if init.args.args else "self"
+        self.params: dict[str, ast.arg] = {a.arg: a for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
+        positional = init.args.posonlyargs + init.args.args
+        self.defaults: dict[str, ast.expr] = dict(zip([a.arg for a in positional[len(positional) - len(init.args.defaults):]],
+                                                      init.args.defaults))
+        for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults):
+            if default is not None:
+                self.defaults[arg.arg] = default
+
+    def read(self) -> dict[str, Field]:
+        return self.block(self.init.body, {})
+
+    def block(self, statements: list[ast.stmt], fields: dict[str, Field]) -> dict[str, Field]:
+        fields = dict(fields)
+        for statement in statements:
+            if isinstance(statement, ast.If):
+                fields = _merge(self.block(statement.body, fields), self.block(statement.orelse, fields))
+            elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)):
+                for name in self.assigned(statement):
+                    fields[name] = UnknownField(refusals.ATTRIBUTE_IN_LOOP(name=name))
+            elif isinstance(statement, (ast.With, ast.Try)):
+                inner = statement.body if isinstance(statement, ast.With) else statement.body + statement.finalbody
+                fields = self.block(inner, fields)
+            else:
+                self.statement(statement, fields)
+        return fields
+
+    def assigned(self, statement: ast.stmt) -> Iterator[str]:
+        for child in ast.walk(statement):
+            if isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Store) and self.is_me(child.value):
+                yield child.attr
+
+    def is_me(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == self.me
+
+    def statement(self, statement: ast.stmt, fields: dict[str, Field]) -> None:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                self.assign(target, statement.value, fields)
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            self.assign(statement.target, statement.value, fields, statement.annotation)
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Attribute) and \
+                self.is_me(statement.target.value):
+            fields[statement.target.attr] = UnknownField(refusals.ATTRIBUTE_OUTSIDE_INIT(name=statement.target.attr))
+        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            self.call(statement.value, fields)
+
+    def assign(self, target: ast.expr, value: ast.expr, fields: dict[str, Field],
+               annotation: ast.expr | None = None) -> None:
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+            for item, item_value in zip(target.elts, value.elts):
+                self.assign(item, item_value, fields)
+            return
+        if not (isinstance(target, ast.Attribute) and self.is_me(target.value)):
+            return
+        if annotation is not None:
+            declared = _annotated(ast.ClassDef(self.class_name, [], [], [ast.AnnAssign(ast.Name(target.attr), annotation,
+                                                                                       None, 1)], []),
+                                  self.scope, self.path).get(target.attr)
+            if declared is not None and not isinstance(declared, UnknownField):
+                fields[target.attr] = declared
+                return
+        fields[target.attr] = self.kind(value, fields, target.attr)
+
+    def call(self, call: ast.Call, fields: dict[str, Field]) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and self.is_me(func.value) and func.attr in (
+                "register_buffer", "register_parameter", "add_module", "register_module"):
+            if len(call.args) < 2 or not (isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
+                return
+            name = call.args[0].value
+            if func.attr in ("add_module", "register_module"):
+                fields[name] = self.kind(call.args[1], fields, name)
+                return
+            value = call.args[1]
+            fields[name] = ValueField(t.OptionalT(t.TENSOR)) if _is_none(value) else ValueField(t.TENSOR)
+            return
+        if _is_super_init(func):
+            for base in self.bases:
+                for name, field in base.fields.items():
+                    fields.setdefault(name, field)
+
+    def kind(self, value: ast.expr, fields: Mapping[str, Field], name: str) -> Field:
+        """The kind an attribute assigned ``value`` holds."""
+        if _is_none(value):
+            return ValueField(t.NONE)
+        if isinstance(value, ast.Call):
+            dotted = self.scope.resolve(value.func)
+            if dotted in PARAMETER_CLASSES:
+                return ValueField(t.TENSOR)
+            cls = class_named(value.func, self.scope, self.path)
+            if cls is not None:
+                return ModuleField(cls)
+            if dotted is not None and dotted.startswith("torch.") and not dotted.startswith("torch.nn."):
+                return ValueField(t.TENSOR)  # a factory: torch.zeros, torch.randn, torch.arange...
+            if dotted in _CONVERSIONS:
+                return ValueField(_CONVERSIONS[dotted])
+            if dotted is not None and dotted.startswith("torch.nn."):
+                return UnknownField(refusals.ATTRIBUTE_CLASS_UNREAD(name=dotted))
+        value_type = self.value_type(value, fields)
+        if value_type is not None:
+            return ValueField(value_type)
+        example = "nn.Linear" if isinstance(value, ast.Call) else "int"  # a call most often makes a module
+        return UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(name=name, value=ast.unparse(value), example=example))
+
+    def value_type(self, value: ast.expr, fields: Mapping[str, Field]) -> t.Type | None:
+        if isinstance(value, ast.Constant):
+            return _LITERALS.get(type(value.value))
+        if isinstance(value, ast.Name) and value.id in self.params:
+            return self.param_type(value.id)
+        if isinstance(value, ast.Attribute) and self.is_me(value.value):
+            field = fields.get(value.attr)
+            return field.type if isinstance(field, ValueField) else None
+        if isinstance(value, ast.Attribute):
+            dotted = self.scope.resolve(value)
+            if dotted is not None and dotted.startswith("torch.") and dotted.rpartition(".")[2] in _DTYPES:
+                return t.DTYPE
+            return None
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+            inner = self.value_type(value.operand, fields)
+            return inner if inner in (t.INT, t.FLOAT) else None
+        if isinstance(value, ast.BinOp):
+            left, right = self.value_type(value.left, fields), self.value_type(value.right, fields)
+            if left not in (t.INT, t.FLOAT) or right not in (t.INT, t.FLOAT):
+                return None
+            if isinstance(value.op, ast.Div):
+                return t.FLOAT
+            if isinstance(value.op, ast.Pow):
+                return t.FLOAT if t.FLOAT in (left, right) else None  # int ** int is a float for a negative power
+            return t.FLOAT if t.FLOAT in (left, right) else t.INT
+        if isinstance(value, ast.Tuple):
+            items = [self.value_type(item, fields) for item in value.elts]
+            return None if any(i is None for i in items) else t.TupleT(tuple(i for i in items if i is not None))
+        if isinstance(value, ast.IfExp):
+            body, orelse = self.value_type(value.body, fields), self.value_type(value.orelse, fields)
+            if body is None or orelse is None:
+                return None
+            merged = _merge_types(body, orelse)
+            return merged
+        return None
+
+    def param_type(self, name: str) -> t.Type | None:
+        annotation = self.params[name].annotation
+        if annotation is not None:
+            try:
+                return parse_annotation(annotation, self.scope.resolve_type)
+            except AnnotationError:
+                return None
+        default = self.defaults.get(name)
+        if isinstance(default, ast.Constant) and default.value is not None:
+            return _LITERALS.get(type(default.value))
+        return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_super_init(func: ast.expr) -> bool:
+    return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and \
+        isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
+
+
+def _merge_types(first: t.Type, second: t.Type) -> t.Type | None:
+    if first == second:
+        return first
+    if isinstance(first, t.NoneT):
+        return second if isinstance(second, t.OptionalT) else t.OptionalT(second)
+    if isinstance(second, t.NoneT):
+        return first if isinstance(first, t.OptionalT) else t.OptionalT(first)
+    if isinstance(first, t.OptionalT) and first.inner == second or isinstance(second, t.OptionalT) and second.inner == first:
+        return first if isinstance(first, t.OptionalT) else second
+    if {first, second} == {t.INT, t.FLOAT}:
+        return t.NUMBER
+    return None
+
+
+def _merge(first: dict[str, Field], second: dict[str, Field]) -> dict[str, Field]:
+    """The kinds after an `if`: what both ways agree on; a value on one way and None on the other is Optional."""
+    merged = dict(first)
+    for name, field in second.items():
+        other = merged.get(name)
+        if other is None:
+            merged[name] = UnknownField(refusals.ATTRIBUTE_ON_ONE_WAY(name=name))
+        elif other == field:
+            merged[name] = field
+        elif isinstance(other, ValueField) and isinstance(field, ValueField):
+            kind = _merge_types(other.type, field.type)
+            merged[name] = ValueField(kind) if kind is not None else \
+                UnknownField(refusals.ATTRIBUTE_KINDS_DIFFER(name=name, first=str(other.type), second=str(field.type)))
+        elif isinstance(other, UnknownField):
+            continue
+        elif isinstance(field, UnknownField):
+            merged[name] = field
+        else:
+            merged[name] = UnknownField(refusals.ATTRIBUTE_KINDS_DIFFER(name=name, first=_shown(other), second=_shown(field)))
+    for name in set(first) - set(second):
+        merged[name] = UnknownField(refusals.ATTRIBUTE_ON_ONE_WAY(name=name))
+    return merged
+
+
+def _shown(field: Field) -> str:
+    if isinstance(field, ValueField):
+        return str(field.type)
+    if isinstance(field, ModuleField):
+        return field.cls.name
+    return "unknown"

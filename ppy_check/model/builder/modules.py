@@ -1,0 +1,101 @@
+"""What a method region reaches through ``self``: attribute inputs, submodule calls, method calls.
+
+Every attribute path the region reads that holds a value (``self.attn.c_proj.weight``, ``self.eps``,
+``self.training``) is one more input of the compiled function, read from the object at each call
+(``AttributeRead``); nothing of an instance is built in, so one build serves every instance of the class. A
+path that holds a submodule is a ``ModuleValue``: calling it inlines its class's ``forward`` (torch.nn's from
+torch's shipped source, in the library dialect; the user's own as a helper is), and the class it was read as is
+a guard the entry checks at every call.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ppy_check.classes import ClassModel, ModuleField, UnknownField, ValueField
+from ppy_check.messages import refusals
+from ppy_check.model import types as t
+from ppy_check.model.bind import Argument
+from ppy_check.model.builder.facts import _carries_tensors
+from ppy_check.model.builder.part import Part
+from ppy_check.model.builder.values import Helper, ModuleValue, Value
+from ppy_check.model.ir import Const, Expr, Param, Span
+
+
+class Modules(Part):
+    """Attributes read, and methods and submodules called, through a method region's instance."""
+
+    def instance(self, cls: ClassModel, name: str) -> ModuleValue:
+        """The region's own instance (`self`), whose exact class the entry checks."""
+        self.state.module_classes.setdefault(name, cls)
+        return ModuleValue(cls, name)
+
+    def attribute(self, base: ModuleValue, attr: str, span: Span) -> Value:
+        path = f"{base.path}.{attr}"
+        field = base.cls.field(attr)
+        if field is None:
+            if attr in base.cls.methods:
+                return self.state.type_problem(span, path, refusals.MODULE_NOT_VALUE(cls=base.cls.name))
+            return self.state.type_problem(span, path, refusals.ATTRIBUTE_NOT_ASSIGNED(cls=base.cls.name, name=attr))
+        if isinstance(field, UnknownField):
+            return self.state.type_problem(span, path, refusals.ATTRIBUTE_UNSETTLED(why=field.why))
+        if isinstance(field, ModuleField):
+            self.state.module_classes.setdefault(path, field.cls)
+            return ModuleValue(field.cls, path)
+        return self.read(path, field, span)
+
+    def read(self, path: str, field: ValueField, span: Span) -> Value:
+        """The input that holds ``path``'s value: one per path, however often the region reads it."""
+        found = self.state.attributes.get(path)
+        if found is not None:
+            return found
+        kind = _as_input(field.type)
+        if isinstance(kind, t.NoneT):
+            return Const(None, t.NONE, span)
+        aliases = frozenset({path}) if _carries_tensors(kind) else frozenset()
+        index = len(self.state.region.params) + len(self.state.attributes)
+        value = self.state.attributes[path] = Param(path, index, kind, span, aliases)
+        return value
+
+    def call_member(self, receiver: ModuleValue, attr: str, args: list[Argument], keywords: dict[str, Expr],
+                    span: Span, shown: str) -> Value:
+        """`self.proj(x)`: a submodule called; `self.helper(x)`: a method of the class, run on the same instance."""
+        field = receiver.cls.field(attr)
+        if field is None and attr in receiver.cls.methods:
+            return self.run_method(receiver, receiver.cls.methods[attr], args, keywords, span, shown)
+        target = self.attribute(receiver, attr, span)
+        if isinstance(target, ModuleValue):
+            return self.call_module(target, args, keywords, span, shown)
+        if isinstance(target, Param):
+            return self.state.type_problem(span, target.name, refusals.ATTRIBUTE_NOT_CALLABLE(type=target.type))
+        return target
+
+    def call_module(self, module: ModuleValue, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                    shown: str) -> Value:
+        forward = module.cls.methods.get("forward") if module.cls.is_module else module.cls.methods.get("__call__")
+        if forward is None:
+            return self.state.type_problem(span, module.path, refusals.MODULE_NO_FORWARD(cls=module.cls.name))
+        return self.run_method(module, forward, args, keywords, span, shown)
+
+    def run_method(self, receiver: ModuleValue, method: ast.FunctionDef, args: list[Argument],
+                   keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        cls = receiver.cls
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
+        helper = Helper(method, cls.scope, cls.path, library=cls.library)
+        if static:
+            return self.inliner.inline(helper, args, keywords, span, shown)
+        return self.inliner.inline(helper, args, keywords, span, shown, receiver=(method.args.args[0].arg, receiver))
+
+
+def _as_input(kind: t.Type) -> t.Type:
+    """An attribute's type as an input: a float attribute may hold an int at run time (`nn.LayerNorm(d, eps=0)`),
+    so it is what a `float` parameter is (a number known only at run time)."""
+    if isinstance(kind, t.FloatT):
+        return t.NUMBER
+    if isinstance(kind, t.OptionalT):
+        return t.OptionalT(_as_input(kind.inner))
+    if isinstance(kind, t.TupleT):
+        return t.TupleT(tuple(_as_input(item) for item in kind.items), kind.names, kind.structseq)
+    if isinstance(kind, t.SeqT):
+        return t.SeqT(_as_input(kind.item))
+    return kind

@@ -1,0 +1,158 @@
+"""Methods of nn.Module classes as regions: attributes read at each call, submodules inlined, checks that fall back."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+import torch
+
+import ppy
+from ppy.runtime import RegionDeclinedWarning
+
+import module_regions as mr
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built() -> None:
+    for region in (mr.Block.forward, mr.Block.twice, mr.Mlp.forward, mr.Scaled.scaled, mr.Embedder.forward):
+        assert region.build(), region.fallback_reason
+
+
+def _python(region: ppy.Region, module: torch.nn.Module, *args: object) -> object:
+    return region.python(module, *args)
+
+
+def test_a_module_region_matches_eager_in_eval_and_in_training() -> None:
+    torch.manual_seed(0)
+    block = mr.Block(8).eval()
+    x = torch.randn(2, 3, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        assert torch.equal(block(x), _python(mr.Block.forward, block, x))
+        block.train()  # dropout reads `self.training` at the call: no rebuild, eager's draws
+        torch.manual_seed(5)
+        compiled = block(x)
+        torch.manual_seed(5)
+        assert torch.equal(compiled, _python(mr.Block.forward, block, x))
+        assert not torch.equal(compiled, block.eval()(x))
+
+
+def test_parameter_gradients_equal_eagers() -> None:
+    torch.manual_seed(0)
+    block = mr.Block(8).eval()
+    twin = copy.deepcopy(block)
+    x = torch.randn(2, 3, 8)
+    block(x).square().sum().backward()
+    _python(mr.Block.forward, twin, x).square().sum().backward()  # type: ignore[union-attr]
+    for (name, mine), (_, theirs) in zip(block.named_parameters(), twin.named_parameters()):
+        assert mine.grad is not None and torch.equal(mine.grad, theirs.grad), name
+
+
+def test_twelve_instances_share_one_build_whatever_their_weights_and_config() -> None:
+    torch.manual_seed(0)
+    blocks = [mr.Block(4 + i, dropout=0.05 * i).eval() for i in range(12)]
+    entry = mr.Block.forward.compiled
+    with ppy.profile(print_on_exit=False) as profile, warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        for block in blocks:
+            x = torch.randn(3, block.ln.normalized_shape[0])
+            assert torch.equal(block(x), _python(mr.Block.forward, block, x))
+    assert mr.Block.forward.compiled is entry
+    row = next(r for r in profile.rows() if r.region == "Block.forward")
+    assert (row.calls, row.compiled) == (12, 12)
+
+
+def test_a_swapped_submodule_runs_python_with_one_warning_naming_it() -> None:
+    class Doubled(torch.nn.Module):
+        def __init__(self, inner: torch.nn.Module):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.inner(x) * 2
+
+    torch.manual_seed(0)
+    block = mr.Block(8).eval()
+    block.mlp.fc = Doubled(block.mlp.fc)
+    x = torch.randn(2, 8)
+    with pytest.warns(RegionDeclinedWarning, match=r"`self\.mlp\.fc`: it is a .*Doubled") as caught:
+        assert torch.equal(block(x), _python(mr.Block.forward, block, x))
+        block(x)
+    mine = [w for w in caught if "`Block.forward`" in str(w.message)]
+    assert len(mine) == 1 and mine[0].filename == __file__  # once, at the user's line, not inside torch or ppy
+
+
+def test_a_forward_hook_is_run_as_python_would() -> None:
+    torch.manual_seed(0)
+    block = mr.Block(8).eval()
+    x = torch.randn(2, 8)
+    handle = block.ln.register_forward_hook(lambda module, args, out: out * 0)
+    try:
+        with pytest.warns(RegionDeclinedWarning, match=r"`self\.ln`: it has a hook"):
+            assert torch.equal(block(x), _python(mr.Block.forward, block, x))
+    finally:
+        handle.remove()
+
+
+def test_values_replaced_between_calls_are_read_at_the_next_call() -> None:
+    torch.manual_seed(0)
+    block = mr.Block(8).eval()
+    x = torch.randn(2, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        block.mlp.gain = torch.nn.Parameter(torch.full((8,), 3.0))
+        block.mlp.eps = 2  # an int where the class assigned a float: Python's int arithmetic
+        block.ln.eps = 0.5
+        assert torch.equal(block(x), _python(mr.Block.forward, block, x))
+        block.double()
+        assert torch.equal(block(x.double()), _python(mr.Block.forward, block, x.double()))
+    del block.mlp.gain
+    block.mlp.gain = 3.0  # a float where a tensor was built: declined, and the message names it
+    with pytest.warns(RegionDeclinedWarning, match=r"`self\.mlp\.gain`: it holds a float"):
+        assert torch.equal(block(x.double()), _python(mr.Block.forward, block, x.double()))
+
+
+def test_methods_inherited_init_and_optional_weights() -> None:
+    torch.manual_seed(0)
+    scaled = mr.Scaled(8).eval()
+    embedder = mr.Embedder(11, 8)
+    x = torch.randn(2, 8)
+    tokens = torch.randint(0, 11, (2, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        assert torch.equal(scaled.scaled(x, 1.5), _python(mr.Scaled.scaled, scaled, x, 1.5))
+        assert torch.equal(embedder(tokens), _python(mr.Embedder.forward, embedder, tokens))
+        block = mr.Block(8).eval()
+        assert torch.equal(block.twice(x), _python(mr.Block.twice, block, x))
+    # Scaled inherits Block.forward, which was built for Block: its exact class is another.
+    with pytest.warns(RegionDeclinedWarning, match=r"`self`: it is a .*Scaled"):
+        assert torch.equal(scaled(x), _python(mr.Block.forward, scaled, x))
+
+
+def test_the_model_reads_each_path_once_in_order() -> None:
+    from ppy_check.engine import analyse
+    from ppy_check.module import ModuleRegions
+
+    with open(mr.__file__, encoding="utf-8") as source:
+        module = ModuleRegions.load(mr.__file__, source.read())
+    region = next(r for r in module.regions if r.site.qualname == "Block.forward")
+    model = analyse(region).model
+    assert model is not None and model.instance is not None
+    reads = [path for path, _ in model.instance.reads]
+    assert reads[:4] == ["ln.normalized_shape", "ln.weight", "ln.bias", "ln.eps"]
+    assert len(reads) == len(set(reads))
+    assert dict(model.instance.classes) == {"": "Block", "ln": "torch.nn.LayerNorm", "mlp": "Mlp",
+                                            "mlp.fc": "torch.nn.Linear", "mlp.proj": "torch.nn.Linear",
+                                            "drop": "torch.nn.Dropout", "act": "torch.nn.ReLU"}
+
+
+def test_torch_compile_of_a_model_of_module_regions_has_no_graph_break() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(mr.Block(8), mr.Block(8)).eval()
+    x = torch.randn(2, 8)
+    compiled = torch.compile(model, fullgraph=True, backend="eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the operator registration says it traces the body (not yet an operator)
+        assert torch.equal(compiled(x), model(x))

@@ -1,0 +1,73 @@
+"""nn.Module classes whose methods are regions: what they read through `self` is read at each call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import ppy
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Mlp(nn.Module):
+    def __init__(self, width: int, hidden: int, eps: float = 1e-5):
+        super().__init__()
+        self.fc = nn.Linear(width, hidden)
+        self.proj = nn.Linear(hidden, width, bias=False)
+        self.gain = nn.Parameter(torch.ones(width))
+        self.register_buffer("shift", torch.zeros(width))
+        self.eps = eps
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(F.gelu(self.fc(x), approximate="tanh")) * self.gain + self.shift + self.eps
+
+
+class Block(nn.Module):
+    def __init__(self, width: int, dropout: float = 0.1):
+        super().__init__()
+        self.ln = nn.LayerNorm(width)
+        self.mlp = Mlp(width, 4 * width)
+        self.drop = nn.Dropout(dropout)
+        self.act = nn.ReLU()
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.drop(self.act(self.mlp(self.ln(x))))
+
+    @ppy.opt(3)
+    def twice(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward(self.forward(x))
+
+
+class Scaled(Block):
+    """A subclass that reuses its parent's `__init__` and adds a region of its own."""
+
+    @ppy.opt(3)
+    def scaled(self, x: torch.Tensor, factor: float) -> torch.Tensor:
+        return self.mlp(x) * factor
+
+
+class Embedder(nn.Module):
+    def __init__(self, vocab: int, width: int):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, width)
+        self.norm = nn.LayerNorm(width, elementwise_affine=False)
+
+    @ppy.opt(3)
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        # nn.Embedding's own forward passes `padding_idx`, an Optional[int] torch's code tests at run time.
+        return self.norm(F.embedding(tokens, self.wte.weight))
+
+
+@Block.forward.samples
+def _(device: str) -> Iterator[tuple[Block, torch.Tensor]]:
+    torch.manual_seed(0)
+    yield Block(8).to(device).eval(), torch.randn(2, 3, 8, device=device)
+
+
+@Embedder.forward.samples
+def _(device: str) -> Iterator[tuple[Embedder, torch.Tensor]]:
+    torch.manual_seed(0)
+    yield Embedder(11, 8).to(device), torch.randint(0, 11, (2, 5), device=device)
