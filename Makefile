@@ -38,6 +38,7 @@ check: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/ppy-check examples
 	$(PY) examples/gpt2/gpt2.py
+	$(PY) examples/gpt2/gpt2_modules.py
 
 bench: $(STAMP)
 	$(PY) bench/check_speed.py

@@ -24,12 +24,15 @@ import torch
 _HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 
+# Hooks every module's call runs (``register_module_forward_hook`` and friends): dicts torch changes in place.
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                 "_global_backward_pre_hooks")
+
+
 def _global_hooks() -> bool:
-    """Hooks every module's call runs (``register_module_forward_hook`` and friends)."""
     from torch.nn.modules import module
 
-    return bool(module._global_forward_hooks or module._global_forward_pre_hooks or module._global_backward_hooks
-                or module._global_backward_pre_hooks)
+    return any(getattr(module, name) for name in _GLOBAL_HOOKS)
 
 
 @dataclass(frozen=True)
@@ -48,9 +51,20 @@ class InstanceReader:
     reads: tuple[str, ...]  # attribute paths from the instance, in the order of the compiled inputs
     types: tuple[str, ...]  # the type the build assumed of each, for messages
     checks: tuple[tuple[str, type], ...]  # (path, exact class), the instance itself at ""
-    read_all: Callable[[Any], Any]
+    # The instance's reads and checks as one straight-line function (see `_reader_source`): the tuple of values,
+    # or None when a check fails (then `arguments` says which).
+    read_all: Callable[[Any], tuple[Any, ...] | None]
     # The compiled function's entry, which takes the region's arguments and then the reads (see `taking`).
     raw: Callable[..., Any] = lambda *values: NotImplemented
+
+    @classmethod
+    def of(cls, name: str, reads: Sequence[Sequence[str]], classes: Sequence[Sequence[str]],
+           namespace: dict[str, Any]) -> InstanceReader:
+        """Resolve the classes the build read (``classes``: [path, name]) in the region's module (``namespace``) or
+        torch.nn; raises LookupError naming one that is not there."""
+        checks = tuple((path, _resolve_class(class_name, namespace)) for path, class_name in classes)
+        paths = tuple(path for path, _ in reads)
+        return cls(name, paths, tuple(kind for _, kind in reads), checks, _compiled_reader(paths, dict(checks)))
 
     def taking(self, raw: Callable[..., Any]) -> InstanceReader:
         return dataclasses.replace(self, raw=raw)
@@ -58,46 +72,39 @@ class InstanceReader:
     def entry(self, instance: Any, *arguments: Any) -> Any:
         """The compiled region as a function of the instance and the region's arguments, all positional (what
         verify and torch's operator call): NotImplemented where the instance is not as built."""
-        taken = self.arguments(instance)
-        if not isinstance(taken, tuple):
+        taken = self.read_all(instance)
+        if taken is None:
             return NotImplemented
         return self.raw(*arguments, *taken)
 
-    @classmethod
-    def of(cls, name: str, reads: Sequence[Sequence[str]], classes: Sequence[Sequence[str]],
-           namespace: dict[str, Any]) -> InstanceReader:
-        """Resolve the classes the build read (``classes``: [path, name]) in the region's module (``namespace``) or
-        torch.nn; raises LookupError naming one that is not there."""
-        checks = []
-        for path, class_name in classes:
-            checks.append((path, _resolve_class(class_name, namespace)))
-        paths = tuple(path for path, _ in reads)
-        getter: Callable[[Any], Any]
-        if not paths:
-            getter = _no_reads
-        elif len(paths) == 1:
-            one = operator.attrgetter(paths[0])
-            getter = lambda instance: (one(instance),)  # noqa: E731  attrgetter of one path gives the value alone
-        else:
-            getter = operator.attrgetter(*paths)
-        return cls(name, paths, tuple(kind for _, kind in reads), tuple(checks), getter)
-
     def arguments(self, instance: Any) -> tuple[Any, ...] | Mismatch:
         """The compiled function's inputs read from ``instance``, or what makes this call Python's."""
+        try:
+            values = self.read_all(instance)
+        except (AttributeError, KeyError):
+            values = None
+        return values if values is not None else self.mismatch(instance)
+
+    def mismatch(self, instance: Any) -> Mismatch:
+        """Why ``read_all`` refused the instance: the first check that fails, read the slow way."""
         for path, expected in self.checks:
-            found = operator.attrgetter(path)(instance) if path else instance
+            try:
+                found = operator.attrgetter(path)(instance) if path else instance
+            except AttributeError as error:
+                return Mismatch(self.shown(path), f"reading it failed ({error})")
             if type(found) is not expected:
                 return Mismatch(self.shown(path), f"it is a {_class_name(type(found))}, and the build inlined the code "
                                                    f"of {_class_name(expected)}")
-            if isinstance(found, torch.nn.Module) and any(getattr(found, hooks) for hooks in _HOOK_DICTS):
+            if isinstance(found, torch.nn.Module) and any(getattr(found, hooks, None) for hooks in _HOOK_DICTS):
                 return Mismatch(self.shown(path), "it has a hook, which its call would run and the inlined code skips")
-        if self.checks and _global_hooks():
+        if _global_hooks():
             return Mismatch(self.name, "a global module hook is registered, which every module's call runs")
-        try:
-            values: tuple[Any, ...] = self.read_all(instance)
-        except AttributeError as error:
-            return Mismatch(self.name, f"reading it failed ({error})")
-        return values
+        for path in self.reads:
+            try:
+                operator.attrgetter(path)(instance)
+            except AttributeError as error:
+                return Mismatch(self.shown(path), f"reading it failed ({error})")
+        return Mismatch(self.name, "its attributes are not as the build read them")
 
     def declined(self, values: Sequence[Any]) -> Mismatch:
         """Which attribute made the compiled entry decline a call: its value is not what the build assumed."""
@@ -111,8 +118,81 @@ class InstanceReader:
         return f"{self.name}.{path}" if path else self.name
 
 
-def _no_reads(instance: Any) -> tuple[Any, ...]:
-    return ()
+_MISSING = object()
+
+
+def _compiled_reader(reads: tuple[str, ...], classes: dict[str, type]) -> Callable[[Any], tuple[Any, ...] | None]:
+    """One function that reads every object on the paths once, checks each checked object's exact class and hooks,
+    and returns the reads in order (None where a check fails).
+
+    nn.Module keeps parameters, buffers and submodules in dicts that ``Module.__getattr__`` searches after Python's
+    own lookup fails, at about half a microsecond a step; the function reads those dicts itself, in the same order
+    (the instance's ``__dict__``, then ``_parameters``, ``_buffers``, ``_modules``). That is Python's answer only
+    where the class defines nothing of that name (a property, a class-level default): such a step is a plain
+    ``getattr``. Each checked class is exact, so what its MRO defines was known when the function was made."""
+    namespace: dict[str, Any] = {"M": _MISSING}
+    lines = ["def read(o0):"]
+    variables = {"": "o0"}
+    counter = 0
+
+    def checked(path: str) -> None:
+        kind = classes.get(path)
+        if kind is None:
+            return
+        var = variables[path]
+        namespace[f"K_{var}"] = kind
+        lines.append(f"    if type({var}) is not K_{var}: return None")
+        if issubclass(kind, torch.nn.Module):
+            lines.append(f"    d_{var} = {var}.__dict__")
+            hooks = " or ".join(f"d_{var}.get({name!r})" for name in _HOOK_DICTS)
+            lines.append(f"    if {hooks}: return None")
+
+    def step(parent: str, name: str) -> str:
+        nonlocal counter
+        path = f"{parent}.{name}" if parent else name
+        if path in variables:
+            return variables[path]
+        counter += 1
+        var = variables[path] = f"o{counter}"
+        source = variables[parent]
+        kind = classes.get(parent)
+        plain = kind is not None and issubclass(kind, torch.nn.Module) and \
+            not any(name in vars(base) for base in kind.__mro__)
+        if plain:
+            d = f"d_{source}"
+            lines.append(f"    {var} = {d}.get({name!r}, M)")
+            for store in ("_parameters", "_buffers", "_modules"):
+                lines.append(f"    if {var} is M: {var} = {d}[{store!r}].get({name!r}, M)")
+            lines.append(f"    if {var} is M: {var} = getattr({source}, {name!r})")
+        else:
+            lines.append(f"    {var} = getattr({source}, {name!r})")
+        checked(path)
+        return var
+
+    checked("")
+    for path in sorted(classes, key=lambda p: p.count(".")):
+        parent = ""
+        for name in path.split(".") if path else []:
+            step(parent, name)
+            parent = f"{parent}.{name}" if parent else name
+    values = []
+    for path in reads:
+        parent = ""
+        var = "o0"
+        for name in path.split("."):
+            var = step(parent, name)
+            parent = f"{parent}.{name}" if parent else name
+        values.append(var)
+    if classes:
+        from torch.nn.modules import module
+
+        for index, name in enumerate(_GLOBAL_HOOKS):
+            namespace[f"G{index}"] = getattr(module, name)
+        lines.append(f"    if {' or '.join(f'G{i}' for i in range(len(_GLOBAL_HOOKS)))}: return None")
+    lines.append(f"    return ({''.join(f'{v}, ' for v in values)})")
+    exec(compile("\n".join(lines), "<ppy instance reader>", "exec"), namespace)  # noqa: S102  ppy's own text
+    reader: Callable[[Any], tuple[Any, ...] | None] = namespace["read"]
+    return reader
 
 
 def _resolve_class(name: str, namespace: dict[str, Any]) -> type:

@@ -544,11 +544,14 @@ def _call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any
         return region.python(*args, **kwargs)
     if _observer is not None:
         _observer(region, args, kwargs)
-    bound = form.signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    # The compiled function takes every parameter positionally, keyword-only ones included.
-    values = list(bound.arguments.values())
     reader = form.instance
+    if reader is not None and not kwargs and len(args) == len(form.signature.parameters):
+        values = list(args)  # every parameter given positionally (what nn.Module's call makes): nothing to bind
+    else:
+        bound = form.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        # The compiled function takes every parameter positionally, keyword-only ones included.
+        values = list(bound.arguments.values())
     if reader is not None:
         taken = reader.arguments(values.pop(0))
         if not isinstance(taken, tuple):
@@ -566,7 +569,7 @@ def _call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any
         # a tensor subclass): only the Python body gives Python's answer. The C entry hands such a call
         # here too, so this is where every per-call decline is seen.
         if log.enabled:
-            kinds = ", ".join(type(value).__name__ for value in bound.arguments.values())
+            kinds = ", ".join(type(value).__name__ for value in values)
             log.emit_once("fallback", f"{region.__qualname__}:{kinds}",
                           f"region `{region.__qualname__}` ran as Python for a call its compiled code declined "
                           f"(argument types {kinds}; an argument not exactly its annotated type)")

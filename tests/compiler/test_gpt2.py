@@ -86,3 +86,20 @@ def test_generated_block_is_the_seed_shape(gpt2) -> None:
     assert "int64_t batch, int64_t length, int64_t heads, int64_t head_dim, int64_t width, const at::Scalar& eps" in source
     assert "at::_ops::scaled_dot_product_attention::call(q, k, v, " in source
     assert 'at::_ops::gelu::call(ppy_t17, c10::string_view("tanh", 4))' in source
+
+
+def test_the_nn_module_form_matches_the_free_functions_to_the_bit(gpt2) -> None:
+    """examples/gpt2/gpt2_modules.py: the same blocks as nn.Modules with a region `forward`, six layers."""
+    sys.modules.setdefault("gpt2", gpt2)  # the module form imports the free-function form by its own name
+    spec = importlib.util.spec_from_file_location("gpt2_modules_example", EXAMPLE.with_name("gpt2_modules.py"))
+    modules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(modules)
+    assert modules.Block.forward.build(), modules.Block.forward.fallback_reason
+    torch.manual_seed(0)
+    functions = gpt2.Model(6, HEADS, HEAD_DIM, VOCAB, "cpu")
+    model = modules.GPT2(6, HEADS, HEAD_DIM, VOCAB).load(functions).eval()
+    ids = torch.remainder(torch.arange(2 * 9).reshape((2, 9)), VOCAB)
+    with ppy.profile(print_on_exit=False) as profile:
+        assert torch.equal(model(ids), functions.forward(ids, 2, 9))
+    calls = {row.region: (row.calls, row.compiled) for row in profile.rows()}
+    assert calls["Block.forward"] == (6, 6) and calls["block"] == (6, 6)
