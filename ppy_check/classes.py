@@ -21,6 +21,7 @@ naming why, and becomes a finding only when a region reads it.
 from __future__ import annotations
 
 import ast
+import enum
 import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -79,6 +80,22 @@ class ClassModel:
     methods: Mapping[str, ast.FunctionDef]
     torch_module: str | None = None  # the shipped module whose source holds it, for torch.nn's classes
     is_module: bool = False  # an nn.Module: `self.training` is an attribute, and calls run `forward`
+    # torch.nn's containers, as one construction made them: each item's class by its key ("0", "1"... or a
+    # ModuleDict's key) where the construction lists them, or the one class of every item of a ModuleList made by a
+    # comprehension (how many is known only at run time).
+    container: Container | None = None
+    uniform: ClassModel | None = None
+    bases: tuple[ClassModel, ...] = ()  # the user's class's bases ppy reads, in order (for `super()`)
+    own: frozenset[str] = frozenset()  # the methods the class itself defines
+
+    def mro(self) -> list[ClassModel]:
+        """The class and its bases ppy reads, in the order Python looks a method up (depth first, each once: the
+        C3 order wherever the hierarchy has no diamond)."""
+        order: list[ClassModel] = []
+        for cls in [self, *(c for base in self.bases for c in base.mro())]:
+            if all(cls is not seen for seen in order):
+                order.append(cls)
+        return order
 
     @property
     def library(self) -> bool:
@@ -86,6 +103,25 @@ class ClassModel:
 
     def field(self, name: str) -> Field | None:
         return self.fields.get(name)
+
+
+class Container(enum.Enum):
+    SEQUENTIAL = "torch.nn.Sequential"
+    MODULE_LIST = "torch.nn.ModuleList"
+    MODULE_DICT = "torch.nn.ModuleDict"
+
+
+_CONTAINERS = {kind.value: kind for kind in Container} | {
+    f"torch.nn.modules.container.{kind.value.rpartition('.')[2]}": kind for kind in Container}
+
+
+def _container(kind: Container, items: dict[str, ClassModel], uniform: ClassModel | None = None) -> ClassModel:
+    from ppy_check.scope import ModuleScope as _Scope
+
+    fields: dict[str, Field] = {key: ModuleField(item) for key, item in items.items()}
+    fields["training"] = ValueField(t.BOOL)
+    return ClassModel(kind.value, "<torch>/torch/nn/modules/container.py", _Scope(), fields, {},
+                      "torch.nn.modules.container", True, kind, uniform)
 
 
 def torch_class(dotted: str) -> ClassModel | None:
@@ -106,11 +142,14 @@ def _torch_class(dotted: str) -> ClassModel | None:
     for name, sub in entry.submodules:
         found = _torch_class(sub)
         fields[name] = ModuleField(found) if found is not None else UnknownField(refusals.ATTRIBUTE_CLASS_UNREAD(name=sub))
-    methods = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
-    for base in _torch_bases(node, module.scope):
+    own = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
+    methods = dict(own)
+    bases = tuple(_torch_bases(node, module.scope))
+    for base in bases:
         for name, method in base.methods.items():
             methods.setdefault(name, method)
-    return ClassModel(f"torch.nn.{entry.name}", module.path, module.scope, fields, methods, entry.module, True)
+    return ClassModel(f"torch.nn.{entry.name}", module.path, module.scope, fields, methods, entry.module, True,
+                      bases=bases, own=frozenset(own))
 
 
 def _torch_bases(node: ast.ClassDef, scope: ModuleScope) -> Iterator[ClassModel]:
@@ -186,7 +225,8 @@ def _user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel
         fields.setdefault(name, UnknownField(refusals.ATTRIBUTE_OUTSIDE_INIT(name=name)))
     if is_module:
         fields.setdefault("training", ValueField(t.BOOL))
-    return ClassModel(node.name, path, scope, fields, methods, None, is_module)
+    return ClassModel(node.name, path, scope, fields, methods, None, is_module, bases=tuple(init_bases),
+                      own=frozenset(own_methods))
 
 
 def _annotated(node: ast.ClassDef, scope: ModuleScope, path: str) -> dict[str, Field]:
@@ -318,10 +358,18 @@ class _InitReader:
         """The kind an attribute assigned ``value`` holds."""
         if _is_none(value):
             return ValueField(t.NONE)
+        if isinstance(value, ast.Name) and value.id in self.params and self.params[value.id].annotation is not None:
+            annotation = self.params[value.id].annotation
+            assert annotation is not None
+            cls = class_named(annotation, self.scope, self.path)
+            if cls is not None:
+                return ModuleField(cls)  # a config object (`config: GPTConfig`) or a module passed in
         if isinstance(value, ast.Call):
             dotted = self.scope.resolve(value.func)
             if dotted in PARAMETER_CLASSES:
                 return ValueField(t.TENSOR)
+            if dotted in _CONTAINERS:
+                return self.container(_CONTAINERS[dotted], value, fields, name)
             cls = class_named(value.func, self.scope, self.path)
             if cls is not None:
                 return ModuleField(cls)
@@ -336,6 +384,38 @@ class _InitReader:
             return ValueField(value_type)
         example = "nn.Linear" if isinstance(value, ast.Call) else "int"  # a call most often makes a module
         return UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(name=name, value=ast.unparse(value), example=example))
+
+    def container(self, kind: Container, call: ast.Call, fields: Mapping[str, Field], name: str) -> Field:
+        """A Sequential, ModuleList or ModuleDict: the class of each item, as the construction lists them."""
+        if call.keywords:
+            return UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(name=name, value=ast.unparse(call), example="nn.Linear"))
+        items: list[tuple[str, ast.expr]] = []
+        if kind is Container.SEQUENTIAL:
+            items = [(str(index), arg) for index, arg in enumerate(call.args)]
+        elif len(call.args) == 1 and kind is Container.MODULE_LIST and isinstance(call.args[0], (ast.List, ast.Tuple)):
+            items = [(str(index), arg) for index, arg in enumerate(call.args[0].elts)]
+        elif len(call.args) == 1 and kind is Container.MODULE_DICT and isinstance(call.args[0], ast.Dict):
+            for key_node, value_node in zip(call.args[0].keys, call.args[0].values):
+                if not (isinstance(key_node, ast.Constant) and isinstance(key_node.value, str)):
+                    return UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(name=name, value=ast.unparse(call),
+                                                                        example="nn.ModuleDict"))
+                items.append((key_node.value, value_node))
+        elif len(call.args) == 1 and kind is Container.MODULE_LIST and isinstance(call.args[0], ast.ListComp):
+            each = self.kind(call.args[0].elt, fields, name)
+            if isinstance(each, ModuleField):
+                return ModuleField(_container(kind, {}, each.cls))
+            return each if isinstance(each, UnknownField) else \
+                UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(name=name, value=ast.unparse(call), example="nn.ModuleList"))
+        elif call.args:
+            return UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(name=name, value=ast.unparse(call), example="nn.Sequential"))
+        classes: dict[str, ClassModel] = {}
+        for key, item_node in items:
+            found = self.kind(item_node, fields, f"{name}[{key!r}]")
+            if not isinstance(found, ModuleField):
+                return found if isinstance(found, UnknownField) else \
+                    UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(name=name, value=ast.unparse(call), example="nn.Sequential"))
+            classes[key] = found.cls
+        return ModuleField(_container(kind, classes))
 
     def value_type(self, value: ast.expr, fields: Mapping[str, Field]) -> t.Type | None:
         if isinstance(value, ast.Constant):

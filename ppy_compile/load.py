@@ -139,7 +139,8 @@ def _instances_json(found: Any) -> dict[str, dict[str, list[list[str]]]]:
     def rows(value: Any) -> bool:
         return isinstance(value, list) and all(
             isinstance(row, list) and len(row) == 2 and all(isinstance(part, str) for part in row) and
-            all(name.isidentifier() and not name.startswith("__") for name in row[0].split(".") if row[0])
+            all((name.isidentifier() or name.isdigit()) and not name.startswith("__")
+                for name in row[0].split(".") if row[0])
             for row in value)
 
     if not isinstance(found, dict) or not all(

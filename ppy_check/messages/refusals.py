@@ -258,4 +258,14 @@ ATTRIBUTE_NOT_ASSIGNED = Reason(Code.TYPE, "`{cls}` assigns no attribute `{name}
 ATTRIBUTE_NOT_CALLABLE = Reason(Code.TYPE, "it holds `{type}`, which is not callable")
 MODULE_NOT_VALUE = Reason(Code.TYPE, "a module (`{cls}`) is not a value a region can hold or return; call it, or "
                                      "read its tensors")
+MODULE_NOT_INDEXED = Reason(Code.TYPE, "`{cls}` is not a container ppy indexes (Sequential, ModuleList, ModuleDict)")
+CONTAINER_KEY_LITERAL = Reason(Code.TYPE, "an item of a `{cls}` is reached by a literal index (`[0]`, `[-1]`, "
+                                          "`[\"name\"]`, a name an attribute may have), so the build knows which "
+                                          "module it inlines")
+CONTAINER_NO_KEY = Reason(Code.TYPE, "the `{cls}` `__init__` builds has no item {key}")
+CONTAINER_OUT_OF_RANGE = Reason(Code.TYPE, "the `{cls}` `__init__` builds has {count} items")
+CONTAINER_NEGATIVE_UNKNOWN = Reason(Code.TYPE, "the `{cls}` is built by a comprehension, so how many items it has is "
+                                               "known only at run time; index it from the front")
+SEQUENTIAL_ONE_ARGUMENT = Reason(Code.TYPE, "a Sequential is called with one positional argument")
+SUPER_METHOD_UNREAD = Reason(Code.TYPE, "no base class of `{cls}` that ppy reads defines `{name}`")
 MODULE_NO_FORWARD = Reason(Code.TYPE, "`{cls}` has no `forward` ppy reads")

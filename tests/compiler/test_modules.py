@@ -16,7 +16,8 @@ import module_regions as mr
 
 @pytest.fixture(scope="module", autouse=True)
 def built() -> None:
-    for region in (mr.Block.forward, mr.Block.twice, mr.Mlp.forward, mr.Scaled.scaled, mr.Embedder.forward):
+    for region in (mr.Block.forward, mr.Block.twice, mr.Mlp.forward, mr.Scaled.scaled, mr.Embedder.forward,
+                   mr.ScaledNorm.forward, mr.Stack.forward, mr.Configured.forward):
         assert region.build(), region.fallback_reason
 
 
@@ -156,3 +157,21 @@ def test_torch_compile_of_a_model_of_module_regions_has_no_graph_break() -> None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the operator registration says it traces the body (not yet an operator)
         assert torch.equal(compiled(x), model(x))
+
+
+def test_subclasses_of_torch_nn_containers_and_config_objects() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(3, 6)
+    norm = mr.ScaledNorm(6, 0.5)
+    stack = mr.Stack(6, depth=3).eval()
+    configured = mr.Configured(mr.Config(6, 1e-3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        assert torch.equal(norm(x), _python(mr.ScaledNorm.forward, norm, x))
+        assert torch.equal(stack(x), _python(mr.Stack.forward, stack, x))
+        assert torch.equal(configured(x), _python(mr.Configured.forward, configured, x))
+        configured.config.eps = 0.25  # a config value changed in place is read at the next call
+        assert torch.equal(configured(x), _python(mr.Configured.forward, configured, x))
+    stack.net[1] = torch.nn.ReLU()  # another class in the Sequential than the build inlined
+    with pytest.warns(RegionDeclinedWarning, match=r"`self\.net\.1`: it is a .*ReLU"):
+        assert torch.equal(stack(x), _python(mr.Stack.forward, stack, x))

@@ -71,3 +71,50 @@ def _(device: str) -> Iterator[tuple[Block, torch.Tensor]]:
 def _(device: str) -> Iterator[tuple[Embedder, torch.Tensor]]:
     torch.manual_seed(0)
     yield Embedder(11, 8).to(device), torch.randint(0, 11, (2, 5), device=device)
+
+
+class ScaledNorm(nn.LayerNorm):
+    """A subclass of torch.nn's own class: its attributes, and `super().forward`."""
+
+    def __init__(self, width: int, scale: float) -> None:
+        super().__init__(width)
+        self.scale = scale
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x) * self.scale + self.normalized_shape[0]
+
+
+class Stack(nn.Module):
+    """Containers: a Sequential called, ModuleList and ModuleDict items by literal keys."""
+
+    def __init__(self, width: int, depth: int) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(depth)])
+        self.heads = nn.ModuleDict({"left": nn.Linear(width, 1), "right": nn.Linear(width, 1)})
+        self.pair = nn.ModuleList([nn.Tanh(), nn.SiLU()])
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.layers[1](self.layers[0](self.net(x)))
+        return self.pair[-1](self.heads["left"](y) + self.heads["right"](self.pair[0](y)))
+
+
+class Config:
+    """A plain config object, as HF-style models pass one."""
+
+    def __init__(self, width: int, eps: float) -> None:
+        self.width = width
+        self.eps = eps
+
+
+class Configured(nn.Module):
+    def __init__(self, config: Config) -> None:
+        super().__init__()
+        self.config = config
+        self.proj = nn.Linear(config.width, config.width)
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(self.proj(x), (self.config.width,), eps=self.config.eps)

@@ -341,7 +341,13 @@ class ModulesAPI(Protocol):
     def attribute(self, base: ModuleValue, attr: str, span: Span) -> Value:
         ...
 
+    def item(self, container: ModuleValue, index: ast.expr, span: Span) -> Value:
+        ...
+
     def call_member(self, receiver: ModuleValue, attr: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        ...
+
+    def call_super(self, receiver: ModuleValue, current: ast.FunctionDef, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
         ...
 
     def call_module(self, module: ModuleValue, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:

@@ -82,6 +82,13 @@ class Calls(Part):
         special = self.state.frame.dialect.call(node)
         if special is not None:
             return special
+        instance = self.instance_of_frame() if isinstance(func, ast.Attribute) and _bare_super(func.value) else None
+        if instance is not None:
+            assert isinstance(func, ast.Attribute) and isinstance(self.state.frame.node, ast.FunctionDef)
+            args, keywords = self.arguments(node)
+            if args is None:
+                return POISON
+            return self.modules.call_super(instance, self.state.frame.node, func.attr, args, keywords, span, shown)
         callee = self.exprs.expr(func.value) if isinstance(func, ast.Attribute) else self.exprs.expr(func)
         if isinstance(callee, Const) and isinstance(callee.type, t.FunctionT) and not isinstance(func, ast.Attribute):
             callee = callee.value  # a function passed as a value, called
@@ -139,6 +146,14 @@ class Calls(Part):
             return self.state.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED())
         return self.state.unsupported(span, shown,
                                 refusals.MODULE_CANNOT_CALLED_2(shown=shown, callee_type=callee.type))  # type: ignore[union-attr]
+
+    def instance_of_frame(self) -> ModuleValue | None:
+        """The instance a method region's method runs on (its first parameter's value), if the frame is one."""
+        node = self.state.frame.node
+        if not isinstance(node, ast.FunctionDef) or not node.args.args:
+            return None
+        found = self.state.env.get(node.args.args[0].arg)
+        return found if isinstance(found, ModuleValue) else None
 
     def keyword_dict_method(self, kwargs: KeywordDict, method: str, node: ast.Call) -> Value:
         """``kwargs.get("mask")`` on the ``**kwargs`` of torch's Python code: its keys are known here."""
@@ -572,3 +587,8 @@ class Calls(Part):
         if spec.kwarg is not None:
             bound[spec.kwarg.arg] = KeywordDict(tuple(extra_keywords.items()))
         return bound
+
+
+def _bare_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" and \
+        not node.args and not node.keywords

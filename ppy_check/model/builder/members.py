@@ -217,6 +217,8 @@ class Members(Part):
             base = self.exprs.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON
+        if isinstance(base, ModuleValue):
+            return self.modules.item(base, node.slice, span)
         base = self.exprs.atom(base, node.value)
         kind = base.type
         if isinstance(kind, t.OptionalT):

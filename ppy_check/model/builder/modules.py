@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from ppy_check.classes import ClassModel, ModuleField, UnknownField, ValueField
+from ppy_check.classes import ClassModel, Container, ModuleField, UnknownField, ValueField
 from ppy_check.messages import refusals
 from ppy_check.model import types as t
 from ppy_check.model.bind import Argument
@@ -70,12 +70,77 @@ class Modules(Part):
             return self.state.type_problem(span, target.name, refusals.ATTRIBUTE_NOT_CALLABLE(type=target.type))
         return target
 
+    def item(self, container: ModuleValue, index: ast.expr, span: Span) -> Value:
+        """`self.layers[0]`, `self.heads["q"]`: an item of a torch.nn container, by a literal key."""
+        cls = container.cls
+        key = index.value if isinstance(index, ast.Constant) else None
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
+            key = -index.operand.value if isinstance(index.operand.value, int) else None
+        if cls.container is None:
+            return self.state.type_problem(span, container.path, refusals.MODULE_NOT_INDEXED(cls=cls.name))
+        if cls.container is Container.MODULE_DICT:
+            if not isinstance(key, str) or not key.isidentifier():  # the runtime reads it as an attribute path
+                return self.state.type_problem(span, container.path, refusals.CONTAINER_KEY_LITERAL(cls=cls.name))
+            found = cls.field(key)
+            if not isinstance(found, ModuleField):
+                return self.state.type_problem(span, f"{container.path}[{key!r}]",
+                                               refusals.CONTAINER_NO_KEY(cls=cls.name, key=repr(key)))
+            return self.submodule(container, key, found.cls)
+        if not isinstance(key, int) or isinstance(key, bool):
+            return self.state.type_problem(span, container.path, refusals.CONTAINER_KEY_LITERAL(cls=cls.name))
+        if cls.uniform is not None:
+            if key < 0:  # how many items there are is known only at run time
+                return self.state.type_problem(span, f"{container.path}[{key}]",
+                                               refusals.CONTAINER_NEGATIVE_UNKNOWN(cls=cls.name))
+            return self.submodule(container, str(key), cls.uniform)
+        count = len(cls.fields) - 1  # its items, and `training`
+        position = key + count if key < 0 else key
+        found = cls.field(str(position))
+        if not 0 <= position < count or not isinstance(found, ModuleField):
+            return self.state.type_problem(span, f"{container.path}[{key}]",
+                                           refusals.CONTAINER_OUT_OF_RANGE(cls=cls.name, count=count))
+        return self.submodule(container, str(position), found.cls)
+
+    def submodule(self, parent: ModuleValue, key: str, cls: ClassModel) -> ModuleValue:
+        path = f"{parent.path}.{key}"
+        self.state.module_classes.setdefault(path, cls)
+        return ModuleValue(cls, path)
+
     def call_module(self, module: ModuleValue, args: list[Argument], keywords: dict[str, Expr], span: Span,
                     shown: str) -> Value:
+        if module.cls.container is Container.SEQUENTIAL:
+            return self.sequence(module, args, keywords, span, shown)
         forward = module.cls.methods.get("forward") if module.cls.is_module else module.cls.methods.get("__call__")
         if forward is None:
             return self.state.type_problem(span, module.path, refusals.MODULE_NO_FORWARD(cls=module.cls.name))
         return self.run_method(module, forward, args, keywords, span, shown)
+
+    def sequence(self, module: ModuleValue, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                 shown: str) -> Value:
+        """A Sequential called: each item on what the one before gave, as its `forward` loops."""
+        cls = module.cls
+        if keywords or len(args) != 1 or args[0].spread:
+            return self.state.type_problem(span, module.path, refusals.SEQUENTIAL_ONE_ARGUMENT())
+        value: Value = args[0].value
+        for key in range(len(cls.fields) - 1):
+            found = cls.field(str(key))
+            assert isinstance(found, ModuleField)  # a Sequential's items are modules (classes._container)
+            if not isinstance(value, Expr):
+                return value
+            value = self.call_module(self.submodule(module, str(key), found.cls), [Argument(value)], {}, span, shown)
+        return value
+
+    def call_super(self, receiver: ModuleValue, current: ast.FunctionDef, name: str, args: list[Argument],
+                   keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        """`super().forward(x)` in a method: the method of the next class in the instance's MRO after the one
+        that defines the running method, on the same instance."""
+        mro = receiver.cls.mro()
+        owner = next((i for i, c in enumerate(mro) if c.methods.get(current.name) is current and current.name in c.own),
+                     None)
+        found = None if owner is None else next((c.methods[name] for c in mro[owner + 1:] if name in c.own), None)
+        if found is None:
+            return self.state.type_problem(span, shown, refusals.SUPER_METHOD_UNREAD(name=name, cls=receiver.cls.name))
+        return self.run_method(receiver, found, args, keywords, span, shown)
 
     def run_method(self, receiver: ModuleValue, method: ast.FunctionDef, args: list[Argument],
                    keywords: dict[str, Expr], span: Span, shown: str) -> Value:
