@@ -38,12 +38,14 @@ class Rebound(Exception):
     """An assumption of the build that does not hold: the message names the name and what it is now."""
 
 
-def prove(region: Region[..., Any], rows: list[list[str]], helpers: dict[str, types.CodeType]) -> list[Guard]:
+def prove(region: Region[..., Any], rows: list[list[str]], helpers: dict[str, types.CodeType],
+          lent: Mapping[str, dict[str, Any]] | None = None) -> list[Guard]:
     """The guards holding every assumption the region's build made, in the live process; Rebound when one fails.
     ``helpers`` holds the code of each helper as first proved (the build's, loaded.py made sure): proved again,
     a helper must have equal code (``importlib.reload`` of its file after an edit is not the build's)."""
     body = inspect.unwrap(region.python)
-    spaces: dict[str, dict[str, Any]] = {_real(body.__code__.co_filename): body.__globals__}
+    # ``lent``: the namespaces of other files a method region's classes come from, by real path.
+    spaces: dict[str, dict[str, Any]] = {**(lent or {}), _real(body.__code__.co_filename): body.__globals__}
     guards: list[Guard] = []
     for namespace, name, assumed, expected in rows:
         space = _namespace(namespace, spaces)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +67,17 @@ class InstanceReader:
         checks = tuple((path, _resolve_class(class_name, namespace)) for path, class_name in classes)
         paths = tuple(path for path, _ in reads)
         return cls(name, paths, tuple(kind for _, kind in reads), checks, _compiled_reader(paths, dict(checks)))
+
+    def namespaces(self) -> dict[str, dict[str, Any]]:
+        """The namespace of the module of each checked class that is not torch's, by the real path of its file:
+        where the methods the build inlined from it read their names."""
+        found: dict[str, dict[str, Any]] = {}
+        for _, kind in self.checks:
+            module = sys.modules.get(kind.__module__)
+            file = getattr(module, "__file__", None)
+            if module is not None and isinstance(file, str) and not kind.__module__.startswith("torch."):
+                found[os.path.realpath(file)] = vars(module)
+        return found
 
     def taking(self, raw: Callable[..., Any]) -> InstanceReader:
         return dataclasses.replace(self, raw=raw)
@@ -196,6 +209,9 @@ def _compiled_reader(reads: tuple[str, ...], classes: dict[str, type]) -> Callab
 
 
 def _resolve_class(name: str, namespace: dict[str, Any]) -> type:
+    if "::" in name:  # a class of another file of the project, by that file's path
+        path, _, name = name.rpartition("::")
+        namespace = _module_of_file(path)
     if name.startswith("torch.nn."):
         found: Any = torch.nn
         parts = name.split(".")[2:]
@@ -210,6 +226,16 @@ def _resolve_class(name: str, namespace: dict[str, Any]) -> type:
     if not isinstance(found, type):
         raise LookupError(f"`{name}`, which the build read as a class, is not one")
     return found
+
+
+def _module_of_file(path: str) -> dict[str, Any]:
+    """The namespace of the loaded module defined by the file ``path`` (the region's module imported it)."""
+    wanted = os.path.realpath(path)
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and os.path.realpath(file) == wanted:
+            return vars(module)
+    raise LookupError(f"no loaded module is defined by {os.path.basename(path)}, whose class the build read")
 
 
 def _class_name(kind: type) -> str:

@@ -401,22 +401,9 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
                           "so its compiled code would not be the Python that is loaded; import that file again, then "
                           f"{Path(path).name} (importlib.reload)")
         return
-    assumed = built.assumptions.get(rid)
-    try:
-        if assumed is None:
-            raise Rebound("its build recorded no names it assumed, so none could be proved")
-        helpers: dict[str, types.CodeType] = {}
-        guards = prove(region, assumed, helpers)
-    except Rebound as why:
-        _fallback(region, _rebound_reason(why))
-        return
-    # Both are the module's function bound to a context: `compiled` takes every parameter positionally
-    # and answers NotImplemented to what it does not take (the runtime, verify and torch's operator call
-    # it); the region object's own entry binds as Python does.
-    entry = built.bridge.bound_entry
     signature = inspect.signature(region.python)
-    rebound = _when_rebound(region, assumed, guards, helpers)
     reads = built.instances.get(rid)
+    reader = None
     if reads is not None:
         from ppy.instance import InstanceReader
 
@@ -426,6 +413,23 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
         except LookupError as error:
             _fallback(region, str(error))
             return
+    # The files of the classes a method region inlined lend their modules' names to the proof, as a helper's do.
+    lent = reader.namespaces() if reader is not None else {}
+    assumed = built.assumptions.get(rid)
+    try:
+        if assumed is None:
+            raise Rebound("its build recorded no names it assumed, so none could be proved")
+        helpers: dict[str, types.CodeType] = {}
+        guards = prove(region, assumed, helpers, lent)
+    except Rebound as why:
+        _fallback(region, _rebound_reason(why))
+        return
+    # Both are the module's function bound to a context: `compiled` takes every parameter positionally
+    # and answers NotImplemented to what it does not take (the runtime, verify and torch's operator call
+    # it); the region object's own entry binds as Python does.
+    entry = built.bridge.bound_entry
+    rebound = _when_rebound(region, assumed, guards, helpers, lent)
+    if reader is not None:
         # Every call goes through the runtime's path (Region.__call__): the instance's reads and checks are Python.
         reader = reader.taking(entry(function, _context(region, signature, False, guards, rebound)))
         region.settle_compiled(Compiled(
@@ -450,13 +454,13 @@ def _rebound_reason(why: Exception) -> str:
 
 
 def _when_rebound(region: Region[..., Any], assumed: list[list[str]], guards: list[Guard],
-                  helpers: dict[str, types.CodeType]) -> Callable[[], bool]:
+                  helpers: dict[str, types.CodeType], lent: dict[str, dict[str, Any]]) -> Callable[[], bool]:
     """What the entry calls when a name it guards holds another object than was proved: the names are proved
     again, and where all still hold (``mod.EPS = 1e-5`` again, a new float of the same value) the compiled code
     goes on with the new objects; otherwise the region runs its Python body from now on, with one warning."""
     def rebound() -> bool:
         try:
-            guards[:] = prove(region, assumed, helpers)
+            guards[:] = prove(region, assumed, helpers, lent)
             return True
         except Exception as why:  # pylint: disable=broad-except
             with _lock:

@@ -180,6 +180,11 @@ class Layout:
 
     @classmethod
     def of(cls, region: Region[Any, Any]) -> Layout:
+        form = region.compiled_form
+        if form is not None and form.instance is not None:
+            # Its fake kernel would need the instance the inputs were read from, which an operator cannot take.
+            raise TorchOpError("it is a method region, whose inputs are read through `self`; it is not an operator "
+                               "yet, and Dynamo traces its Python body, reading the module as it reads any")
         function = inspect.unwrap(region.python)
         try:
             hints = typing.get_type_hints(function)

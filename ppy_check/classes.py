@@ -21,6 +21,7 @@ naming why, and becomes a finding only when a region reads it.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import enum
 import functools
 from collections.abc import Iterator, Mapping
@@ -86,6 +87,17 @@ class ClassModel:
     container: Container | None = None
     uniform: ClassModel | None = None
     bases: tuple[ClassModel, ...] = ()  # the user's class's bases ppy reads, in order (for `super()`)
+    unread_bases: tuple[str, ...] = ()  # bases it cannot read (of a package): their attributes are unknown
+    # Of a class in another file of the project: the sha256 of the bytes it was read from (a dependency of every
+    # region that reaches it, as a helper's file is).
+    digest: str | None = None
+
+    def guard(self, region_path: str) -> str:
+        """How the runtime finds the class to compare an object's with: torch.nn's by name, one of the region's
+        file by its name there, one of another file by that file's path (whatever the module is called there)."""
+        if self.library or self.path == region_path:
+            return self.name
+        return f"{self.path}::{self.name}"
     own: frozenset[str] = frozenset()  # the methods the class itself defines
 
     def mro(self) -> list[ClassModel]:
@@ -172,7 +184,26 @@ def class_named(expr: ast.expr, scope: ModuleScope, path: str) -> ClassModel | N
     dotted = scope.resolve_type(expr)
     if dotted is None:
         return None
-    return torch_class(dotted)
+    return torch_class(dotted) or _project_class(path, dotted)
+
+
+def _project_class(importer: str, dotted: str) -> ClassModel | None:
+    """A class another file of the project defines (`from .layers import Attention`), read as a helper's file is."""
+    from ppy_check.imports import find_module, load_file
+
+    module_name, _, name = dotted.rpartition(".")
+    if not module_name or dotted.startswith("torch."):
+        return None
+    path = find_module(importer, module_name)
+    found = load_file(path) if path is not None else None
+    if path is None or found is None or found.module.tree is None:
+        return None
+    binding = found.module.scope.bindings.get(name)
+    if binding is None or binding.kind is not BindingKind.CLASS or not isinstance(binding.node, ast.ClassDef) or \
+            id(binding.node) in _READING:
+        return None
+    cls = user_class(binding.node, found.module.scope, path)
+    return cls if cls.digest == found.source.digest else dataclasses.replace(cls, digest=found.source.digest)
 
 
 # Kept per class statement, for as long as its tree lives: every region of a class asks for it. A class is in one
@@ -198,6 +229,7 @@ def _user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel
     methods: dict[str, ast.FunctionDef] = {}
     is_module = False
     init_bases: list[ClassModel] = []
+    unread: list[str] = []
     for base in node.bases:
         dotted = scope.resolve_type(base)
         if dotted in MODULE_BASES:
@@ -205,6 +237,8 @@ def _user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel
             continue
         found = class_named(base, scope, path)
         if found is None:
+            if not (isinstance(base, ast.Name) and base.id == "object"):
+                unread.append(ast.unparse(base))
             continue
         is_module = is_module or found.is_module
         init_bases.append(found)
@@ -226,7 +260,7 @@ def _user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel
     if is_module:
         fields.setdefault("training", ValueField(t.BOOL))
     return ClassModel(node.name, path, scope, fields, methods, None, is_module, bases=tuple(init_bases),
-                      own=frozenset(own_methods))
+                      own=frozenset(own_methods), unread_bases=tuple(unread))
 
 
 def _annotated(node: ast.ClassDef, scope: ModuleScope, path: str) -> dict[str, Field]:

@@ -255,6 +255,9 @@ ATTRIBUTE_CLASS_UNREAD = Reason(Code.TYPE, "its class `{name}` is not one ppy re
 ATTRIBUTE_UNSETTLED = Reason(Code.TYPE, "{why}")
 ATTRIBUTE_NOT_ASSIGNED = Reason(Code.TYPE, "`{cls}` assigns no attribute `{name}` in `__init__` and declares none in "
                                            "its body; assign it there, or declare it (`{name}: torch.Tensor`)")
+ATTRIBUTE_OF_UNREAD_BASE = Reason(Code.TYPE, "`{cls}` assigns no attribute `{name}` itself, and derives from `{base}`,"
+                                             " which ppy cannot read; declare it in the class body (`{name}: "
+                                             "torch.Tensor`)")
 ATTRIBUTE_NOT_CALLABLE = Reason(Code.TYPE, "it holds `{type}`, which is not callable")
 MODULE_NOT_VALUE = Reason(Code.TYPE, "a module (`{cls}`) is not a value a region can hold or return; call it, or "
                                      "read its tensors")

@@ -175,3 +175,66 @@ def test_subclasses_of_torch_nn_containers_and_config_objects() -> None:
     stack.net[1] = torch.nn.ReLU()  # another class in the Sequential than the build inlined
     with pytest.warns(RegionDeclinedWarning, match=r"`self\.net\.1`: it is a .*ReLU"):
         assert torch.equal(stack(x), _python(mr.Stack.forward, stack, x))
+
+
+def test_a_submodule_class_from_another_file_of_the_project(tmp_path) -> None:
+    """`from layers import Attention as Attn`: read from its file, its names proved in its module, and an edit
+    there rebuilds the region (the file is a dependency, as a helper's is)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    (tmp_path / "layers.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        SCALE = 2.0
+
+
+        class Attention(nn.Module):
+            def __init__(self, width: int):
+                super().__init__()
+                self.qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                q, k, v = self.qkv(x).chunk(3, -1)
+                return F.scaled_dot_product_attention(q, k, v) * SCALE
+        """))
+    (tmp_path / "model.py").write_text(textwrap.dedent("""
+        import ppy
+        import torch
+        import torch.nn as nn
+        from layers import Attention as Attn
+
+
+        class Block(nn.Module):
+            def __init__(self, width: int):
+                super().__init__()
+                self.attn = Attn(width)
+                self.norm = nn.LayerNorm(width)
+
+            @ppy.opt(3)
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x + self.attn(self.norm(x))
+        """))
+    program = textwrap.dedent("""
+        import warnings
+        from ppy.runtime import RegionDeclinedWarning, RegionFallbackWarning
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        warnings.simplefilter("error", RegionFallbackWarning)
+        import torch, model
+        torch.manual_seed(0)
+        block, x = model.Block(8).eval(), torch.randn(2, 5, 8)
+        assert model.Block.forward.build(), model.Block.forward.fallback_reason
+        print(torch.equal(block(x), model.Block.forward.python(block, x)), float(block(x).sum()))
+        """)
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+    first = run()
+    (tmp_path / "layers.py").write_text((tmp_path / "layers.py").read_text().replace("SCALE = 2.0", "SCALE = 3.0"))
+    second = run()
+    assert first[0] == second[0] == "True" and first[1] != second[1]

@@ -36,12 +36,14 @@ class Modules(Part):
         if field is None:
             if attr in base.cls.methods:
                 return self.state.type_problem(span, path, refusals.MODULE_NOT_VALUE(cls=base.cls.name))
+            if base.cls.unread_bases:
+                return self.state.type_problem(span, path, refusals.ATTRIBUTE_OF_UNREAD_BASE(
+                    cls=base.cls.name, base=base.cls.unread_bases[0], name=attr))
             return self.state.type_problem(span, path, refusals.ATTRIBUTE_NOT_ASSIGNED(cls=base.cls.name, name=attr))
         if isinstance(field, UnknownField):
             return self.state.type_problem(span, path, refusals.ATTRIBUTE_UNSETTLED(why=field.why))
         if isinstance(field, ModuleField):
-            self.state.module_classes.setdefault(path, field.cls)
-            return ModuleValue(field.cls, path)
+            return self.submodule(base, attr, field.cls)
         return self.read(path, field, span)
 
     def read(self, path: str, field: ValueField, span: Span) -> Value:
@@ -104,6 +106,8 @@ class Modules(Part):
     def submodule(self, parent: ModuleValue, key: str, cls: ClassModel) -> ModuleValue:
         path = f"{parent.path}.{key}"
         self.state.module_classes.setdefault(path, cls)
+        if cls.digest is not None:  # another file's class: an edit there rebuilds the region, as a helper's does
+            self.state.dependencies.setdefault(cls.path, cls.digest)
         return ModuleValue(cls, path)
 
     def call_module(self, module: ModuleValue, args: list[Argument], keywords: dict[str, Expr], span: Span,

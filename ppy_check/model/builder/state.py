@@ -161,7 +161,8 @@ class BuildState(Part):
                 [ParamInfo(path, read.type, False) for path, read in self.attributes.items()]
             prefix = len(region.self_name) + 1
             instance = InstanceReads(tuple((path[prefix:], read.type) for path, read in self.attributes.items()),
-                                     tuple((path[prefix:], cls.name) for path, cls in self.module_classes.items()))
+                                     tuple((path[prefix:], cls.guard(region.site.path))
+                                           for path, cls in self.module_classes.items()))
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
                             self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes,
                             tuple(self.assumptions.values()), instance)
