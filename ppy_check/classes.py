@@ -398,6 +398,12 @@ class _InitReader:
             cls = class_named(annotation, self.scope, self.path)
             if cls is not None:
                 return ModuleField(cls)  # a config object (`config: GPTConfig`) or a module passed in
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.params:
+            # `self.act = act_layer()`: the class the parameter defaults to (the entry checks the one passed).
+            default = self.defaults.get(value.func.id)
+            cls = class_named(default, self.scope, self.path) if default is not None else None
+            return ModuleField(cls) if cls is not None else UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(
+                name=name, value=ast.unparse(value), example="nn.GELU"))
         if isinstance(value, ast.Call):
             dotted = self.scope.resolve(value.func)
             if dotted in PARAMETER_CLASSES:

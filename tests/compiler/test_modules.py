@@ -17,7 +17,7 @@ import module_regions as mr
 @pytest.fixture(scope="module", autouse=True)
 def built() -> None:
     for region in (mr.Block.forward, mr.Block.twice, mr.Mlp.forward, mr.Scaled.scaled, mr.Embedder.forward,
-                   mr.ScaledNorm.forward, mr.Stack.forward, mr.Configured.forward):
+                   mr.ScaledNorm.forward, mr.Stack.forward, mr.Configured.forward, mr.WithActivation.forward):
         assert region.build(), region.fallback_reason
 
 
@@ -238,3 +238,22 @@ def test_a_submodule_class_from_another_file_of_the_project(tmp_path) -> None:
     (tmp_path / "layers.py").write_text((tmp_path / "layers.py").read_text().replace("SCALE = 2.0", "SCALE = 3.0"))
     second = run()
     assert first[0] == second[0] == "True" and first[1] != second[1]
+
+
+def test_a_class_passed_to_the_constructor_and_functional_call() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(3, 6)
+    default = mr.WithActivation(6)
+    other = mr.WithActivation(6, act_layer=torch.nn.Tanh)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        assert torch.equal(default(x), _python(mr.WithActivation.forward, default, x))
+        # torch.func.functional_call swaps the parameters for the call: they are what the region reads.
+        swapped = {name: torch.randn_like(value) for name, value in default.named_parameters()}
+        with ppy.profile(print_on_exit=False) as profile:
+            found = torch.func.functional_call(default, swapped, (x,))
+        eager = torch.nn.functional.gelu(torch.nn.functional.linear(x, swapped["fc.weight"], swapped["fc.bias"]))
+        assert torch.equal(found, eager)
+        assert [(r.calls, r.compiled) for r in profile.rows()] == [(1, 1)]
+    with pytest.warns(RegionDeclinedWarning, match=r"`self\.act`: it is a .*Tanh"):
+        assert torch.equal(other(x), _python(mr.WithActivation.forward, other, x))

@@ -118,3 +118,16 @@ class Configured(nn.Module):
     @ppy.opt(3)
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.layer_norm(self.proj(x), (self.config.width,), eps=self.config.eps)
+
+
+class WithActivation(nn.Module):
+    """timm's style: the activation's class is a constructor argument, typed from its default."""
+
+    def __init__(self, width: int, act_layer: type[nn.Module] = nn.GELU) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.act = act_layer()
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.fc(x))
