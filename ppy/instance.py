@@ -59,14 +59,36 @@ class InstanceReader:
     # The compiled function's entry, which takes the region's arguments and then the reads (see `taking`).
     raw: Callable[..., Any] = lambda *values: NotImplemented
 
+    # The names a subclass of the instance's class must not define to run the same code (see `accept`), and the
+    # subclasses accepted so far, which the generated reader takes as it takes the class itself.
+    names: frozenset[str] = frozenset()
+    accepted: set[type] = dataclasses.field(default_factory=set)
+
     @classmethod
     def of(cls, name: str, reads: Sequence[Sequence[str]], classes: Sequence[Sequence[str]],
-           namespace: dict[str, Any]) -> InstanceReader:
+           namespace: dict[str, Any], methods: Sequence[str] = ()) -> InstanceReader:
         """Resolve the classes the build read (``classes``: [path, name]) in the region's module (``namespace``) or
         torch.nn; raises LookupError naming one that is not there."""
         checks = tuple((path, _resolve_class(class_name, namespace)) for path, class_name in classes)
         paths = tuple(path for path, _ in reads)
-        return cls(name, paths, tuple(kind for _, kind in reads), checks, _compiled_reader(paths, dict(checks)))
+        names = frozenset(methods) | {p.split(".")[0] for p in paths} | {p.split(".")[0] for p, _ in checks if p}
+        accepted: set[type] = set()
+        return cls(name, paths, tuple(kind for _, kind in reads), checks,
+                   _compiled_reader(paths, dict(checks), accepted), names=names, accepted=accepted)
+
+    def accept(self, instance: Any) -> bool:
+        """Whether the instance's class, a subclass of the one the build read, runs the same code: it defines
+        nothing the region reads or runs through the instance (FSDP2's `FSDP<Class>`, a subclass adding methods
+        of its own). Then it is taken from now on."""
+        expected = dict(self.checks).get("")
+        kind = type(instance)
+        if expected is None or kind is expected or not issubclass(kind, expected):
+            return False
+        extra = [c for c in kind.__mro__ if c not in expected.__mro__]
+        if any(name in vars(c) for c in extra for name in self.names):
+            return False
+        self.accepted.add(kind)
+        return True
 
     def namespaces(self) -> dict[str, dict[str, Any]]:
         """The namespace of the module of each checked class that is not torch's, by the real path of its file:
@@ -85,8 +107,8 @@ class InstanceReader:
     def entry(self, instance: Any, *arguments: Any) -> Any:
         """The compiled region as a function of the instance and the region's arguments, all positional (what
         verify and torch's operator call): NotImplemented where the instance is not as built."""
-        taken = self.read_all(instance)
-        if taken is None:
+        taken = self.arguments(instance)
+        if not isinstance(taken, tuple):
             return NotImplemented
         return self.raw(*arguments, *taken)
 
@@ -94,6 +116,8 @@ class InstanceReader:
         """The compiled function's inputs read from ``instance``, or what makes this call Python's."""
         try:
             values = self.read_all(instance)
+            if values is None and self.accept(instance):
+                values = self.read_all(instance)
         except (AttributeError, KeyError):
             values = None
         return values if values is not None else self.mismatch(instance)
@@ -105,10 +129,10 @@ class InstanceReader:
                 found = operator.attrgetter(path)(instance) if path else instance
             except AttributeError as error:
                 return Mismatch(self.shown(path), f"reading it failed ({error})")
-            if type(found) is not expected:
+            if type(found) is not expected and not (not path and type(found) in self.accepted):
                 return Mismatch(self.shown(path), f"it is a {_class_name(type(found))}, and the build inlined the code "
                                                    f"of {_class_name(expected)}")
-            if isinstance(found, torch.nn.Module) and any(getattr(found, hooks, None) for hooks in _HOOK_DICTS):
+            if path and isinstance(found, torch.nn.Module) and any(getattr(found, hooks, None) for hooks in _HOOK_DICTS):
                 return Mismatch(self.shown(path), "it has a hook, which its call would run and the inlined code skips")
         if _global_hooks():
             return Mismatch(self.name, "a global module hook is registered, which every module's call runs")
@@ -134,7 +158,8 @@ class InstanceReader:
 _MISSING = object()
 
 
-def _compiled_reader(reads: tuple[str, ...], classes: dict[str, type]) -> Callable[[Any], tuple[Any, ...] | None]:
+def _compiled_reader(reads: tuple[str, ...], classes: dict[str, type],
+                     accepted: set[type]) -> Callable[[Any], tuple[Any, ...] | None]:
     """One function that reads every object on the paths once, checks each checked object's exact class and hooks,
     and returns the reads in order (None where a check fails).
 
@@ -154,9 +179,15 @@ def _compiled_reader(reads: tuple[str, ...], classes: dict[str, type]) -> Callab
             return
         var = variables[path]
         namespace[f"K_{var}"] = kind
-        lines.append(f"    if type({var}) is not K_{var}: return None")
+        if path:
+            lines.append(f"    if type({var}) is not K_{var}: return None")
+        else:  # the instance: its class, or a subclass `accept` took
+            namespace["A"] = accepted
+            lines.append(f"    if type({var}) is not K_{var} and type({var}) not in A: return None")
         if issubclass(kind, torch.nn.Module):
             lines.append(f"    d_{var} = {var}.__dict__")
+        if issubclass(kind, torch.nn.Module) and path:
+            # The instance's own hooks ran in its Module.__call__ before the region did; an inlined one's would not.
             hooks = " or ".join(f"d_{var}.get({name!r})" for name in _HOOK_DICTS)
             lines.append(f"    if {hooks}: return None")
 

@@ -409,7 +409,7 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
 
         try:
             reader = InstanceReader.of(next(iter(signature.parameters)), reads["reads"], reads["classes"],
-                                       region.python.__globals__)
+                                       region.python.__globals__, [name for name, _ in reads.get("methods", [])])
         except LookupError as error:
             _fallback(region, str(error))
             return

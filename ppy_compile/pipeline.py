@@ -125,7 +125,8 @@ def _build(plan: Plan) -> BuiltModule:
     assumptions = {r.model.site.key: [[a.namespace, a.name, a.assumed.value, a.expected] for a in r.model.assumptions]
                    for r in regions}
     instances = {r.model.site.key: {"reads": [[path, str(kind)] for path, kind in r.model.instance.reads],
-                                    "classes": [[path, name] for path, name in r.model.instance.classes]}
+                                    "classes": [[path, name] for path, name in r.model.instance.classes],
+                                    "methods": [[name, ""] for name in r.model.instance.methods]}
                  for r in regions if r.model.instance is not None}
     index: dict[str, Any] = {
         "origin": plan.origin, "builds": {}, "bridge": None, "symbols": symbols, "fallbacks": dict(plan.silenced),

@@ -480,6 +480,10 @@ class InstanceReads:
 
     reads: tuple[tuple[str, Type], ...]
     classes: tuple[tuple[str, str], ...]
+    # The methods the build ran on the instance itself (`self.helper(x)`, `super().forward(x)`): a subclass of its
+    # class that defines none of them, nor any attribute the region reads, runs the same code (FSDP2's
+    # `fully_shard` makes every module it shards an instance of such a subclass).
+    methods: tuple[str, ...] = ()
 
 
 @dataclass

@@ -95,6 +95,15 @@ def test_a_forward_hook_is_run_as_python_would() -> None:
             assert torch.equal(block(x), _python(mr.Block.forward, block, x))
     finally:
         handle.remove()
+    # A hook on the region's own module runs in its Module.__call__, before the region: the call stays compiled.
+    handle = block.register_forward_pre_hook(lambda module, args: (args[0] * 2,))
+    try:
+        with warnings.catch_warnings(), ppy.profile(print_on_exit=False) as profile:
+            warnings.simplefilter("error", RegionDeclinedWarning)
+            assert torch.equal(block(x), _python(mr.Block.forward, block, x * 2))
+        assert [(r.calls, r.compiled) for r in profile.rows() if r.region == "Block.forward"] == [(1, 1)]
+    finally:
+        handle.remove()
 
 
 def test_values_replaced_between_calls_are_read_at_the_next_call() -> None:
@@ -127,9 +136,18 @@ def test_methods_inherited_init_and_optional_weights() -> None:
         assert torch.equal(embedder(tokens), _python(mr.Embedder.forward, embedder, tokens))
         block = mr.Block(8).eval()
         assert torch.equal(block.twice(x), _python(mr.Block.twice, block, x))
-    # Scaled inherits Block.forward, which was built for Block: its exact class is another.
-    with pytest.warns(RegionDeclinedWarning, match=r"`self`: it is a .*Scaled"):
-        assert torch.equal(scaled(x), _python(mr.Block.forward, scaled, x))
+        # Scaled inherits Block.forward and overrides nothing it runs or reads: the same code, compiled.
+        with ppy.profile(print_on_exit=False) as profile:
+            assert torch.equal(scaled(x), _python(mr.Block.forward, scaled, x))
+        assert [(r.calls, r.compiled) for r in profile.rows() if r.region == "Block.forward"] == [(1, 1)]
+
+    class Overriding(mr.Block):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:  # what Block.twice runs through `self`
+            return x * 3
+
+    overriding = Overriding(8).eval()
+    with pytest.warns(RegionDeclinedWarning, match=r"`self`: it is a .*Overriding"):
+        assert torch.equal(overriding.twice(x), _python(mr.Block.twice, overriding, x))
 
 
 def test_the_model_reads_each_path_once_in_order() -> None:

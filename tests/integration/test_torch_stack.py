@@ -446,6 +446,12 @@ def test_two_ranks_train_gpt2_through_regions_like_eager_ddp_sharing_one_build(t
     for rank in ranks:
         assert rank["fsdp"] == "matches", rank
         assert rank["fsdp_max_difference"] <= 1e-5 and rank["fsdp_vs_ddp_max_difference"] <= 1e-5, rank
+    # The module form (region forwards reading their weights through `self`): eager's weights, every call compiled.
+    for rank in ranks:
+        assert rank["module_ddp_max_difference"] <= 1e-5, rank
+        assert rank["module_fsdp_max_difference"] <= 1e-5, rank
+        for calls in (rank["module_ddp_calls"], rank["module_fsdp_calls"]):
+            assert len(calls) == 1 and calls[0][0] == calls[0][1] > 0, rank
 
 
 def test_dynamo_is_loaded_only_by_a_program_that_compiles() -> None:

@@ -87,6 +87,46 @@ class TinyGPT(nn.Module):
         return torch.matmul(h, self.wte.t())
 
 
+def module_example() -> Any:
+    """examples/gpt2/gpt2_modules.py: the same blocks as nn.Modules whose `forward` is a region."""
+    found = sys.modules.get("gpt2_modules_example")
+    if found is None:
+        sys.modules.setdefault("gpt2", example())  # it imports the free-function form by its own name
+        spec = importlib.util.spec_from_file_location("gpt2_modules_example",
+                                                      ROOT / "examples" / "gpt2" / "gpt2_modules.py")
+        assert spec is not None and spec.loader is not None
+        found = importlib.util.module_from_spec(spec)
+        sys.modules["gpt2_modules_example"] = found
+        spec.loader.exec_module(found)
+    return found
+
+
+class ModuleGPT(nn.Module):
+    """TinyGPT with the module form's blocks: region `forward`s reading their weights through `self`."""
+
+    def __init__(self, layers: int = 2, regions: bool = True) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        modules = module_example()
+
+        class EagerBlock(modules.Block):  # type: ignore[misc, name-defined]
+            """The same block whose `forward` is the region's Python body."""
+
+            def forward(self, *args: Any) -> Any:
+                return modules.Block.forward.python(self, *args)
+
+        self.wte = nn.Parameter(torch.randn(VOCAB, WIDTH) * 0.02)
+        self.wpe = nn.Parameter(torch.randn(64, WIDTH) * 0.01)
+        self.blocks = nn.ModuleList((modules.Block if regions else EagerBlock)(WIDTH, HEADS) for _ in range(layers))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.wte[ids] + self.wpe[:ids.shape[1]]
+        empty = torch.zeros(ids.shape[0], HEADS, 0, HEAD_DIM)
+        for layer in self.blocks:
+            h, _, _ = layer(h, empty, empty, True)  # through the module's call: its hooks run, FSDP2's among them
+        return torch.matmul(h, self.wte.t())
+
+
 STEPS = 3
 
 
@@ -147,6 +187,18 @@ def main() -> None:
             result["ddp_loss_fell"] = losses[-1] < losses[0]
     result["ddp_max_difference"] = largest_difference(trained[True], trained[False])
 
+    import ppy
+
+    # The module form under DDP: every block call compiled (its weights read at the call), eager's weights.
+    with ppy.profile(print_on_exit=False) as profile:
+        module_trained = {}
+        for regions in (True, False):
+            model = ModuleGPT(regions=regions)
+            train(model, DistributedDataParallel(model), rank)
+            module_trained[regions] = [p.detach().clone() for p in model.parameters()]
+    result["module_ddp_max_difference"] = largest_difference(module_trained[True], module_trained[False])
+    result["module_ddp_calls"] = [(r.calls, r.compiled) for r in profile.rows() if r.region == "Block.forward"]
+
     try:
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import fully_shard
@@ -163,6 +215,17 @@ def main() -> None:
         result["fsdp"] = "matches"
         result["fsdp_max_difference"] = largest_difference(sharded[True], sharded[False])
         result["fsdp_vs_ddp_max_difference"] = largest_difference(sharded[True], trained[True])
+        with ppy.profile(print_on_exit=False) as profile:
+            module_sharded = {}
+            for regions in (True, False):
+                model = ModuleGPT(regions=regions)
+                for block in model.blocks:
+                    fully_shard(block, mesh=mesh)  # swaps the parameters for DTensors: read at each call
+                fully_shard(model, mesh=mesh)
+                train(model, model, rank)
+                module_sharded[regions] = [p.full_tensor().detach().clone() for p in model.parameters()]
+        result["module_fsdp_max_difference"] = largest_difference(module_sharded[True], module_sharded[False])
+        result["module_fsdp_calls"] = [(r.calls, r.compiled) for r in profile.rows() if r.region == "Block.forward"]
     except (NotImplementedError, RuntimeError, ValueError, ImportError) as error:  # a torch without FSDP2 on CPU
         result["fsdp"] = f"unsupported: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     report.with_suffix(f".{rank}.json").write_text(json.dumps(result), encoding="utf-8")

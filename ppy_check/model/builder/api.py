@@ -47,6 +47,7 @@ class BuildStateAPI(Protocol):
     assumptions: dict[tuple[str, str], Assumption]
     attributes: dict[str, Param]
     module_classes: dict[str, ClassModel]
+    instance_methods: set[str]
     at: ast.stmt | None
     body: list[Any]
     branching: int

@@ -103,6 +103,7 @@ class BuildState(Part):
         # the class each object reached through it was read as (`self.attn` -> Attention).
         self.attributes: dict[str, Param] = {}
         self.module_classes: dict[str, ClassModel] = {}
+        self.instance_methods: set[str] = set()  # the methods run on the region's own instance (InstanceReads)
 
     def release(self) -> None:
         """Break the cycles between the parts (each holds every other), so that a build dies by reference
@@ -162,7 +163,8 @@ class BuildState(Part):
             prefix = len(region.self_name) + 1
             instance = InstanceReads(tuple((path[prefix:], read.type) for path, read in self.attributes.items()),
                                      tuple((path[prefix:], cls.guard(region.site.path))
-                                           for path, cls in self.module_classes.items()))
+                                           for path, cls in self.module_classes.items()),
+                                     tuple(sorted(self.instance_methods)))
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
                             self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes,
                             tuple(self.assumptions.values()), instance)
