@@ -44,14 +44,24 @@ asserts each is exactly as stated here, so a change in torch shows):
 - ``Unflatten(dim, [2, 5])``: ``unflattened_size`` stays the list it was
   given; the table records the tuple.
 
-Skipped (their ``forward`` cannot be described by attribute kinds):
+Skipped, each for its reason (the torch test fails on a public module class of
+a shipped module that is neither in the table nor named here):
 
 - ``MultiheadAttention``: its ``forward`` picks a fast path by testing the
   run-time state of its tensors and of autograd (``torch.is_grad_enabled()``,
   ``query.is_nested``, devices), and holds ``out_proj`` and optional
   projection weights whose presence depends on ``_qkv_same_embed_dim``.
-- The lazy classes (``LazyLinear``, ``LazyConv2d``, ...): their parameters are
-  uninitialised until the first call, which changes their class.
+- ``LazyLinear``, ``LazyConv1d``, ``LazyConv2d``, ``LazyConv3d``,
+  ``LazyConvTranspose1d``, ``LazyConvTranspose2d``, ``LazyConvTranspose3d``,
+  ``LazyBatchNorm1d``, ``LazyBatchNorm2d``, ``LazyBatchNorm3d``: their
+  parameters are uninitialised until the first call, which changes their class.
+- ``SyncBatchNorm``: its ``forward`` asks the process group at run time whether
+  to reduce across processes.
+- ``CrossMapLRN2d``: its ``forward`` runs an autograd Function written in Python.
+- ``NonDynamicallyQuantizableLinear``: not in ``torch.nn``'s namespace; it is
+  ``Linear`` under another name, for ``MultiheadAttention``'s ``out_proj``.
+- ``Container`` (deprecated), ``ParameterList``, ``ParameterDict``: they have no
+  ``forward``.
 
 Sequential, ModuleList and ModuleDict hold modules by index or key, which the
 builder handles itself: their entries have ``training`` only.
@@ -149,12 +159,18 @@ _CLASSES = (
            ("normalized_shape", t.SeqT(t.INT)), ("eps", t.NUMBER), ("elementwise_affine", t.BOOL)),
     _entry("RMSNorm", "normalization", ("weight", _TENSOR_OR_NONE), ("normalized_shape", t.SeqT(t.INT)),
            ("eps", t.OptionalT(t.NUMBER)), ("elementwise_affine", t.BOOL)),
+    _entry("LocalResponseNorm", "normalization", ("size", t.INT), ("alpha", t.NUMBER), ("beta", t.NUMBER),
+           ("k", t.NUMBER)),
     _entry("GroupNorm", "normalization", ("weight", _TENSOR_OR_NONE), ("bias", _TENSOR_OR_NONE),
            ("num_groups", t.INT), ("num_channels", t.INT), ("eps", t.NUMBER), ("affine", t.BOOL)),
     *(_batch_norm(dims) for dims in (1, 2, 3)),
     _entry("Embedding", "sparse", ("weight", t.TENSOR), ("num_embeddings", t.INT), ("embedding_dim", t.INT),
            ("padding_idx", t.OptionalT(t.INT)), ("max_norm", t.OptionalT(t.NUMBER)), ("norm_type", t.NUMBER),
            ("scale_grad_by_freq", t.BOOL), ("sparse", t.BOOL)),
+    # EmbeddingBag keeps padding_idx as given (None, or an int; a negative one is made positive).
+    _entry("EmbeddingBag", "sparse", ("weight", t.TENSOR), ("num_embeddings", t.INT), ("embedding_dim", t.INT),
+           ("padding_idx", t.OptionalT(t.INT)), ("max_norm", t.OptionalT(t.NUMBER)), ("norm_type", t.NUMBER),
+           ("scale_grad_by_freq", t.BOOL), ("mode", t.STR), ("sparse", t.BOOL), ("include_last_offset", t.BOOL)),
     *(_conv(dims) for dims in (1, 2, 3)),
     *(_conv_transpose(dims) for dims in (1, 2, 3)),
     _dropout("Dropout"), _dropout("Dropout1d"), _dropout("Dropout2d"), _dropout("Dropout3d"),
