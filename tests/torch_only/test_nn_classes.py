@@ -7,6 +7,7 @@ import ast
 import importlib
 import inspect
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -17,6 +18,11 @@ from ppy_check import nn_classes, torch_python
 from ppy_check.gen_opdata import NN_MODULES, PYTHON_SOURCES
 from ppy_check.model import types as t
 from ppy_check.nn_classes import TORCH_CLASSES, TorchClass
+
+def _ranked(*classes: Any) -> list[tuple[int, Any]]:
+    """The classes of ranks 1, 2, 3... (typed Any: their constructors take tuples of their own rank's length)."""
+    return list(enumerate(classes, start=1))
+
 
 # Each class's instances: typical arguments, then every argument that changes what an attribute holds.
 INSTANCES: dict[str, list[Callable[[], nn.Module]]] = {
@@ -32,10 +38,9 @@ INSTANCES: dict[str, list[Callable[[], nn.Module]]] = {
     "GroupNorm": [lambda: nn.GroupNorm(2, 4), lambda: nn.GroupNorm(2, 4, affine=False),
                   lambda: nn.GroupNorm(2, 4, bias=False), lambda: nn.GroupNorm(1, 4, eps=1)],
     **{f"BatchNorm{n}d": [
-        lambda cls=cls: cls(4), lambda cls=cls: cls(4, affine=False), lambda cls=cls: cls(4, bias=False),
-        lambda cls=cls: cls(4, track_running_stats=False), lambda cls=cls: cls(4, momentum=None, eps=1), lambda cls=cls: cls(4, momentum=1),
-        lambda cls=cls: cls(4).eval()]
-       for n, cls in ((1, nn.BatchNorm1d), (2, nn.BatchNorm2d), (3, nn.BatchNorm3d))},
+        partial(cls, 4), partial(cls, 4, affine=False), partial(cls, 4, bias=False),
+        partial(cls, 4, track_running_stats=False), partial(cls, 4, momentum=None, eps=1), partial(cls, 4, momentum=1)]
+       for n, cls in _ranked(nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)},
     "Embedding": [lambda: nn.Embedding(10, 3), lambda: nn.Embedding(10, 3, padding_idx=0),
                   lambda: nn.Embedding(10, 3, padding_idx=-1), lambda: nn.Embedding(10, 3, max_norm=1.0),
                   lambda: nn.Embedding(10, 3, max_norm=1, norm_type=1, scale_grad_by_freq=True, sparse=True)],
@@ -43,16 +48,15 @@ INSTANCES: dict[str, list[Callable[[], nn.Module]]] = {
                      lambda: nn.EmbeddingBag(10, 3, max_norm=1.0, include_last_offset=True),
                      lambda: nn.EmbeddingBag(10, 3, mode="max", max_norm=2, norm_type=1)],
     **{f"Conv{n}d": [
-        lambda cls=cls: cls(2, 4, 3), lambda cls=cls, n=n: cls(2, 4, 3, stride=2, padding=1, bias=False),
-        lambda cls=cls, n=n: cls(2, 4, (3,) * n, padding=tuple(range(n)), dilation=(2,) * n, groups=2),
-        lambda cls=cls: cls(2, 4, 3, padding=1, padding_mode="reflect")]
-       for n, cls in ((1, nn.Conv1d), (2, nn.Conv2d), (3, nn.Conv3d))},
+        partial(cls, 2, 4, 3), partial(cls, 2, 4, 3, stride=2, padding=1, bias=False),
+        partial(cls, 2, 4, (3,) * n, padding=tuple(range(n)), dilation=(2,) * n, groups=2),
+        partial(cls, 2, 4, 3, padding=1, padding_mode="reflect")]
+       for n, cls in _ranked(nn.Conv1d, nn.Conv2d, nn.Conv3d)},
     **{f"ConvTranspose{n}d": [
-        lambda cls=cls: cls(2, 4, 3), lambda cls=cls: cls(2, 4, 3, stride=2, padding=1, output_padding=1, bias=False),
-        lambda cls=cls, n=n: cls(2, 4, (3,) * n, padding=(1,) * n, dilation=(2,) * n, groups=2)]
-       for n, cls in ((1, nn.ConvTranspose1d), (2, nn.ConvTranspose2d), (3, nn.ConvTranspose3d))},
-    **{name: [lambda cls=getattr(nn, name): cls(), lambda cls=getattr(nn, name): cls(0.2, inplace=True),
-              lambda cls=getattr(nn, name): cls(p=0)]
+        partial(cls, 2, 4, 3), partial(cls, 2, 4, 3, stride=2, padding=1, output_padding=1, bias=False),
+        partial(cls, 2, 4, (3,) * n, padding=(1,) * n, dilation=(2,) * n, groups=2)]
+       for n, cls in _ranked(nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)},
+    **{name: [partial(getattr(nn, name)), partial(getattr(nn, name), 0.2, inplace=True), partial(getattr(nn, name), p=0)]
        for name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")},
     "Threshold": [lambda: nn.Threshold(0.1, 20.0), lambda: nn.Threshold(0, 1, inplace=True)],
     "ReLU": [lambda: nn.ReLU(), lambda: nn.ReLU(inplace=True)],
