@@ -16,8 +16,9 @@ honest by ``tests/torch_only/test_nn_classes.py``: it constructs real instances
 with the arguments that change kinds (``bias=False``, ``affine=False``,
 ``track_running_stats=False``, ``padding_idx=None``, ...) and checks every
 field's value fits its type, and it walks the shipped source of each class's
-``forward`` (and the ``self.<method>`` s it calls, through the torch.nn bases)
-checking that every ``self.<name>`` it reads is a field here or a method.
+``forward`` (and the methods it calls through ``self``, in the class or its
+torch.nn bases) checking that every ``self.<name>`` it reads is a field here
+or a method.
 
 How the kinds are chosen:
 
@@ -62,6 +63,12 @@ a shipped module that is neither in the table nor named here):
   ``Linear`` under another name, for ``MultiheadAttention``'s ``out_proj``.
 - ``Container`` (deprecated), ``ParameterList``, ``ParameterDict``: they have no
   ``forward``.
+
+Kinds say what an attribute holds, not what a ``forward`` does with it:
+``_BatchNorm.forward`` writes ``num_batches_tracked`` in training
+(``add_(1)``), ``ConvTransposeNd.forward`` tests ``isinstance(self.padding,
+tuple)`` and loops in ``_output_padding`` when given an ``output_size``, and
+``Sequential.forward`` iterates over ``self``.
 
 Sequential, ModuleList and ModuleDict hold modules by index or key, which the
 builder handles itself: their entries have ``training`` only.
