@@ -340,11 +340,16 @@ def build_schemas() -> dict[str, Any]:
     }
 
 
+# torch.nn's modules defining the module classes whose `forward` a module region inlines (nn_classes.py).
+NN_MODULES = tuple(f"torch.nn.modules.{name}" for name in (
+    "linear", "normalization", "activation", "dropout", "sparse", "flatten", "batchnorm", "conv", "container",
+    "pixelshuffle"))
+
 # torch's own Python modules whose functions a region may call: their source ships (torch_python/), and
 # the model builder inlines a function of them as it inlines a helper, folding the tests on literal
 # arguments (`if reduction == "mean"`).
 PYTHON_MODULES = ("torch.nn.functional", "torch.functional", "torch.nn._reduction", "torch.nn.modules.utils",
-                  "torch._tensor", "torch.signal.windows.windows", "torch.masked._ops")
+                  "torch._tensor", "torch.signal.windows.windows", "torch.masked._ops", *NN_MODULES)
 PYTHON_SOURCES = Path(__file__).with_name("torch_python")
 
 

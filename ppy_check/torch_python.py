@@ -42,6 +42,17 @@ def module(dotted: str) -> ModuleRegions | None:
 
 
 @functools.cache
+def nn_class(dotted_module: str, name: str) -> ast.ClassDef | None:
+    """The definition of torch.nn's module class ``name`` in the shipped module ``dotted_module``
+    (``torch.nn.modules.linear``, ``Linear``): the last top-level one, as Python binds it."""
+    found = module(dotted_module)
+    if found is None or found.tree is None:
+        return None
+    return next((statement for statement in reversed(found.tree.body)
+                 if isinstance(statement, ast.ClassDef) and statement.name == name), None)
+
+
+@functools.cache
 def _overrides() -> ModuleRegions:
     return ModuleRegions.load(str(OVERRIDES), read_source(OVERRIDES).text)
 
@@ -240,20 +251,3 @@ def not_followed(dotted: str) -> str | None:
         return NOT_FOLLOWED[dotted]
     return next((why for name, why in NOT_FOLLOWED.items() if name.endswith((".", "_")) and dotted.startswith(name)),
                 None)
-
-
-def nn_class(dotted_module: str, name: str) -> ast.ClassDef | None:
-    """The definition of torch.nn's class ``name`` in the shipped module ``dotted_module``."""
-    found = module(dotted_module)
-    if found is None or found.tree is None:
-        return None
-    return _class_defined(found.tree, name)
-
-
-@per_node_and_name
-def _class_defined(tree: ast.Module, name: str) -> ast.ClassDef | None:
-    found = None
-    for statement in tree.body:
-        if isinstance(statement, ast.ClassDef) and statement.name == name:
-            found = statement
-    return found
