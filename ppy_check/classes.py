@@ -146,29 +146,41 @@ def _torch_class(dotted: str) -> ClassModel | None:
     entry = nn_classes.torch_class(dotted)
     if entry is None:
         return None
-    node = torch_python.nn_class(entry.module, entry.name)
-    module = torch_python.module(entry.module)
-    if node is None or module is None:
-        return None
     fields: dict[str, Field] = {name: ValueField(kind) for name, kind in entry.fields}
     for name, sub in entry.submodules:
         found = _torch_class(sub)
         fields[name] = ModuleField(found) if found is not None else UnknownField(refusals.ATTRIBUTE_CLASS_UNREAD(name=sub))
+    return _shipped_class(entry.module, entry.name, f"torch.nn.{entry.name}", fields)
+
+
+@functools.cache
+def _private_base(module: str, name: str) -> ClassModel | None:
+    """A base of torch.nn's classes that is no public class (`_BatchNorm`, `_ConvNd`): its methods, which the table
+    of its public subclasses gives the attributes of."""
+    return _shipped_class(module, name, f"{module}.{name}", {})
+
+
+def _shipped_class(module_name: str, name: str, shown: str, fields: dict[str, Field]) -> ClassModel | None:
+    node = torch_python.nn_class(module_name, name)
+    module = torch_python.module(module_name)
+    if node is None or module is None:
+        return None
     own = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
     methods = dict(own)
-    bases = tuple(_torch_bases(node, module.scope))
+    bases = tuple(_torch_bases(node, module_name, module.scope))
     for base in bases:
-        for name, method in base.methods.items():
-            methods.setdefault(name, method)
-    return ClassModel(f"torch.nn.{entry.name}", module.path, module.scope, fields, methods, entry.module, True,
-                      bases=bases, own=frozenset(own))
+        for method_name, method in base.methods.items():
+            methods.setdefault(method_name, method)
+    return ClassModel(shown, module.path, module.scope, fields, methods, module_name, True, bases=bases,
+                      own=frozenset(own))
 
 
-def _torch_bases(node: ast.ClassDef, scope: ModuleScope) -> Iterator[ClassModel]:
-    """The shipped torch.nn classes a torch.nn class derives from (`_ConvNd` of `Conv2d`), for their methods."""
+def _torch_bases(node: ast.ClassDef, module: str, scope: ModuleScope) -> Iterator[ClassModel]:
+    """The shipped classes a torch.nn class derives from (`_BatchNorm` of `BatchNorm2d`), for their methods: those
+    its own module defines (torch.nn.Module, which does not ship, adds nothing a forward runs)."""
     for base in node.bases:
         if isinstance(base, ast.Name) and base.id in scope.bindings and scope.bindings[base.id].kind is BindingKind.CLASS:
-            found = _torch_class(f"torch.nn.{base.id}")
+            found = _torch_class(f"torch.nn.{base.id}") or _private_base(module, base.id)
             if found is not None:
                 yield found
 

@@ -17,7 +17,8 @@ import module_regions as mr
 @pytest.fixture(scope="module", autouse=True)
 def built() -> None:
     for region in (mr.Block.forward, mr.Block.twice, mr.Mlp.forward, mr.Scaled.scaled, mr.Embedder.forward,
-                   mr.ScaledNorm.forward, mr.Stack.forward, mr.Configured.forward, mr.WithActivation.forward):
+                   mr.ScaledNorm.forward, mr.Stack.forward, mr.Configured.forward, mr.WithActivation.forward,
+                   mr.TorchZoo.forward):
         assert region.build(), region.fallback_reason
 
 
@@ -275,3 +276,20 @@ def test_a_class_passed_to_the_constructor_and_functional_call() -> None:
         assert [(r.calls, r.compiled) for r in profile.rows()] == [(1, 1)]
     with pytest.warns(RegionDeclinedWarning, match=r"`self\.act`: it is a .*Tanh"):
         assert torch.equal(other(x), _python(mr.WithActivation.forward, other, x))
+
+
+def test_torch_nn_classes_inlined_from_their_own_forward_match_eager_with_gradients() -> None:
+    torch.manual_seed(0)
+    zoo = mr.TorchZoo()
+    twin = copy.deepcopy(zoo)
+    x, tokens = torch.randn(2, 3, 6, 6), torch.randint(0, 10, (2, 3))
+    with warnings.catch_warnings(), ppy.profile(print_on_exit=False) as profile:
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        found = zoo(x, tokens)
+    expected = _python(mr.TorchZoo.forward, twin, x, tokens)
+    assert torch.equal(found, expected)
+    assert [(r.calls, r.compiled) for r in profile.rows()] == [(1, 1)]
+    found.backward()
+    expected.backward()  # type: ignore[union-attr]
+    for (name, mine), (_, theirs) in zip(zoo.named_parameters(), twin.named_parameters()):
+        assert mine.grad is not None and torch.equal(mine.grad, theirs.grad), name

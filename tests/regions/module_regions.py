@@ -131,3 +131,35 @@ class WithActivation(nn.Module):
     @ppy.opt(3)
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.act(self.fc(x))
+
+
+class TorchZoo(nn.Module):
+    """torch.nn's own classes, each inlined from its shipped `forward` (Optional settings tested at run time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.gn = nn.GroupNorm(2, 4)
+        self.act = nn.SiLU()
+        self.shuffle = nn.PixelShuffle(2)
+        self.flat = nn.Flatten()
+        self.up = nn.ConvTranspose2d(4, 2, 2, stride=2)
+        self.rms = nn.RMSNorm(16)
+        self.bil = nn.Bilinear(16, 16, 4)
+        self.lrelu = nn.LeakyReLU(0.2)
+        self.glu = nn.GLU()
+        self.softmax = nn.Softmax(dim=-1)
+        self.emb = nn.Embedding(10, 2, padding_idx=0)
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        h = self.act(self.gn(self.conv(x)))
+        y = self.rms(self.flat(self.shuffle(h))[:, :16])
+        z = self.softmax(self.glu(self.lrelu(self.bil(y, y))))
+        return z.sum() + self.up(h).mean() + self.emb(tokens).sum()
+
+
+@TorchZoo.forward.samples
+def _(device: str) -> Iterator[tuple[TorchZoo, torch.Tensor, torch.Tensor]]:
+    torch.manual_seed(0)
+    yield TorchZoo().to(device), torch.randn(2, 3, 6, 6, device=device), torch.randint(0, 10, (2, 3), device=device)

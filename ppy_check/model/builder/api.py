@@ -48,6 +48,7 @@ class BuildStateAPI(Protocol):
     attributes: dict[str, Param]
     module_classes: dict[str, ClassModel]
     instance_methods: set[str]
+    narrowed_attributes: dict[str, Expr]
     at: ast.stmt | None
     body: list[Any]
     branching: int
@@ -343,6 +344,9 @@ class ModulesAPI(Protocol):
         ...
 
     def item(self, container: ModuleValue, index: ast.expr, span: Span) -> Value:
+        ...
+
+    def path_of(self, node: ast.Attribute) -> str | None:
         ...
 
     def call_member(self, receiver: ModuleValue, attr: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:

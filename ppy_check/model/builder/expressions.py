@@ -337,6 +337,11 @@ class Expressions(Part):
         scope = self.state.frame.scope
         if name in scope.imports:
             target = scope.imports[name]
+            if target.startswith(".") and self.state.frame.dialect.reads_torch_source:
+                # `from .utils import _pair` in torch.nn.modules.conv: relative to the shipped module's package.
+                level = len(target) - len(target.lstrip("."))
+                package = torch_python.module_of(self.state.frame.path).split(".")[:-level]
+                target = ".".join([*package, target[level:]])
             if name in scope.modules:
                 if self.state.frame.dialect.reads_torch_source and target != "torch":
                     if torch_python.shipped(target):

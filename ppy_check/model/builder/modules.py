@@ -46,8 +46,23 @@ class Modules(Part):
             return self.submodule(base, attr, field.cls)
         return self.read(path, field, span)
 
+    def path_of(self, node: ast.Attribute) -> str | None:
+        """`self.bn.momentum` as the path of the input it reads, when its base is an instance the region reaches."""
+        names = [node.attr]
+        base: ast.expr = node.value
+        while isinstance(base, ast.Attribute):
+            names.append(base.attr)
+            base = base.value
+        found = self.state.env.get(base.id) if isinstance(base, ast.Name) else None
+        if not isinstance(found, ModuleValue):
+            return None
+        return ".".join([found.path, *reversed(names)])
+
     def read(self, path: str, field: ValueField, span: Span) -> Value:
         """The input that holds ``path``'s value: one per path, however often the region reads it."""
+        narrowed = self.state.narrowed_attributes.get(path)
+        if narrowed is not None:
+            return narrowed
         found = self.state.attributes.get(path)
         if found is not None:
             return found
@@ -57,6 +72,9 @@ class Modules(Part):
         aliases = frozenset({path}) if _carries_tensors(kind) else frozenset()
         index = len(self.state.region.params) + len(self.state.attributes)
         value = self.state.attributes[path] = Param(path, index, kind, span, aliases)
+        if isinstance(kind, (t.TupleT, t.SeqT)):
+            # The entry takes a tuple there and declines a list (Python's `isinstance(self.padding, tuple)` holds).
+            self.state.mark(value, "tuple")
         return value
 
     def call_member(self, receiver: ModuleValue, attr: str, args: list[Argument], keywords: dict[str, Expr],

@@ -104,6 +104,8 @@ class BuildState(Part):
         self.attributes: dict[str, Param] = {}
         self.module_classes: dict[str, ClassModel] = {}
         self.instance_methods: set[str] = set()  # the methods run on the region's own instance (InstanceReads)
+        # On a way of a run-time decision that proved an optional input not None (`self.momentum is None`): its value.
+        self.narrowed_attributes: dict[str, Expr] = {}
 
     def release(self) -> None:
         """Break the cycles between the parts (each holds every other), so that a build dies by reference

@@ -121,12 +121,29 @@ class Statements(Part):
         # Each way holds all that runs after it on that way: nothing there reaches past it.
         rests, finished = self.state.frame.rests, self.state.frame.finished
         ways = []
+        # `if dim is None: dim = ...`: on the way the test proves a name not None, it holds the value inside the
+        # optional (as a type checker narrows it), so the two ways can give it one type.
+        narrowing = _tests_none(test_node)
+        narrowed: dict[str, Expr] = {}
+        outer_narrowed = self.state.narrowed_attributes
         self.state.branching += 1
         try:
-            for statements in (then, otherwise):
+            for statements, holds in ((then, True), (otherwise, False)):
                 self.state.body, self.state.env = [], dict(saved[1])
                 self.state.returned, self.state.returned_value, self.state.raising = False, None, False
                 self.state.frame.rests, self.state.frame.finished = [None], False
+                self.state.narrowed_attributes = dict(outer_narrowed)
+                if narrowing is not None and narrowing[1] is not holds:
+                    tested = narrowing[0]
+                    path = self.modules.path_of(tested) if isinstance(tested, ast.Attribute) else None
+                    original = self.state.env.get(tested.id) if isinstance(tested, ast.Name) else \
+                        self.state.attributes.get(path) if path is not None else None
+                    if isinstance(original, Expr) and isinstance(original.type, t.OptionalT):
+                        inner = self.members.unwrap(original, display(tested), span)
+                        if isinstance(tested, ast.Name):
+                            narrowed[tested.id] = self.state.env[tested.id] = inner
+                        elif path is not None:  # `self.momentum is None`: an input read through the instance
+                            self.state.narrowed_attributes[path] = inner
                 try:
                     self.statements(statements)
                 except _Jump as jump:
@@ -140,6 +157,7 @@ class Statements(Part):
                 ways.append((self.state.body, self.state.env, self.state.returned, value, self.state.raising))
         finally:
             self.state.branching -= 1
+            self.state.narrowed_attributes = outer_narrowed
             self.state.body, self.state.env, self.state.returned, self.state.returned_value, self.state.raising = saved
             self.state.frame.rests, self.state.frame.finished = rests, finished
         (then_body, then_env, then_returned, then_value, then_raises), \
@@ -157,6 +175,8 @@ class Statements(Part):
                                                                       merged, then_raises)
             else:
                 for name, held in goes_on[0].items():
+                    if name in narrowed and held is narrowed[name]:
+                        held = self.state.env[name]  # narrowed only: as it was
                     if self.state.env.get(name) is not held and isinstance(held, Expr):
                         self.state.env[name] = self.merge(refusals.MERGED_NAME(name=name), held, None, span, shown, merged, then_raises)
         elif then_returned != else_returned:
@@ -169,6 +189,12 @@ class Statements(Part):
         else:
             for name in sorted(set(then_env) | set(else_env)):
                 one, other = then_env.get(name), else_env.get(name)
+                if name in narrowed and (one is narrowed[name] or other is narrowed[name]):
+                    # Narrowed on one way and untouched on the other: as it was. Assigned on the other: the
+                    # narrowed value is what this way gives.
+                    kept = other if one is narrowed[name] else one
+                    if kept is self.state.env.get(name):
+                        continue
                 if one is other:
                     continue
                 if one is None or other is None:
@@ -188,15 +214,19 @@ class Statements(Part):
         if isinstance(one.type, t.FunctionT):
             self.state.unsupported(span, self.state.frame.called_as, refusals.DIFFERENT_FUNCTION_EACH_WAY(shown=shown, what=what))
             raise _Abandon
+        kind = one.type
         if other is not None and one.type != other.type:
-            self.state.unsupported(span, self.state.frame.called_as,
-                             refusals.ONE_WAY_OTHER(shown=shown, what=what, one_type=one.type, other_type=other.type))
-            raise _Abandon
-        var = self.state.new_var("", one.type)
+            if {type(one.type), type(other.type)} <= {t.IntT, t.FloatT, t.NumberT}:
+                kind = t.NUMBER  # an int one way and a float the other: a Python number, as a float parameter holds
+            else:
+                self.state.unsupported(span, self.state.frame.called_as,
+                                 refusals.ONE_WAY_OTHER(shown=shown, what=what, one_type=one.type, other_type=other.type))
+                raise _Abandon
+        var = self.state.new_var("", kind)
         if self.members.strided(one) and (other is None or self.members.strided(other)):
             self.state.strided_vars.add(var)
         merged.append((var, other, one) if swapped else (var, one, other))
-        return Read(var, one.type, span, one.aliases | (other.aliases if other is not None else frozenset()))
+        return Read(var, kind, span, one.aliases | (other.aliases if other is not None else frozenset()))
 
     def poison_targets(self, statement: ast.stmt) -> None:
         """A statement that could not be modelled binds nothing usable: later reads are not reported again."""
@@ -560,3 +590,13 @@ class Statements(Part):
             raise _Abandon
         self.state.result_classes = tuple(self.exprs.classes_of(value, ()))
         self.state.body.append(Return(value, span))
+
+
+def _tests_none(test: ast.expr) -> tuple[ast.Name | ast.Attribute, bool] | None:
+    """(x, True) for `x is None`, (x, False) for `x is not None` (x a name or `self.<path>`): whether the test holding
+    means None."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, (ast.Name, ast.Attribute)) and \
+            isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None and \
+            isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        return test.left, isinstance(test.ops[0], ast.Is)
+    return None
