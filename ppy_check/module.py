@@ -11,7 +11,7 @@ import ast
 import warnings
 from dataclasses import dataclass, field
 
-from ppy_check import messages as m
+from ppy_check import messages as m, written
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.region import Region, find_regions
 from ppy_check.scope import ModuleScope, build_scope
@@ -23,7 +23,9 @@ def parse_module(text: str, path: str) -> ast.Module | Diagnostic:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
-            return ast.parse(text, filename=path)
+            tree = ast.parse(text, filename=path)
+        written.remember(tree, text)  # so that messages quote `1e4` as written, not as `10000.0`
+        return tree
     except SyntaxError as error:
         line = error.lineno or 1
         column = error.offset or 1
