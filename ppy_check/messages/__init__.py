@@ -117,11 +117,11 @@ RETURN_BAD_TYPE = "region `{region}`: the return is annotated `{annotation}`, wh
 VARIADIC = "region `{region}`: `{star}{name}` is not allowed; give each argument a typed parameter of its own"
 
 # ppy-loop
-LOOP_FOR = ("region `{region}`: `for {target}` iterates over `{iterable}`; a region is straight-line code, so move the "
-            "loop to the caller and call the region once an item")
+LOOP_FOR = ("region `{region}`: `for` loop iterates over `{iterable}` as `{target}`; a region is straight-line code, "
+            "so move the loop to the caller and call the region once an item")
 LOOP_WHILE = "region `{region}`: `while` loop on `{test}`; a region is straight-line code, so move the loop to the caller"
-LOOP_COMPREHENSION = ("region `{region}`: {kind} `{loops}` iterates over {iterables}, a loop; a region is "
-                      "straight-line code")
+LOOP_COMPREHENSION = ("region `{region}`: {kind} iterates over {iterables}, a loop; a region is straight-line "
+                      "code")
 
 # ppy-branch
 BRANCH_STATEMENT = "region `{region}`: `{keyword}` on `{test}` is a branch; pass both results' inputs and use `torch.where`, or branch in the caller"

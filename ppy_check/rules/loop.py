@@ -47,7 +47,7 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
         elif isinstance(node, ast.While):
             yield Finding(CODE, node, m.message(m.LOOP_WHILE, region=region.name, test=written.unparse(node.test)))
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            loops = " ".join(f"for {written.unparse(g.target)} in {written.unparse(g.iter)}" for g in node.generators)
-            iterables = ", ".join(f"`{written.unparse(g.iter)}`" for g in node.generators)
+            iterables = ", ".join(f"`{written.unparse(g.iter)}` as `{written.unparse(g.target)}`"
+                                  for g in node.generators)
             yield Finding(CODE, node, m.message(m.LOOP_COMPREHENSION, region=region.name,
-                                                kind=_COMPREHENSIONS[type(node)], loops=loops, iterables=iterables))
+                                                kind=_COMPREHENSIONS[type(node)], iterables=iterables))
