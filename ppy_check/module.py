@@ -23,9 +23,7 @@ def parse_module(text: str, path: str) -> ast.Module | Diagnostic:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
-            tree = ast.parse(text, filename=path)
-        written.remember(tree, text)  # so that messages quote `1e4` as written, not as `10000.0`
-        return tree
+            return ast.parse(text, filename=path)
     except SyntaxError as error:
         line = error.lineno or 1
         column = error.offset or 1
@@ -51,6 +49,7 @@ class ModuleRegions:
         lines = python_lines(text)  # as ast numbers them: a form feed is no line break
         if isinstance(tree, Diagnostic):
             return cls(path, text, lines, None, ModuleScope(), syntax_error=tree)
+        written.remember(tree, lines)  # so that messages quote `1e4` as written, not as `10000.0`
         scope = build_scope(tree)
         try:
             regions = find_regions(tree, scope, lines, path)

@@ -14,18 +14,15 @@ from weakref import WeakKeyDictionary
 _SPELLINGS: WeakKeyDictionary[ast.Constant, str] = WeakKeyDictionary()
 
 
-def remember(tree: ast.AST, text: str) -> None:
-    """Keep the spelling of every number literal in ``tree``, parsed from ``text``, that Python re-prints otherwise."""
-    lines: list[bytes] | None = None
+def remember(tree: ast.AST, lines: list[str]) -> None:
+    """Keep the spelling of every number literal in ``tree`` that Python re-prints otherwise; ``lines`` are the
+    parsed text's, as Python numbers them (``source.python_lines``)."""
     for node in ast.walk(tree):
-        if not _is_number(node) or node.end_lineno != node.lineno or node.end_col_offset is None:
+        if not _is_number(node) or node.end_lineno != node.lineno or node.end_col_offset is None or \
+                node.lineno > len(lines):
             continue
-        if lines is None:
-            # ast's columns count UTF-8 bytes, and its lines end only at \n, \r\n and \r (not str.splitlines's \f)
-            lines = [line.encode("utf-8") for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-        if node.lineno > len(lines):
-            continue
-        spelling = lines[node.lineno - 1][node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+        line = lines[node.lineno - 1].encode("utf-8")  # ast's columns count UTF-8 bytes
+        spelling = line[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
         if spelling != repr(node.value) and _means(spelling, node.value):
             _SPELLINGS[node] = spelling
 
