@@ -18,7 +18,7 @@ def remember(tree: ast.AST, lines: list[str]) -> None:
     """Keep the spelling of every number literal in ``tree`` that Python re-prints otherwise; ``lines`` are the
     parsed text's, as Python numbers them (``source.python_lines``)."""
     for node in ast.walk(tree):
-        if not _is_number(node) or node.end_lineno != node.lineno or node.end_col_offset is None or \
+        if not isinstance(node, ast.Constant) or not _is_number(node.value) or node.end_lineno != node.lineno or node.end_col_offset is None or \
                 node.lineno > len(lines):
             continue
         line = lines[node.lineno - 1].encode("utf-8")  # ast's columns count UTF-8 bytes
@@ -39,9 +39,8 @@ def unparse(node: ast.AST) -> str:
     return ast.unparse(_spelled(node))
 
 
-def _is_number(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex)) \
-        and not isinstance(node.value, bool)
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, complex)) and not isinstance(value, bool)
 
 
 def _means(text: str, value: object) -> bool:
