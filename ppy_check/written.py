@@ -1,9 +1,10 @@
 """Numbers as the source writes them, for messages: `1e4`, `0x10` and `1_000`, not Python's `10000.0`, `16`, `1000`.
 
 A syntax tree keeps a literal's value, not its spelling, and ``ast.unparse`` re-prints the value. A module's
-numbers are remembered when it is parsed (``remember``), keyed weakly by their nodes, and only those whose
-spelling differs from the re-printed one; ``unparse`` shows each remembered number as it was written. Nodes the
-builder makes afresh, and torch's own source, are not remembered and print as ``ast.unparse`` prints them.
+numbers are remembered when it is loaded (``ModuleRegions.load`` calls ``remember``), keyed weakly by their nodes
+so they die with the tree, and only those whose spelling differs from the re-printed one; ``unparse`` shows each
+remembered number as it was written. Nodes the builder makes afresh are not remembered and print as
+``ast.unparse`` prints them.
 """
 
 from __future__ import annotations
