@@ -11,7 +11,7 @@ import ast
 import warnings
 from dataclasses import dataclass, field
 
-from ppy_check import messages as m
+from ppy_check import messages as m, written
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.region import Region, find_regions
 from ppy_check.scope import ModuleScope, build_scope
@@ -49,6 +49,7 @@ class ModuleRegions:
         lines = python_lines(text)  # as ast numbers them: a form feed is no line break
         if isinstance(tree, Diagnostic):
             return cls(path, text, lines, None, ModuleScope(), syntax_error=tree)
+        written.remember(tree, lines)  # so that messages quote `1e4` as written, not as `10000.0`
         scope = build_scope(tree)
         try:
             regions = find_regions(tree, scope, lines, path)

@@ -117,13 +117,19 @@ RETURN_BAD_TYPE = "region `{region}`: the return is annotated `{annotation}`, wh
 VARIADIC = "region `{region}`: `{star}{name}` is not allowed; give each argument a typed parameter of its own"
 
 # ppy-loop
-LOOP_FOR = "region `{region}`: `for` loop over `{target}`; a region is straight-line code, so move the loop to the caller"
+LOOP_FOR = ("region `{region}`: `for` loop iterates over `{iterable}` as `{target}`; a region is straight-line code, "
+            "so move the loop to the caller and call the region once an item")
 LOOP_WHILE = "region `{region}`: `while` loop on `{test}`; a region is straight-line code, so move the loop to the caller"
-LOOP_COMPREHENSION = "region `{region}`: {kind} over `{target}` is a loop; a region is straight-line code"
+LOOP_COMPREHENSION = ("region `{region}`: {kind} iterates over {iterables}, a loop; a region is straight-line "
+                      "code")
 
 # ppy-branch
 BRANCH_STATEMENT = "region `{region}`: `{keyword}` on `{test}` is a branch; pass both results' inputs and use `torch.where`, or branch in the caller"
 BRANCH_EXPRESSION = "region `{region}`: conditional expression on `{test}` is a branch; use `torch.where` or branch in the caller"
+BRANCH_OPTIONAL = ("region `{region}`: {construct} on `{test}` is a branch on whether `{name}` is None, which "
+                   "`torch.where` cannot choose; write two regions, one taking `{name}` and one without it, and call "
+                   "the one that fits from the caller's branch, or pass a neutral default (a zero mask, a zero bias) "
+                   "instead of None")
 BRANCH_BOOLOP = "region `{region}`: `{op}` in `{text}` short-circuits, which is a branch; use `torch.logical_{op}` or `&`/`|`"
 BRANCH_MATCH = "region `{region}`: `match` on `{subject}` is a branch"
 BRANCH_TRY = "region `{region}`: `try` is control flow a region cannot hold"

@@ -1,10 +1,13 @@
 """A region holds no branches: no `if`, conditional expression, `match`, `and`/`or`, `try`, `assert` or `raise`.
 
-**What.** Any construct whose path depends on a value: `if` statements and
-`x if c else y`, `match`, the short-circuiting `and`/`or`, `try`, and
-`assert`/`raise` (each a hidden `if`), and a chained comparison of tensors
-(`0 < x < 1` is `(0 < x) and (x < 1)`). A chained comparison of numbers
-(`0 < n < 4`) is plain arithmetic and allowed.
+**What.** A branch is any construct that picks which code runs from a value:
+`if` statements and `x if c else y`, `match`, the short-circuiting `and`/`or`,
+`try`, and a chained comparison of tensors (`0 < x < 1` is `(0 < x) and
+(x < 1)`). A chained comparison of numbers (`0 < n < 4`) is plain arithmetic
+and allowed. A check is the branch that only stops the call: an `assert`, or
+an `if` whose body only raises (`if n < 0: raise ValueError(...)`); it is a
+branch too (a hidden `if`), reported on the `assert` or on the `if` and its
+`raise`.
 
 **Why.** One build serves every call, so the code cannot depend on values
 known only at run time. Reading a tensor's value to decide also forces a
@@ -20,9 +23,21 @@ takes (`is_causal=causal`).
             return F.relu(x)
         return F.gelu(x)
 
+    @ppy.opt(3)
+    def attend(attn: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        if mask is not None:           # a branch on an Optional
+            attn = attn + mask
+        return attn.softmax(-1)
+
 **Fix.** Write two regions and let the caller choose, or pass the choice to
 an op that takes it (`F.gelu(x, approximate=mode)`), or select with
-`torch.where(mask, a, b)`.
+`torch.where(mask, a, b)`. Move a check to the caller. A branch on whether an
+argument is None (`x is None`, `x is not None`, an Optional parameter tested
+as a truth value, a helper like `exists(x)` that returns `x is not None`, or
+`a if mask is None else b`) is no choice `torch.where` can make: write two
+regions, one taking the argument and one without it, and call the one that
+fits from the caller's branch, or pass a neutral default instead of None (a
+zero mask, a zero bias), which leaves the result as it was.
 """
 
 from __future__ import annotations
@@ -31,51 +46,107 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ppy_check import messages as m
+from ppy_check import messages as m, written
+from ppy_check.model import types as t
 from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
 from ppy_check.finding import Finding
+from ppy_check.scope import BindingKind
 
 CODE = m.BRANCH
 SUMMARY = "a branch (if, conditional expression, match, and/or, try, assert, raise) inside a region"
 
 
 def _short(node: ast.AST) -> str:
-    text = ast.unparse(node)
+    text = written.unparse(node)
     return text if len(text) <= 50 else text[:47] + "..."
 
 
-def _if(name: str, node: ast.If) -> m.Message:
-    return m.message(m.BRANCH_STATEMENT, region=name, keyword="if", test=_short(node.test))
+def _if(region: Region, node: ast.If) -> m.Message:
+    name = _none_tested(region, node.test)
+    if name is not None:
+        return m.message(m.BRANCH_OPTIONAL, region=region.name, construct="`if`", test=_short(node.test), name=name)
+    return m.message(m.BRANCH_STATEMENT, region=region.name, keyword="if", test=_short(node.test))
 
 
-def _if_expression(name: str, node: ast.IfExp) -> m.Message:
-    return m.message(m.BRANCH_EXPRESSION, region=name, test=_short(node.test))
+def _if_expression(region: Region, node: ast.IfExp) -> m.Message:
+    name = _none_tested(region, node.test)
+    if name is not None:
+        return m.message(m.BRANCH_OPTIONAL, region=region.name, construct="conditional expression",
+                         test=_short(node.test), name=name)
+    return m.message(m.BRANCH_EXPRESSION, region=region.name, test=_short(node.test))
 
 
-def _bool_op(name: str, node: ast.BoolOp) -> m.Message:
+def _none_tested(region: Region, test: ast.expr) -> str | None:
+    """The name a test asks "is it None?" of, where it does: `x is None`, `x is not None`, `not x`, `x` for an
+    Optional parameter, or a module-level helper that returns `arg is (not) None` (`exists(x)`). torch.where
+    selects between two tensors; it cannot stand in for an argument that may be missing."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _none_tested(region, test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        left, right = test.left, test.comparators[0]
+        if _is_none(right) and isinstance(left, ast.Name):
+            return left.id
+        if _is_none(left) and isinstance(right, ast.Name):
+            return right.id
+        return None
+    if isinstance(test, ast.Name):
+        optional = any(p.name == test.id and isinstance(p.type, t.OptionalT) for p in region.params)
+        return test.id if optional else None
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and len(test.args) == 1 and \
+            not test.keywords and isinstance(test.args[0], ast.Name) and _tests_none(region, test.func.id):
+        return test.args[0].id
+    return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _tests_none(region: Region, helper: str) -> bool:
+    """Whether the module-level function ``helper`` only returns whether its one parameter is None."""
+    binding = region.scope.bindings.get(helper)
+    function = binding.node if binding is not None and binding.kind is BindingKind.FUNCTION else None
+    if not isinstance(function, ast.FunctionDef) or len(function.args.args) != 1:
+        return False
+    body = [statement for statement in function.body if not _is_docstring(statement)]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return False
+    returned = body[0].value
+    parameter = function.args.args[0].arg
+    return isinstance(returned, ast.Compare) and len(returned.ops) == 1 and \
+        isinstance(returned.ops[0], (ast.Is, ast.IsNot)) and _is_none(returned.comparators[0]) and \
+        isinstance(returned.left, ast.Name) and returned.left.id == parameter
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and \
+        isinstance(statement.value.value, str)
+
+
+def _bool_op(region: Region, node: ast.BoolOp) -> m.Message:
     op = "and" if isinstance(node.op, ast.And) else "or"
-    return m.message(m.BRANCH_BOOLOP, region=name, op=op, text=_short(node))
+    return m.message(m.BRANCH_BOOLOP, region=region.name, op=op, text=_short(node))
 
 
-def _match(name: str, node: ast.Match) -> m.Message:
-    return m.message(m.BRANCH_MATCH, region=name, subject=_short(node.subject))
+def _match(region: Region, node: ast.Match) -> m.Message:
+    return m.message(m.BRANCH_MATCH, region=region.name, subject=_short(node.subject))
 
 
-def _try(name: str, node: ast.AST) -> m.Message:
-    return m.message(m.BRANCH_TRY, region=name)
+def _try(region: Region, node: ast.AST) -> m.Message:
+    return m.message(m.BRANCH_TRY, region=region.name)
 
 
-def _assert(name: str, node: ast.Assert) -> m.Message:
-    return m.message(m.BRANCH_ASSERT, region=name, test=_short(node.test))
+def _assert(region: Region, node: ast.Assert) -> m.Message:
+    return m.message(m.BRANCH_ASSERT, region=region.name, test=_short(node.test))
 
 
-def _raise(name: str, node: ast.Raise) -> m.Message:
+def _raise(region: Region, node: ast.Raise) -> m.Message:
     text = f"raise {_short(node.exc)}" if node.exc is not None else "raise"
-    return m.message(m.BRANCH_RAISE, region=name, text=text)
+    return m.message(m.BRANCH_RAISE, region=region.name, text=text)
 
 
-_MESSAGES: dict[type, Callable[[str, Any], m.Message]] = {
+_MESSAGES: dict[type, Callable[[Region, Any], m.Message]] = {
     ast.If: _if, ast.IfExp: _if_expression, ast.BoolOp: _bool_op, ast.Match: _match,
     ast.Try: _try, ast.TryStar: _try, ast.Assert: _assert, ast.Raise: _raise,
 }
@@ -85,6 +156,6 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for node in region.nodes:
         message = _MESSAGES.get(type(node))
         if message is not None:
-            yield Finding(CODE, node, message(region.name, node))
+            yield Finding(CODE, node, message(region, node))
     for span, text in analysis.problems.branches:
         yield Finding(CODE, span, m.message(m.BRANCH_CHAINED, region=region.name, text=text))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ppy_check import messages as m
+from ppy_check import messages as m, written
 from ppy_check.model.builder import Analysis
 from ppy_check.region import Region
 from ppy_check.finding import Finding
@@ -42,10 +42,12 @@ _COMPREHENSIONS = {
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     for node in region.nodes:
         if isinstance(node, (ast.For, ast.AsyncFor)):
-            yield Finding(CODE, node, m.message(m.LOOP_FOR, region=region.name, target=ast.unparse(node.target)))
+            yield Finding(CODE, node, m.message(m.LOOP_FOR, region=region.name, target=written.unparse(node.target),
+                                                iterable=written.unparse(node.iter)))
         elif isinstance(node, ast.While):
-            yield Finding(CODE, node, m.message(m.LOOP_WHILE, region=region.name, test=ast.unparse(node.test)))
-        elif type(node) in _COMPREHENSIONS:
-            targets = ", ".join(ast.unparse(g.target) for g in node.generators)  # type: ignore[attr-defined]
-            yield Finding(CODE, node, m.message(m.LOOP_COMPREHENSION, 
-                region=region.name, kind=_COMPREHENSIONS[type(node)], target=targets))
+            yield Finding(CODE, node, m.message(m.LOOP_WHILE, region=region.name, test=written.unparse(node.test)))
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            iterables = ", ".join(f"`{written.unparse(g.iter)}` as `{written.unparse(g.target)}`"
+                                  for g in node.generators)
+            yield Finding(CODE, node, m.message(m.LOOP_COMPREHENSION, region=region.name,
+                                                kind=_COMPREHENSIONS[type(node)], iterables=iterables))

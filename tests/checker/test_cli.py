@@ -72,7 +72,7 @@ def test_json_reports_loop_capture_and_untyped(project: Path, capsys: pytest.Cap
     findings = json.loads(out)
     by_code = {f["code"]: f for f in findings}
     assert set(by_code) >= {"ppy-loop", "ppy-captured", "ppy-untyped"}
-    assert "`i`" in by_code["ppy-loop"]["message"]
+    assert "`range(3)` as `i`" in by_code["ppy-loop"]["message"]
     assert "`W`" in by_code["ppy-captured"]["message"]
     assert "`n`" in by_code["ppy-untyped"]["message"]
     for finding in findings:
@@ -91,7 +91,7 @@ def test_clean_exit_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 
 def test_concise_and_full(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, err = run(["bad.py"], capsys)
-    assert "bad.py:9:5: ppy-loop region `region`: `for` loop over `i`" in out
+    assert "bad.py:9:5: ppy-loop region `region`: `for` loop iterates over `range(3)` as `i`" in out
     assert "Found" in err
     _, out, _ = run(["--output-format", "full", "bad.py"], capsys)
     assert "   10 |         x = x @ W\n" + " " * 24 + "^" in out
@@ -627,7 +627,7 @@ def test_ppy_build_prints_user_text_plainly(tmp_path: Path, monkeypatch: pytest.
     err = capsys.readouterr().err
     assert code == 1
     lines = err.splitlines()
-    assert f"{name}:100:5: ppy-loop region `f`: `for` loop over `i`; a region is straight-line code, so move the loop to the caller" in lines
+    assert f"{name}:100:5: ppy-loop region `f`: `for` loop iterates over `range(2)` as `i`; a region is straight-line code, so move the loop to the caller and call the region once an item" in lines
     assert lines[-1] == "ppy build: 0 of 1 region compiled, in 1 file"
 
 

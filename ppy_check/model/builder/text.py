@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ppy_check import written
 from ppy_check.node_memo import per_node
 
 # Expressions inside one that display() spells as written; past them a message shows `...` (the text is cut at
@@ -16,7 +17,7 @@ def display(node: ast.AST) -> str:
     """Source text for a message: one line, at most 60 characters."""
     small = _smaller_than(node, DISPLAY_NODES)
     plain = _plain_text(node) if small else None
-    text = plain if plain is not None else ast.unparse(node if small else _pruned(node, [DISPLAY_NODES]))
+    text = plain if plain is not None else written.unparse(node) if small else ast.unparse(_pruned(node, [DISPLAY_NODES]))
     first, *rest = text.splitlines() or [""]
     if rest:
         first += " ..."
@@ -56,13 +57,18 @@ def _pruned(node: ast.AST, budget: list[int]) -> ast.AST:
 def _pruned_child(node: ast.AST, budget: list[int]) -> ast.AST:
     if budget[0] <= 0 and isinstance(node, ast.expr):
         return ast.Name(id="...")
+    spelling = written.spelling(node)
+    if spelling is not None:
+        budget[0] -= 1
+        return ast.Name(id=spelling)  # prints as the number was written (ppy_check.written)
     return _pruned(node, budget)
 
 
 def _plain_text(node: ast.AST) -> str | None:
     """``ast.unparse(node)`` for the plainest expressions: names, attributes, calls and tuples of them, ints; None
     for anything else. Every call is displayed, and most calls are chains like ``F.linear(h, w).reshape``, where
-    unparse's visitor would be a tenth of the model's cost. The spelling follows unparse exactly (a test compares)."""
+    unparse's visitor would be a tenth of the model's cost. The spelling follows unparse exactly (a test compares),
+    but for numbers, which read as written (ppy_check.written)."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
@@ -85,7 +91,7 @@ def _plain_text(node: ast.AST) -> str | None:
             return None
         return f"({item_texts[0]},)" if len(item_texts) == 1 else f"({', '.join(item_texts)})"
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return repr(node.value)
+        return written.spelling(node) or repr(node.value)
     return None
 
 
