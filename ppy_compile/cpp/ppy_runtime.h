@@ -608,7 +608,11 @@ template <class T> inline std::vector<T> repeat(const std::vector<T>& values, in
 template <class T, class S> inline std::vector<T> convert_vector(const std::vector<S>& values) {
     std::vector<T> out;
     out.reserve(values.size());
-    for (const auto& v : values) out.push_back(T(v));
+    for (const auto& v : values) {
+        // A Python number (int or float) where torch takes a double: the value as that number, as Python's float().
+        if constexpr (std::is_same_v<S, at::Scalar> && std::is_arithmetic_v<T>) out.push_back(v.template to<T>());
+        else out.push_back(T(v));
+    }
     return out;
 }
 template <size_t N> inline std::array<bool, N> bool_array(const std::vector<bool>& values) {

@@ -110,3 +110,19 @@ def embeddings(indices: Tensor, table: Tensor, mean: Tensor, var: Tensor) -> tup
 @embeddings.samples
 def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, Tensor]]:
     yield torch.randint(0, 5, (2, 3)).to(device), r(5, 4, device=device), r(4, device=device), r(4, device=device).abs()
+
+
+@ppy.opt(2)
+def settings_at_run_time(x: Tensor, w: Tensor, tokens: Tensor, padding: int | None, scale: float, p: float,
+                         dim: int | None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Settings torch's code tests that are parameters, not literals: an optional narrowed on the way its `is None`
+    test proves it set, a float where torch takes a list of floats, a norm's order."""
+    return (F.embedding(tokens, w, padding_idx=padding), F.interpolate(x, scale_factor=scale),
+            torch.norm(x, p), F.softmax(x, dim))
+
+
+@settings_at_run_time.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, int | None, float, float, int | None]]:
+    tokens = torch.tensor([[0, 2, 1]], device=device)
+    yield r(1, 2, 4, 4, device=device), r(4, 3, device=device), tokens, 1, 2.0, 3.0, 1
+    yield r(1, 2, 4, 4, device=device), r(4, 3, device=device), tokens, None, 2, 2, -1

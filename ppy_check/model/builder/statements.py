@@ -218,6 +218,10 @@ class Statements(Part):
         if other is not None and one.type != other.type:
             if {type(one.type), type(other.type)} <= {t.IntT, t.FloatT, t.NumberT}:
                 kind = t.NUMBER  # an int one way and a float the other: a Python number, as a float parameter holds
+            elif isinstance(one.type, t.NoneT) != isinstance(other.type, t.NoneT) and \
+                    t.strip_optional(one.type if isinstance(other.type, t.NoneT) else other.type) in _OPTIONAL_SCALARS:
+                # None one way, a bool (or number) the other: an optional, as torch's `align_corners` is.
+                kind = t.OptionalT(t.strip_optional(one.type if isinstance(other.type, t.NoneT) else other.type))
             else:
                 self.state.unsupported(span, self.state.frame.called_as,
                                  refusals.ONE_WAY_OTHER(shown=shown, what=what, one_type=one.type, other_type=other.type))
@@ -590,6 +594,10 @@ class Statements(Part):
             raise _Abandon
         self.state.result_classes = tuple(self.exprs.classes_of(value, ()))
         self.state.body.append(Return(value, span))
+
+
+# What a variable set to None one way and to a value the other may hold, as an optional the C++ carries.
+_OPTIONAL_SCALARS = (t.BOOL, t.INT, t.NUMBER, t.FLOAT)
 
 
 def _tests_none(test: ast.expr) -> tuple[ast.Name | ast.Attribute, bool] | None:
