@@ -155,6 +155,9 @@ class Compiled:
     # A method region's reads through its instance (ppy.instance.InstanceReader): the entry takes them after the
     # region's own arguments, and the instance itself is no argument of it. None for a function.
     instance: Any = None
+    # A method region's call read from an instance (Region.__get__ binds it): the reads and the compiled entry in
+    # one Python frame, handing anything else to Region.__call__ (see ppy.runtime._method_call).
+    method_call: Callable[..., Any] | None = None
 
 
 class Call:
@@ -224,6 +227,8 @@ class Region(Generic[P, R]):
         # Why the region runs its Python body, once it was prepared and could not be compiled.
         self.fallback_reason: str | None = None
         self._samples: Callable[..., Iterable[object]] | None = None
+        # What `__get__` binds to an instance while calls go straight to a method region's compiled code (route).
+        self._method_call: Callable[..., Any] | None = None
         self._site: RegionSite | None = None
         self._binder: Callable[..., None] | None = None
         # The file the body was compiled from, as it was then (path, sha256): the C++ must be built from
@@ -279,6 +284,7 @@ class Region(Generic[P, R]):
         """Back to the Python body for good (a name the build assumed was rebound), its calls back through
         Region.__call__."""
         form, self._compiled_form = self._compiled_form, None
+        self._method_call = None
         if form is not None and form.entry_class is not None:
             self.__class__ = form.entry_class.__base__  # type: ignore[assignment]
 
@@ -293,6 +299,8 @@ class Region(Generic[P, R]):
         Python frame would more than double a small region's call cost.
         """
         form = self._compiled_form
+        if form is not None and form.method_call is not None:
+            self._method_call = None if watched else form.method_call
         if form is None or form.entry_class is None:
             return
         self.__class__ = form.entry_class.__base__ if watched else form.entry_class  # type: ignore[assignment]
@@ -392,7 +400,12 @@ class Region(Generic[P, R]):
     def __get__(self: Region[Concatenate[Self_, Rest], R], instance: Self_,
                 owner: type[Any] | None = None) -> Callable[Rest, R]: ...
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        return self if instance is None else functools.partial(self, instance)
+        if instance is None:
+            return self
+        fast = self._method_call
+        if fast is None or _compiling():  # Dynamo traces the partial's Region.__call__, which routes to torch
+            return functools.partial(self, instance)
+        return types.MethodType(fast, instance)
 
     def __repr__(self) -> str:
         flags = ", pure" if self.pure else ""

@@ -186,6 +186,10 @@ def _compiled_reader(reads: tuple[str, ...], classes: dict[str, type],
             lines.append(f"    if type({var}) is not K_{var} and type({var}) not in A: return None")
         if issubclass(kind, torch.nn.Module):
             lines.append(f"    d_{var} = {var}.__dict__")
+            # The three stores Module.__getattr__ searches, read once per object (E: none, a module mid-__init__).
+            namespace["E"] = {}
+            lines.append(f"    p_{var}, b_{var}, m_{var} = d_{var}.get('_parameters', E), d_{var}.get('_buffers', E), "
+                         f"d_{var}.get('_modules', E)")
         if issubclass(kind, torch.nn.Module) and path:
             # The instance's own hooks ran in its Module.__call__ before the region did; an inlined one's would not.
             hooks = " or ".join(f"d_{var}.get({name!r})" for name in _HOOK_DICTS)
@@ -203,10 +207,9 @@ def _compiled_reader(reads: tuple[str, ...], classes: dict[str, type],
         plain = kind is not None and issubclass(kind, torch.nn.Module) and \
             not any(name in vars(base) for base in kind.__mro__)
         if plain:
-            d = f"d_{source}"
-            lines.append(f"    {var} = {d}.get({name!r}, M)")
-            for store in ("_parameters", "_buffers", "_modules"):
-                lines.append(f"    if {var} is M: {var} = {d}[{store!r}].get({name!r}, M)")
+            lines.append(f"    {var} = d_{source}.get({name!r}, M)")
+            for store in "pbm":
+                lines.append(f"    if {var} is M: {var} = {store}_{source}.get({name!r}, M)")
             lines.append(f"    if {var} is M: {var} = getattr({source}, {name!r})")
         else:
             lines.append(f"    {var} = getattr({source}, {name!r})")

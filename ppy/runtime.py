@@ -435,8 +435,10 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
         region.settle_compiled(Compiled(
             entry=reader.entry, signature=signature,
             cpp_source_path=built.cpp_sources.get(rid), cpp_symbol=built.symbols.get(rid),
-            effects=built.effects.get(rid, {}), instance=reader))
+            effects=built.effects.get(rid, {}), instance=reader,
+            method_call=_method_call(region, reader, len(signature.parameters) - 1)))
         _prepared.append(region)
+        _route(region)
         return
     region.settle_compiled(Compiled(
         entry=entry(function, _context(region, signature, False, guards, rebound)),
@@ -447,6 +449,24 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
         entry_class=_entry_class(region, entry(function, _context(region, signature, True, guards, rebound)))))
     _prepared.append(region)
     _route(region)
+
+
+def _method_call(region: Region[Any, Any], reader: Any, count: int) -> Callable[..., Any]:
+    """A method region's call from an instance, while nothing watches its calls: the instance's reads (one
+    generated function) and the compiled entry in one frame. A call given by keyword, one torch traces, and one
+    the reads or the entry decline take Region.__call__, the runtime's path, which says why."""
+    read_all, raw, slow = reader.read_all, reader.raw, Region.__call__
+
+    def call(instance: Any, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and len(args) == count and not decorators._compiling():  # the tracer attach_tracer set
+            taken = read_all(instance)
+            if taken is not None:
+                result = raw(*args, *taken)
+                if result is not NotImplemented:
+                    return result
+        return slow(region, instance, *args, **kwargs)
+
+    return call
 
 
 def _rebound_reason(why: Exception) -> str:
