@@ -4,7 +4,9 @@
 
 The dispatch-bound GPT-2 step (width 64, 4 heads, one new token on a 16-token
 cache, no grad, one thread): `gpt2.step` called with its seventeen weights and
-six dimensions, beside `gpt2_modules.Block.forward`, the same block as
+six dimensions (directly, and from an nn.Module's `forward` as a model calls
+it), beside `gpt2_modules.Block.forward` (called as the module, and as
+`block.forward(...)`, which skips nn.Module's `__call__`), the same block as
 nn.Modules, which reads the same tensors and settings through `self` at each
 call and checks the class of each submodule it inlined. Eager is the module's
 own Python body. The paths take turns within each round; every path's result is
@@ -62,9 +64,18 @@ def paths() -> dict[str, Callable[[], Any]]:
                                                  "o_b", "ln2_w", "ln2_b", "fc_w", "fc_b", "proj_w", "proj_b")]
     step_args = (x, cache, cache, *weights, 1, 1, HEADS, HEAD_DIM, WIDTH, gpt2.EPS, False)
     python = modules.Block.forward.python
+
+    class Wrapper(torch.nn.Module):
+        """How a model used the free-function region before: a forward passing its weights and dims."""
+
+        def forward(self, x: Any, k: Any, v: Any) -> Any:
+            return gpt2.step(x, k, v, *weights, 1, 1, HEADS, HEAD_DIM, WIDTH, gpt2.EPS, False)
+
+    wrapper = Wrapper()
     return {
         "eager module": lambda: python(block, x, cache, cache, False),
         "ppy free-function region": lambda: gpt2.step(*step_args),
+        "ppy free-function region, in a module's forward": lambda: wrapper(x, cache, cache),
         "ppy module region": lambda: block(x, cache, cache, False),
         "ppy module region, forward called": lambda: block.forward(x, cache, cache, False),
     }

@@ -53,8 +53,8 @@ class InstanceReader:
     reads: tuple[str, ...]  # attribute paths from the instance, in the order of the compiled inputs
     types: tuple[str, ...]  # the type the build assumed of each, for messages
     checks: tuple[tuple[str, type], ...]  # (path, exact class), the instance itself at ""
-    # The instance's reads and checks as one straight-line function (see `_reader_source`): the tuple of values,
-    # or None when a check fails (then `arguments` says which).
+    # The instance's reads and checks as one C function (`read_program`): the tuple of values, or None when a check
+    # fails (then `arguments` says which).
     read_all: Callable[[Any], tuple[Any, ...] | None]
     # The compiled function's entry, which takes the region's arguments and then the reads (see `taking`).
     raw: Callable[..., Any] = lambda *values: NotImplemented
@@ -66,15 +66,17 @@ class InstanceReader:
 
     @classmethod
     def of(cls, name: str, reads: Sequence[Sequence[str]], classes: Sequence[Sequence[str]],
-           namespace: dict[str, Any], methods: Sequence[str] = ()) -> InstanceReader:
+           namespace: dict[str, Any], methods: Sequence[str], make_reader: Callable[[tuple[Any, ...]], Any]
+           ) -> InstanceReader:
         """Resolve the classes the build read (``classes``: [path, name]) in the region's module (``namespace``) or
-        torch.nn; raises LookupError naming one that is not there."""
+        torch.nn, raising LookupError naming one that is not there; ``make_reader`` is the bridge's
+        ``instance_reader``, which makes the reads one C function (`read_program`)."""
         checks = tuple((path, _resolve_class(class_name, namespace)) for path, class_name in classes)
         paths = tuple(path for path, _ in reads)
         names = frozenset(methods) | {p.split(".")[0] for p in paths} | {p.split(".")[0] for p, _ in checks if p}
         accepted: set[type] = set()
         return cls(name, paths, tuple(kind for _, kind in reads), checks,
-                   _compiled_reader(paths, dict(checks), accepted), names=names, accepted=accepted)
+                   make_reader(read_program(paths, dict(checks), accepted)), names=names, accepted=accepted)
 
     def accept(self, instance: Any) -> bool:
         """Whether the instance's class, a subclass of the one the build read, runs the same code: it defines
@@ -155,91 +157,48 @@ class InstanceReader:
         return f"{self.name}.{path}" if path else self.name
 
 
-_MISSING = object()
-
-
-def _compiled_reader(reads: tuple[str, ...], classes: dict[str, type],
-                     accepted: set[type]) -> Callable[[Any], tuple[Any, ...] | None]:
-    """One function that reads every object on the paths once, checks each checked object's exact class and hooks,
-    and returns the reads in order (None where a check fails).
+def read_program(reads: tuple[str, ...], classes: dict[str, type],
+                 accepted: set[type]) -> tuple[Any, ...]:
+    """What the bridge's reader (``instance_reader`` in bridge.cpp) runs: each object on the paths read once, each
+    checked object's exact class and hooks checked, the reads in order.
 
     nn.Module keeps parameters, buffers and submodules in dicts that ``Module.__getattr__`` searches after Python's
-    own lookup fails, at about half a microsecond a step; the function reads those dicts itself, in the same order
-    (the instance's ``__dict__``, then ``_parameters``, ``_buffers``, ``_modules``). That is Python's answer only
-    where the class defines nothing of that name (a property, a class-level default): such a step is a plain
-    ``getattr``. Each checked class is exact, so what its MRO defines was known when the function was made."""
-    namespace: dict[str, Any] = {"M": _MISSING}
-    lines = ["def read(o0):"]
-    variables = {"": "o0"}
-    counter = 0
+    own lookup fails; the reader reads those dicts itself, in the same order (the instance's ``__dict__``, then
+    ``_parameters``, ``_buffers``, ``_modules``). That is Python's answer only where the class defines nothing of
+    that name (a property, a class-level default): such a step is a plain ``getattr``. Each checked class is exact
+    (or a subclass ``accept`` took, which defines none of the names), so what its MRO defines was known when the
+    program was made."""
+    steps: list[tuple[int, str, bool, type | None, bool]] = [(0, "", False, classes.get(""), False)]
+    index = {"": 0}
 
-    def checked(path: str) -> None:
-        kind = classes.get(path)
-        if kind is None:
-            return
-        var = variables[path]
-        namespace[f"K_{var}"] = kind
-        if path:
-            lines.append(f"    if type({var}) is not K_{var}: return None")
-        else:  # the instance: its class, or a subclass `accept` took
-            namespace["A"] = accepted
-            lines.append(f"    if type({var}) is not K_{var} and type({var}) not in A: return None")
-        if issubclass(kind, torch.nn.Module):
-            lines.append(f"    d_{var} = {var}.__dict__")
-            # The three stores Module.__getattr__ searches, read once per object (E: none, a module mid-__init__).
-            namespace["E"] = {}
-            lines.append(f"    p_{var}, b_{var}, m_{var} = d_{var}.get('_parameters', E), d_{var}.get('_buffers', E), "
-                         f"d_{var}.get('_modules', E)")
-        if issubclass(kind, torch.nn.Module) and path:
-            # The instance's own hooks ran in its Module.__call__ before the region did; an inlined one's would not.
-            hooks = " or ".join(f"d_{var}.get({name!r})" for name in _HOOK_DICTS)
-            lines.append(f"    if {hooks}: return None")
-
-    def step(parent: str, name: str) -> str:
-        nonlocal counter
+    def step(parent: str, name: str) -> int:
         path = f"{parent}.{name}" if parent else name
-        if path in variables:
-            return variables[path]
-        counter += 1
-        var = variables[path] = f"o{counter}"
-        source = variables[parent]
+        if path in index:
+            return index[path]
         kind = classes.get(parent)
         plain = kind is not None and issubclass(kind, torch.nn.Module) and \
             not any(name in vars(base) for base in kind.__mro__)
-        if plain:
-            lines.append(f"    {var} = d_{source}.get({name!r}, M)")
-            for store in "pbm":
-                lines.append(f"    if {var} is M: {var} = {store}_{source}.get({name!r}, M)")
-            lines.append(f"    if {var} is M: {var} = getattr({source}, {name!r})")
-        else:
-            lines.append(f"    {var} = getattr({source}, {name!r})")
-        checked(path)
-        return var
+        cls = classes.get(path)
+        # The instance's own hooks ran in its Module.__call__ before the region did; an inlined one's would not.
+        hooks = cls is not None and issubclass(cls, torch.nn.Module)
+        index[path] = len(steps)
+        steps.append((index[parent], name, plain, cls, hooks))
+        return index[path]
 
-    checked("")
-    for path in sorted(classes, key=lambda p: p.count(".")):
-        parent = ""
+    def walk(path: str) -> int:
+        parent, found = "", 0
         for name in path.split(".") if path else []:
-            step(parent, name)
+            found = step(parent, name)
             parent = f"{parent}.{name}" if parent else name
-    values = []
-    for path in reads:
-        parent = ""
-        var = "o0"
-        for name in path.split("."):
-            var = step(parent, name)
-            parent = f"{parent}.{name}" if parent else name
-        values.append(var)
-    if classes:
-        from torch.nn.modules import module
+        return found
 
-        for index, name in enumerate(_GLOBAL_HOOKS):
-            namespace[f"G{index}"] = getattr(module, name)
-        lines.append(f"    if {' or '.join(f'G{i}' for i in range(len(_GLOBAL_HOOKS)))}: return None")
-    lines.append(f"    return ({''.join(f'{v}, ' for v in values)})")
-    exec(compile("\n".join(lines), "<ppy instance reader>", "exec"), namespace)  # noqa: S102  ppy's own text
-    reader: Callable[[Any], tuple[Any, ...] | None] = namespace["read"]
-    return reader
+    for path in sorted(classes, key=lambda p: p.count(".")):
+        walk(path)
+    leaves = tuple(walk(path) for path in reads)
+    from torch.nn.modules import module
+
+    globals_ = tuple(getattr(module, name) for name in _GLOBAL_HOOKS) if classes else ()
+    return (tuple(steps), leaves, globals_, accepted, _HOOK_DICTS, ("_parameters", "_buffers", "_modules"))
 
 
 def _resolve_class(name: str, namespace: dict[str, Any]) -> type:

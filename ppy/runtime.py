@@ -409,7 +409,8 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
 
         try:
             reader = InstanceReader.of(next(iter(signature.parameters)), reads["reads"], reads["classes"],
-                                       region.python.__globals__, [name for name, _ in reads.get("methods", [])])
+                                       region.python.__globals__, [name for name, _ in reads.get("methods", [])],
+                                       built.bridge.instance_reader)
         except LookupError as error:
             _fallback(region, str(error))
             return
@@ -459,7 +460,10 @@ def _method_call(region: Region[Any, Any], reader: Any, count: int) -> Callable[
 
     def call(instance: Any, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and len(args) == count and not decorators._compiling():  # the tracer attach_tracer set
-            taken = read_all(instance)
+            try:
+                taken = read_all(instance)
+            except (AttributeError, KeyError):  # an attribute gone: Region.__call__ says which
+                taken = None
             if taken is not None:
                 result = raw(*args, *taken)
                 if result is not NotImplemented:

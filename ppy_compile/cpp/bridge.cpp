@@ -11,6 +11,7 @@
 // Its own declarations first: the compiler then checks each definition below against what modules call.
 #include "ppy_bridge.h"
 #include <frameobject.h>
+#include <vector>
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <pybind11/pybind11.h>
 #include <torch/csrc/Device.h>
@@ -267,6 +268,131 @@ PyObject* located(PyObject* self, int offset) {
     return nullptr;
 }
 
+// --- a method region's reads through its instance (ppy/instance.py builds the program) ---
+//
+// The program, the reader's self: (steps, leaves, globals, accepted, hook_names, stores). Step i makes object i:
+// step 0 is the instance; step (source, name, plain, cls, hooks) reads `name` of object `source`, from the
+// stores of an nn.Module as Module.__getattr__ searches them after the instance dict (`plain`: the class
+// defines nothing of that name), else by getattr; `cls` (or None) is the exact class it must have (the
+// instance may also have a class in `accepted`), and `hooks` asks that none of its hook dicts holds a hook.
+// The reader returns the objects `leaves` names, as a tuple; None where a check fails; NULL with the error
+// where getattr raised.
+
+namespace {
+
+struct Owned {
+    std::vector<PyObject*> held;
+    ~Owned() { for (PyObject* object : held) Py_XDECREF(object); }
+    PyObject* keep(PyObject* object) { held.push_back(object); return object; }
+};
+
+PyObject* module_dict(PyObject* object, std::vector<PyObject*>& dicts, Py_ssize_t index, Owned& owned) {
+    if (dicts[index] == nullptr) {
+        PyObject* found = PyObject_GenericGetDict(object, nullptr);
+        if (found == nullptr) return nullptr;
+        dicts[index] = owned.keep(found);
+    }
+    return dicts[index];
+}
+
+PyObject* read_instance(PyObject* program, PyObject* instance) {
+    PyObject* steps = PyTuple_GET_ITEM(program, 0);
+    PyObject* leaves = PyTuple_GET_ITEM(program, 1);
+    PyObject* globals = PyTuple_GET_ITEM(program, 2);
+    PyObject* accepted = PyTuple_GET_ITEM(program, 3);
+    PyObject* hook_names = PyTuple_GET_ITEM(program, 4);
+    PyObject* stores = PyTuple_GET_ITEM(program, 5);
+    Py_ssize_t count = PyTuple_GET_SIZE(steps);
+    std::vector<PyObject*> objects(static_cast<size_t>(count), nullptr);
+    std::vector<PyObject*> dicts(static_cast<size_t>(count), nullptr);
+    Owned owned;
+    for (Py_ssize_t i = 0; i < count; ++i) {
+        PyObject* step = PyTuple_GET_ITEM(steps, i);
+        PyObject* cls = PyTuple_GET_ITEM(step, 3);
+        PyObject* object = instance;
+        if (i > 0) {
+            Py_ssize_t source = PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 0));
+            PyObject* name = PyTuple_GET_ITEM(step, 1);
+            PyObject* parent = objects[static_cast<size_t>(source)];
+            object = nullptr;
+            if (PyTuple_GET_ITEM(step, 2) == Py_True) {
+                PyObject* dict = module_dict(parent, dicts, source, owned);
+                if (dict == nullptr) return nullptr;
+                object = PyDict_GetItemWithError(dict, name);
+                for (Py_ssize_t s = 0; object == nullptr && !PyErr_Occurred() && s < PyTuple_GET_SIZE(stores); ++s) {
+                    PyObject* store = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(stores, s));
+                    if (store != nullptr && PyDict_Check(store)) object = PyDict_GetItemWithError(store, name);
+                }
+                if (PyErr_Occurred()) return nullptr;
+                if (object != nullptr) Py_INCREF(object);
+            }
+            if (object == nullptr) object = PyObject_GetAttr(parent, name);
+            if (object == nullptr) return nullptr;
+            owned.keep(object);
+        }
+        objects[static_cast<size_t>(i)] = object;
+        if (cls != Py_None && reinterpret_cast<PyObject*>(Py_TYPE(object)) != cls) {
+            int taken = i == 0 ? PySet_Contains(accepted, reinterpret_cast<PyObject*>(Py_TYPE(object))) : 0;
+            if (taken < 0) return nullptr;
+            if (taken == 0) Py_RETURN_NONE;
+        }
+        if (PyTuple_GET_ITEM(step, 4) == Py_True) {
+            PyObject* dict = module_dict(object, dicts, i, owned);
+            if (dict == nullptr) return nullptr;
+            for (Py_ssize_t h = 0; h < PyTuple_GET_SIZE(hook_names); ++h) {
+                PyObject* hooks = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(hook_names, h));
+                if (hooks == nullptr && PyErr_Occurred()) return nullptr;
+                if (hooks != nullptr && PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) > 0) Py_RETURN_NONE;
+            }
+        }
+    }
+    for (Py_ssize_t g = 0; g < PyTuple_GET_SIZE(globals); ++g) {
+        PyObject* hooks = PyTuple_GET_ITEM(globals, g);
+        if (PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) > 0) Py_RETURN_NONE;
+    }
+    Py_ssize_t size = PyTuple_GET_SIZE(leaves);
+    PyObject* result = PyTuple_New(size);
+    if (result == nullptr) return nullptr;
+    for (Py_ssize_t l = 0; l < size; ++l) {
+        PyObject* value = objects[static_cast<size_t>(PyLong_AsSsize_t(PyTuple_GET_ITEM(leaves, l)))];
+        Py_INCREF(value);
+        PyTuple_SET_ITEM(result, l, value);
+    }
+    return result;
+}
+
+PyMethodDef read_instance_def = {"read_instance", reinterpret_cast<PyCFunction>(read_instance), METH_O,
+                                 "A method region's reads through its instance (ppy/instance.py)."};
+
+bool is_program(PyObject* program) {
+    if (!PyTuple_Check(program) || PyTuple_GET_SIZE(program) != 6) return false;
+    PyObject* steps = PyTuple_GET_ITEM(program, 0);
+    PyObject* leaves = PyTuple_GET_ITEM(program, 1);
+    if (!PyTuple_Check(steps) || PyTuple_GET_SIZE(steps) < 1 || !PyTuple_Check(leaves) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(program, 2)) || !PySet_Check(PyTuple_GET_ITEM(program, 3)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(program, 4)) || !PyTuple_Check(PyTuple_GET_ITEM(program, 5)))
+        return false;
+    Py_ssize_t count = PyTuple_GET_SIZE(steps);
+    for (Py_ssize_t i = 0; i < count; ++i) {
+        PyObject* step = PyTuple_GET_ITEM(steps, i);
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 5) return false;
+        PyObject* cls = PyTuple_GET_ITEM(step, 3);
+        if (cls != Py_None && !PyType_Check(cls)) return false;
+        if (i == 0) continue;
+        Py_ssize_t source = PyLong_Check(PyTuple_GET_ITEM(step, 0)) ? PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 0)) : -1;
+        if (source < 0 || source >= i || !PyUnicode_Check(PyTuple_GET_ITEM(step, 1))) return false;
+    }
+    for (Py_ssize_t l = 0; l < PyTuple_GET_SIZE(leaves); ++l) {
+        PyObject* leaf = PyTuple_GET_ITEM(leaves, l);
+        Py_ssize_t index = PyLong_Check(leaf) ? PyLong_AsSsize_t(leaf) : -1;
+        if (index < 0 || index >= count) return false;
+    }
+    PyErr_Clear();
+    return true;
+}
+
+}  // namespace
+
 }  // namespace ppy_bridge
 
 // The bridge's Python side, with pybind11: called once per region, never per call. Loading the
@@ -284,4 +410,10 @@ PYBIND11_MODULE(ppy_bridge, module) {
         return pybind11::reinterpret_steal<pybind11::object>(bound);
     }, "The entry's C function with `context` as its self: what a region object's __call__ becomes.");
     module.def("forward_ad_active", &ppy_bridge::forward_ad_active);
+    module.def("instance_reader", [](pybind11::tuple program) {
+        if (!ppy_bridge::is_program(program.ptr())) throw pybind11::type_error("instance_reader takes a read program");
+        PyObject* reader = PyCFunction_NewEx(&ppy_bridge::read_instance_def, program.ptr(), nullptr);
+        if (reader == nullptr) throw pybind11::error_already_set();
+        return pybind11::reinterpret_steal<pybind11::object>(reader);
+    }, "A method region's reads through its instance as one C function of the instance (ppy/instance.py).");
 }
