@@ -46,7 +46,7 @@ def test_an_unknown_ppy_log_topic_warns_naming_the_topics(tmp_path: Path) -> Non
     result = _run(tmp_path, PPY_LOG="fallback,bogus")
     assert result.returncode == 0, result.stderr
     warning = [line for line in result.stderr.splitlines() if "PPY_LOG" in line]
-    assert len(warning) == 1 and "bogus" in warning[0] and "topics are fallback, calls, all" in warning[0]
+    assert len(warning) == 1 and "bogus" in warning[0] and "topics are fallback, calls, build, cache, all" in warning[0]
 
 
 PROFILED = '''
