@@ -45,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="print the C++ a file's regions compile to")
     show.add_argument("file", type=Path, help="a Python file holding regions")
     show.add_argument("region", nargs="?", help="only this region's function")
+    show.add_argument("-a", "--annotate", action="store_true",
+                      help="each Python line of the region followed by the C++ statements it became")
     explain = commands.add_parser("explain", help="why each region of a file is compiled, runs as Python, or is invalid")
     explain.add_argument("target", help="FILE or FILE:REGION (a name or qualified name)")
     cache = commands.add_parser("cache", help="the build cache: `info`, `logs`, `clear` or `prune`")
@@ -312,6 +314,11 @@ def _show(args: argparse.Namespace) -> int:
             print(f"ppy show: {path}: region `{preview.qualname}` has no C++: {why}", file=sys.stderr)
             for d in preview.errors:
                 print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
+    if args.annotate:
+        lines = source.splitlines()
+        for preview in printed[:1] if args.region is not None else printed:
+            sys.stdout.write(_annotated(preview, lines))
+        return 0 if printed else 1
     if args.region is not None:
         if not printed:
             return 1
@@ -321,6 +328,16 @@ def _show(args: argparse.Namespace) -> int:
         sys.stdout.write(f"// ppy: region {preview.qualname} (line {preview.line}), -O{preview.level}\n"
                          f"{preview.function}\n")
     return 0 if printed else 1
+
+
+def _annotated(preview: RegionPreview, lines: list[str]) -> str:
+    """One region as `cython -a` shows it, in text: each source line, then the C++ it became, indented."""
+    out = [f"// ppy: region {preview.qualname} (line {preview.line}), -O{preview.level}\n"]
+    for line, cpp in preview.annotated:
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        out.append(f"{line:>5} | {text}\n")
+        out += [f"{'':>5} |         {statement}\n" for statement in cpp]
+    return "".join(out) + "\n"
 
 
 def extract_function(source: str, symbol: str) -> str | None:

@@ -87,6 +87,10 @@ class Printer:
         self.params = {p.name: identifier(p.name) for p in model.params}
         self.names.taken.update(self.params.values())
         self.lines: list[str] = []
+        # The region's source line (absolute) each of ``lines`` was printed for, None for the `ppy_line`
+        # bookkeeping: what `ppy show --annotate` puts beside each Python line (the C++ is not changed by it).
+        self.line_sources: list[int | None] = []
+        self._annotated_line = model.site.line
         self.headers: set[str] = set()
         self.lvalues = 0
         self.depth = 0  # blocks of a run-time decision of torch's Python code (Branch) the printer is inside
@@ -123,10 +127,23 @@ class Printer:
     def emit(self, line: str, span: Span | None) -> None:
         source_line = (span.line - self.model.site.line + 1 if span.line in self.own_lines else 0) \
             if span is not None else self.line_now
+        if span is not None and span.line in self.own_lines:
+            self._annotated_line = span.line  # code inlined from a helper stays beside the region's line that called it
         if source_line != self.line_now:
             self.lines.append("    " * self.depth + f"ppy_line = {source_line};")
+            self.line_sources.append(None)
             self.line_now = source_line
         self.lines.append("    " * self.depth + line)
+        self.line_sources.append(self._annotated_line)
+
+    def annotated(self) -> list[tuple[int, list[str]]]:
+        """After ``function``: each of the region's own source lines (absolute), with the C++ statements printed
+        for it, in source order; a line that printed nothing has an empty list."""
+        by_line: dict[int, list[str]] = {line: [] for line in self.own_lines}
+        for cpp, source in zip(self.lines, self.line_sources):
+            if source is not None:
+                by_line.setdefault(source, []).append(cpp)
+        return sorted(by_line.items())
 
     def statement(self, statement: Stmt) -> None:
         span = statement.span

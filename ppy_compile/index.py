@@ -37,15 +37,41 @@ def _code_of(text: str) -> str:
 
 def dependencies_changed(dependencies: Any) -> bool:
     """Whether any of these files (path -> the sha256 a build compiled) reads differently now."""
+    return changed_dependency(dependencies) is not None
+
+
+def changed_dependency(dependencies: Any) -> str | None:
+    """The first of these files (path -> the sha256 a build compiled) that reads differently now, or None;
+    an entry that is not such a mapping is "the index entry" (PPY_LOG=cache names the file)."""
     if not isinstance(dependencies, dict):
-        return True
+        return "the index entry"
     for path, digest in dependencies.items():
         try:
             if file_digest(path) != digest:
-                return True
+                return str(path)
         except (OSError, TypeError):
-            return True
-    return False
+            return str(path)
+    return None
+
+
+def last_key(origin: str) -> str:
+    """Where PPY_LOG=cache records what a file's last build was keyed by, to say why the next one missed."""
+    return sha("last", origin)
+
+
+def last_record(origin: str, text: str, options: BuildOptions) -> dict[str, str]:
+    return {"identity": sha(light_identity(options)), "code": sha(_code_of(text))}
+
+
+def why_missed(previous: dict[str, Any] | None, now: dict[str, str]) -> str:
+    """Why a file has no index entry now, from what its last build (logged) was keyed by."""
+    if previous is None:
+        return "no entry"
+    if previous.get("identity") != now["identity"]:
+        return "the options or torch changed"
+    if previous.get("code") != now["code"]:
+        return "the file changed"
+    return "no entry"
 
 
 def diagnostics_json(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:

@@ -21,12 +21,14 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ppy_check import log
 from ppy_check.errors import BuildError
 from ppy_compile.build_env import pch_for
 from ppy_compile.cache import Cache, CacheError
-from ppy_compile.index import dependencies_changed, diagnostics_json, index_key
+from ppy_compile.index import changed_dependency, diagnostics_json, index_key, last_key, last_record, why_missed
 from ppy_compile.load import BuiltModule, from_index
 from ppy_compile.options import BuildOptions
 from ppy_compile.shared import check_shared, ensure_all_shared, pch_crashes
@@ -43,14 +45,34 @@ def cached_module(origin: str, text: str, cache: Cache | None = None,
     cache = cache or Cache.open()
     source_key = index_key(origin, text, options)
     index = cache.read_index(source_key)
-    if index is not None and not dependencies_changed(index.get("dependencies")):
-        try:
-            return from_index(cache, index)
-        except (FileNotFoundError, ImportError, OSError):
-            pass  # an entry it names is missing or broken: build again
-        except (CacheError, KeyError, TypeError, ValueError, AttributeError):
-            cache.discard_index(source_key)  # not an index ppy wrote: build again
-    return None
+    name = Path(origin).name
+    if index is None:
+        if log.on("cache"):
+            log.emit("cache", f"miss for {name}: {why_missed(cache.read_index(last_key(origin)), last_record(origin, text, options))}")
+        return None
+    changed = changed_dependency(index.get("dependencies"))
+    if changed is not None:
+        log.emit("cache", f"miss for {name}: a helper file changed: {changed}")
+        return None
+    try:
+        found = from_index(cache, index)
+    except (FileNotFoundError, ImportError, OSError) as error:
+        log.emit("cache", f"miss for {name}: a build its entry names is missing or broken ({type(error).__name__})")
+        return None  # build again
+    except (CacheError, KeyError, TypeError, ValueError, AttributeError):
+        log.emit("cache", f"miss for {name}: its entry is not one ppy wrote")
+        cache.discard_index(source_key)  # build again
+        return None
+    symbols = index.get("symbols")
+    count = len(symbols) if isinstance(symbols, dict) else 0
+    log.emit("cache", f"{count} region{'s' if count != 1 else ''} of {name} from cache")
+    return found
+
+
+def _write_index(plan: Plan, index: dict[str, Any]) -> None:
+    plan.cache.write_index(plan.source_key, index)
+    if plan.last is not None:  # what the next miss is compared with: recorded only while the topic is on
+        plan.cache.write_index(last_key(plan.origin), plan.last)
 
 
 def plan_module(origin: str, text: str, cache: Cache | None = None,
@@ -74,7 +96,8 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
     with one_read():  # every region inlines one text of each helper file: the text whose digest is recorded
         regions, errors, levels, silenced = model_all(text, origin)
     source_key = index_key(origin, text, options)
-    return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started, checking)
+    last = last_record(origin, text, options) if log.on("cache") else None
+    return Plan(cache, source_key, origin, options, regions, errors, levels, silenced, started, checking, last)
 
 
 def _import_what_the_build_needs() -> None:
@@ -143,7 +166,7 @@ def _build(plan: Plan) -> BuiltModule:
         builds = build_regions(plan, tool, bridge_key, index["fallbacks"], symbols)
         if builds:
             index["builds"], index["bridge"] = builds, bridge_key
-            cache.write_index(plan.source_key, index)
+            _write_index(plan, index)
             try:
                 loaded = from_index(cache, index)
             except FileNotFoundError as gone:  # a module built or found a moment ago: removed since
@@ -152,5 +175,5 @@ def _build(plan: Plan) -> BuiltModule:
                     from None
             loaded.built = True
             return loaded
-    cache.write_index(plan.source_key, index)
+    _write_index(plan, index)
     return result

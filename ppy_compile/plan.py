@@ -31,6 +31,8 @@ class Plan:
     started: float
     # Checking the shared builds' digests (hundreds of MB) while the regions were modelled: joined before use.
     shared_checked: threading.Thread | None = None
+    # What this build is keyed by, recorded for PPY_LOG=cache to say why a later build missed (None: topic off).
+    last: dict[str, str] | None = None
 
 
 def model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list[Diagnostic]], dict[str, int],

@@ -28,6 +28,8 @@ class RegionPreview:
     errors: tuple[Diagnostic, ...] = ()
     fallback: str | None = None
     function: str | None = None
+    # Each of the region's source lines with the C++ printed for it (``ppy show --annotate``).
+    annotated: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
 
 def preview_module(origin: str, text: str, options: BuildOptions = BuildOptions()) -> list[RegionPreview]:
@@ -51,10 +53,12 @@ def preview_module(origin: str, text: str, options: BuildOptions = BuildOptions(
             previews.append(replace(base, fallback=silenced[site.key]))
         elif site.key in models:
             try:
-                function = Printer(models[site.key].model, models[site.key].symbol, options).function()
+                printer = Printer(models[site.key].model, models[site.key].symbol, options)
+                function = printer.function()
+                annotated = tuple((line, tuple(cpp)) for line, cpp in printer.annotated())
             except Exception as error:  # what a build sets aside as a ppy bug: the region runs as Python
                 previews.append(replace(base, fallback=f"ppy could not lower it to C++ (line {site.line}), a ppy bug "
                                                        f"worth reporting: {type(error).__name__}: {error}"))
                 continue
-            previews.append(replace(base, function=function))
+            previews.append(replace(base, function=function, annotated=annotated))
     return previews

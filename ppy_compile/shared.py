@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from dataclasses import dataclass
 from typing import Any
 
+from ppy_check import log
 from ppy_compile.at_once import at_once
 from ppy_compile.build_env import compile_jobs, use_pch
 from ppy_compile.cache import Cache
@@ -64,12 +66,26 @@ def ensure_shared(cache: Cache, shared: SharedBuild, progress: bool = True) -> s
             cpp_files.write_into(folder, [shared.source], renamed={shared.source: shared.source_name})
             write_ninja(folder, tool, shared.source_name, shared.output, shared.level, list(shared.libraries),
                         extra_link=[f"-Wl,-soname,{soname}"] if shared_object else None)
-            run_ninja(folder, tool)
+            started = time.perf_counter()
+            try:
+                run_ninja(folder, tool)
+            except CompileError as error:
+                log.emit("build", f"the shared {shared.kind} failed: {log_of(error)}")
+                raise
+            log.emit("build", f"built the shared {shared.kind} ({shared.description}) "
+                              f"in {time.perf_counter() - started:.2f}s")
             extra: dict[str, Any] = {"kind": shared.kind, "torch": tool.torch_version, "level": shared.level}
             if shared_object:
                 extra["soname"] = soname
             cache.publish(key, folder, shared.output, extra)
     return key
+
+
+def log_of(error: CompileError) -> str:
+    """Where a failed build's full log was kept, as its message says: one line for PPY_LOG=build."""
+    text = str(error)
+    start = text.find("(full log: ")
+    return text[start:text.index(")", start) + 1] if start >= 0 else "no log kept"
 
 
 def ensure_all_shared(cache: Cache, with_pch: bool) -> tuple[str, str | None]:

@@ -46,7 +46,7 @@ def test_an_unknown_ppy_log_topic_warns_naming_the_topics(tmp_path: Path) -> Non
     result = _run(tmp_path, PPY_LOG="fallback,bogus")
     assert result.returncode == 0, result.stderr
     warning = [line for line in result.stderr.splitlines() if "PPY_LOG" in line]
-    assert len(warning) == 1 and "bogus" in warning[0] and "topics are fallback, calls, all" in warning[0]
+    assert len(warning) == 1 and "bogus" in warning[0] and "topics are fallback, calls, build, cache, all" in warning[0]
 
 
 PROFILED = '''
@@ -85,3 +85,36 @@ def test_ppy_profile_environment_prints_the_table_at_exit(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stderr.splitlines() if "scale" in line]
     assert len(rows) == 1 and " 5 " in rows[0] and " 3 " in rows[0] and " 2 " in rows[0], result.stderr
+
+
+BUILT = '''
+import torch
+import ppy
+
+@ppy.opt(1)
+def observed_build(x: torch.Tensor) -> torch.Tensor:
+    return x * 3
+
+assert observed_build.build()
+'''
+
+
+def test_ppy_log_build_and_cache_say_what_was_built_and_what_came_from_the_cache(tmp_path: Path,
+                                                                                 fresh_cache: Path) -> None:
+    path = tmp_path / "built.py"
+    path.write_text(textwrap.dedent(BUILT))
+
+    def run() -> list[str]:
+        result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600,
+                                env={**os.environ, "PPY_LOG": "build,cache", "PPY_CACHE_DIR": str(fresh_cache)},
+                                cwd=tmp_path, check=False)
+        assert result.returncode == 0, result.stderr
+        return result.stderr.splitlines()
+
+    cold = run()
+    assert "ppy[cache]: miss for built.py: no entry" in cold, cold
+    built = [line for line in cold if line.startswith("ppy[build]: compiled a module of built.py")]
+    assert len(built) == 1 and "observed_build" in built[0] and built[0].endswith("s"), cold
+    warm = run()
+    assert "ppy[cache]: 1 region of built.py from cache" in warm, warm
+    assert not [line for line in warm if line.startswith("ppy[build]")], warm

@@ -85,3 +85,22 @@ def test_a_file_that_does_not_parse_is_one_line(tmp_path: Path, capsys: pytest.C
     for command in ("explain", "show"):
         assert ppy_main([command, str(broken)]) == 1
         assert capsys.readouterr().err == f"ppy {command}: {broken}: cannot parse: invalid syntax\n"
+
+
+def test_show_annotate_puts_each_python_line_before_the_cpp_it_became(tmp_path: Path) -> None:
+    region = tmp_path / "two.py"
+    region.write_text("import torch\nimport ppy\n\n\n@ppy.opt(2)\ndef two(x: torch.Tensor) -> torch.Tensor:\n"
+                      "    y = torch.relu(x)\n    return torch.sigmoid(y)\n", encoding="utf-8")
+    result = _without_compiler(tmp_path, "show", "--annotate", str(region))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    relu = next(i for i, line in enumerate(lines) if line.endswith("y = torch.relu(x)"))
+    sigmoid = next(i for i, line in enumerate(lines) if line.endswith("return torch.sigmoid(y)"))
+    assert relu < sigmoid
+    assert "at::_ops::relu::call(x)" in lines[relu + 1]
+    assert all("sigmoid" not in line for line in lines[relu + 1:sigmoid])
+    assert "at::_ops::sigmoid::call(y)" in lines[sigmoid + 1]
+    # -a prints the same C++ as plain `show`, only beside its lines
+    plain = _without_compiler(tmp_path, "show", str(region), "two").stdout
+    assert "at::_ops::sigmoid::call(y)" in plain and "ppy_line" in plain
+    assert all("ppy_line" not in line for line in lines)
