@@ -1,0 +1,218 @@
+"""The module corpus (tests/module_corpus/): real nn.Module classes, as written, with their forward a region.
+
+For each class: ppy-check's engine checks its ``forward`` (from the file's
+text, without importing it). One it passes must build and, in eval mode, match
+its Python body's output and the parameters' gradients, with every
+``RegionDeclinedWarning`` an error (no call may quietly run Python).
+
+Strict both ways: KNOWN_GAPS lists the classes that do not work today, each
+expected to still fail (a fix shows here: delete its entry); every other class
+must pass. A class that ppy-check passes, that builds and that computes a
+different value is a ppy bug, never a gap: WRONG_VALUES, also strictly expected
+to fail.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import sys
+import warnings
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from ppy.runtime import RegionDeclinedWarning
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "module_corpus"
+
+# Class (file.case) -> what stops it today, verbatim enough to recognise. Delete an entry when its feature lands.
+KNOWN_GAPS: dict[str, str] = {
+    # torchvision's conv3x3 helper (a function returning nn.Conv2d) untyped; Conv2d/BatchNorm2d not in
+    # nn_classes; `if self.downsample is not None` on an Optional submodule (an __init__ parameter
+    # `nn.Sequential | None`) is a branch.
+    "convnets_diffusion.BasicBlock": "ppy-type `self.conv1`: cannot tell what it holds; "
+                                     "ppy-branch `if` on `self.downsample is not None` is a branch; "
+                                     "ppy-type `self.downsample`: cannot tell what it holds",
+    "convnets_diffusion.BasicBlock+downsample": "ppy-type `self.conv1`: cannot tell what it holds; "
+                                                "ppy-branch `if` on `self.downsample is not None` is a branch; "
+                                                "ppy-type `self.downsample`: cannot tell what it holds",
+    # GroupNorm and Conv2d not in the nn_classes table.
+    "convnets_diffusion.ResBlock": "ppy-type `self.norm1`: its class `torch.nn.GroupNorm` is not one ppy reads; "
+                                   "ppy-type `self.conv_shortcut`: its class `torch.nn.Conv2d` is not one ppy reads",
+    # Attributes computed from config fields in __init__ (`config.hidden_size // config.num_attention_heads`,
+    # `self.head_dim**-0.5`) are not typed, though the config class's __init__ annotates each field.
+    "hf_transformers.LlamaAttention": "ppy-type `self.head_dim`: cannot tell what it holds; "
+                                      "ppy-type `self.num_key_value_groups`: cannot tell what it holds; "
+                                      "ppy-type `self.scaling`: cannot tell what it holds; "
+                                      "ppy-type `self.attention_dropout`: cannot tell what it holds",
+    # A branch on a parameter's dtype (static per build).
+    "hf_transformers.T5LayerNorm": "ppy-branch `if` on `self.weight.dtype in [torch.float16, torch.bflo...` is a branch",
+    # `nn.Parameter(...) if bias else None` in __init__: an Optional parameter from a conditional expression.
+    "nanogpt.LayerNorm": "ppy-type `self.bias`: cannot tell what it holds",
+    # Fields of a @dataclass config (GPTConfig) untyped; `dropout_p=self.dropout if self.training else 0`.
+    "nanogpt.CausalSelfAttention": "ppy-type `self.n_embd`: cannot tell what it holds; "
+                                   "ppy-type `self.n_head`: cannot tell what it holds; "
+                                   "ppy-branch conditional expression on `self.training` is a branch; "
+                                   "ppy-type `self.dropout`: cannot tell what it holds",
+    # Its LayerNorm's Optional bias (nanogpt.LayerNorm); CausalSelfAttention's findings are not reached.
+    "nanogpt.Block": "ppy-type `self.ln_1.bias`: cannot tell what it holds",
+    # A conditional expression on a bool config attribute (`x.mul_(g) if self.inplace else x * g`).
+    "timm_vision.LayerScale": "ppy-branch conditional expression on `self.inplace` is a branch",
+    # drop_path's early return on `drop_prob == 0. or not training` (config and self.training).
+    "timm_vision.DropPath": "ppy-branch `if` on `drop_prob == 0.0 or not training` is a branch; "
+                            "ppy-branch `or` in `drop_prob == 0.0 or not training` short-circuits, which is a branch; "
+                            "ppy-branch `if` on `keep_prob > 0.0 and scale_by_keep` is a branch; "
+                            "ppy-branch `and` in `keep_prob > 0.0 and scale_by_keep` short-circuits, which is a branch",
+    # Conv2d not in nn_classes; `if self.gamma is not None` on an Optional parameter made by a conditional.
+    "timm_vision.ConvNeXtBlock": "ppy-type `self.dwconv`: its class `torch.nn.Conv2d` is not one ppy reads; "
+                                 "ppy-branch `if` on `self.gamma is not None` is a branch; "
+                                 "ppy-type `self.gamma`: cannot tell what it holds",
+}
+# Class -> how its compiled forward differs from its Python body: ppy bugs, for the integrator.
+WRONG_VALUES: dict[str, str] = {}
+# The fraction of the corpus's classes that work as written, measured when this file was written.
+RATE_FLOOR = 10 / 22  # 2026-12-02: 10 of 22 cases (21 classes) work as written
+
+# Gradients: allclose at float32's default tolerances, not equal. The compiled forward calls the same ATen
+# ops, but its backward may accumulate a tensor's gradient from its uses in another order than eager's
+# autograd (three slices of one split, an inlined helper's reuse), which moves the last bits.
+GRAD_RTOL, GRAD_ATOL = 1.3e-6, 1e-5
+
+
+class Gap(Exception):
+    """The class does not work today: ppy-check refuses it, or it does not build, or a call declined."""
+
+
+class Wrong(AssertionError):
+    """ppy-check passes the class, it builds, and it computes a different value than its Python body."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # "pass", "gap" or "wrong"
+    detail: str = ""
+
+
+def _files() -> list[Path]:
+    return sorted(p for p in CORPUS.glob("*.py") if p.stem != "__init__")
+
+
+def _module(path: Path) -> Any:
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
+    return importlib.import_module(f"module_corpus.{path.stem}")
+
+
+def _class_name(case: str) -> str:
+    return case.split("+", 1)[0]  # "BasicBlock+downsample": a second case of one class
+
+
+@cache
+def _findings(stem: str) -> dict[str, list[str]]:
+    """ppy-check's findings for each region of the file, by the region's qualname (``Block.forward``)."""
+    from ppy_check.engine import check_region
+    from ppy_check.module import ModuleRegions
+
+    path = CORPUS / f"{stem}.py"
+    module = ModuleRegions.load(str(path), path.read_text(encoding="utf-8"))
+    return {region.site.qualname: [f"{d.code} {d.message}" for d in check_region(region, module.path, module.lines)]
+            for region in module.regions}
+
+
+def _cases() -> list[tuple[str, str]]:
+    found = []
+    for path in _files():
+        found += [(path.stem, case) for case in _module(path).cases()]
+    return found
+
+
+def _compare(label: str, mine: Any, theirs: Any) -> str | None:
+    if isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor):
+        if mine.shape != theirs.shape or mine.dtype != theirs.dtype:
+            return f"{label}: {mine.dtype}{list(mine.shape)} against {theirs.dtype}{list(theirs.shape)}"
+        if not torch.allclose(mine, theirs, rtol=GRAD_RTOL, atol=GRAD_ATOL, equal_nan=True):
+            return f"{label}: max difference {(mine - theirs).abs().max().item():.3g}"
+        return None
+    return None if mine == theirs else f"{label}: {mine!r} against {theirs!r}"
+
+
+@cache
+def _outcome(stem: str, case: str) -> Outcome:
+    name = _class_name(case)
+    findings = _findings(stem).get(f"{name}.forward")
+    assert findings is not None, f"{stem}.{name}.forward is not a region"
+    if findings:
+        return Outcome("gap", "; ".join(findings))
+    module_factory, input_factory = _module(CORPUS / f"{stem}.py").cases()[case]
+    region = getattr(_module(CORPUS / f"{stem}.py"), name).forward
+    if not region.build():
+        return Outcome("gap", f"ppy-check passed it, but it did not build: {region.fallback_reason}")
+    torch.manual_seed(0)
+    module = module_factory().eval()
+    twin = copy.deepcopy(module)
+    args = input_factory()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        try:
+            mine = module(*args)
+        except RegionDeclinedWarning as warning:
+            return Outcome("gap", f"the call ran Python: {warning}")
+    theirs = region.python(twin, *args)
+    # Outputs must be equal: the same ATen calls on the same inputs, forward only.
+    if not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)) or not torch.equal(mine, theirs):
+        return Outcome("wrong", _compare("output", mine, theirs) or "output not equal")
+    weights = torch.randn(mine.shape, generator=torch.Generator().manual_seed(1))
+    (mine * weights).sum().backward()
+    (theirs * weights).sum().backward()
+    for (key, a), (_, b) in zip(module.named_parameters(), twin.named_parameters()):
+        if (a.grad is None) != (b.grad is None):
+            return Outcome("wrong", f"{key}.grad: {a.grad is None and 'None' or 'a tensor'} against eager's")
+        if a.grad is not None:
+            problem = _compare(f"{key}.grad", a.grad, b.grad)
+            if problem is not None:
+                return Outcome("wrong", problem)
+    return Outcome("pass")
+
+
+def _param(stem: str, case: str) -> Any:
+    key = f"{stem}.{case}"
+    marks = []
+    if key in KNOWN_GAPS:
+        marks.append(pytest.mark.xfail(strict=True, raises=Gap, reason=f"gap: {KNOWN_GAPS[key]}"))
+    elif key in WRONG_VALUES:
+        marks.append(pytest.mark.xfail(strict=True, raises=Wrong, reason=f"ppy bug: {WRONG_VALUES[key]}"))
+    return pytest.param(stem, case, id=key, marks=marks)
+
+
+@pytest.mark.parametrize(("stem", "case"), [_param(*c) for c in _cases()])
+def test_corpus_class(stem: str, case: str) -> None:
+    outcome = _outcome(stem, case)
+    key = f"{stem}.{case}"
+    if outcome.status == "gap":
+        raise Gap(outcome.detail)
+    if outcome.status == "wrong":
+        raise Wrong(f"{key}: ppy-check passes it and it builds, but {outcome.detail}")
+
+
+def test_lists_name_corpus_classes() -> None:
+    """KNOWN_GAPS and WRONG_VALUES name cases of the corpus, each in one list; the corpus holds 20 classes."""
+    keys = {f"{stem}.{case}" for stem, case in _cases()}
+    assert set(KNOWN_GAPS) <= keys and set(WRONG_VALUES) <= keys
+    assert not set(KNOWN_GAPS) & set(WRONG_VALUES)
+    assert len({(stem, _class_name(case)) for stem, case in _cases()}) >= 20
+
+
+def test_working_rate_holds() -> None:
+    outcomes = {f"{stem}.{case}": _outcome(stem, case) for stem, case in _cases()}
+    working = sum(o.status == "pass" for o in outcomes.values())
+    rate = working / len(outcomes)
+    print(f"module corpus: {working} of {len(outcomes)} cases work as written ({rate:.0%}); "
+          f"{sum(o.status == 'gap' for o in outcomes.values())} gaps, "
+          f"{sum(o.status == 'wrong' for o in outcomes.values())} wrong values")
+    assert rate >= RATE_FLOOR
