@@ -404,6 +404,11 @@ class _InitReader:
         """The kind an attribute assigned ``value`` holds."""
         if _is_none(value):
             return ValueField(t.NONE)
+        if isinstance(value, ast.IfExp):  # `nn.Parameter(...) if bias else None`: what both ways give
+            return _merge({name: self.kind(value.body, fields, name)}, {name: self.kind(value.orelse, fields, name)})[name]
+        helper = self.helper_result(value)
+        if helper is not None:  # `conv3x3(inplanes, planes)`: a module-level function returning a module
+            return self.kind(helper, fields, name)
         if isinstance(value, ast.Name) and value.id in self.params and self.params[value.id].annotation is not None:
             annotation = self.params[value.id].annotation
             assert annotation is not None
@@ -434,8 +439,21 @@ class _InitReader:
         value_type = self.value_type(value, fields)
         if value_type is not None:
             return ValueField(value_type)
-        example = "nn.Linear" if isinstance(value, ast.Call) else "int"  # a call most often makes a module
+        example = _example(value)
         return UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(name=name, value=ast.unparse(value), example=example))
+
+    def helper_result(self, value: ast.expr) -> ast.expr | None:
+        """What a call of a module-level function of one `return <constructor call>` statement returns."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        binding = self.scope.bindings.get(value.func.id)
+        node = binding.node if binding is not None and binding.kind is BindingKind.FUNCTION else None
+        body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))] \
+            if isinstance(node, ast.FunctionDef) else []
+        if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Call) and \
+                class_named(body[0].value.func, self.scope, self.path) is not None:
+            return body[0].value
+        return None
 
     def container(self, kind: Container, call: ast.Call, fields: Mapping[str, Field], name: str) -> Field:
         """A Sequential, ModuleList or ModuleDict: the class of each item, as the construction lists them."""
@@ -477,6 +495,12 @@ class _InitReader:
         if isinstance(value, ast.Attribute) and self.is_me(value.value):
             field = fields.get(value.attr)
             return field.type if isinstance(field, ValueField) else None
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.params:
+            # `config.n_embd` of a config object whose class ppy reads (a dataclass, a plain class).
+            annotation = self.params[value.value.id].annotation
+            cls = class_named(annotation, self.scope, self.path) if annotation is not None else None
+            field = cls.field(value.attr) if cls is not None else None
+            return field.type if isinstance(field, ValueField) else None
         if isinstance(value, ast.Attribute):
             dotted = self.scope.resolve(value)
             if dotted is not None and dotted.startswith("torch.") and dotted.rpartition(".")[2] in _DTYPES:
@@ -492,7 +516,9 @@ class _InitReader:
             if isinstance(value.op, ast.Div):
                 return t.FLOAT
             if isinstance(value.op, ast.Pow):
-                return t.FLOAT if t.FLOAT in (left, right) else None  # int ** int is a float for a negative power
+                negative = isinstance(value.right, ast.UnaryOp) and isinstance(value.right.op, ast.USub)
+                # int ** int is a float for a negative power, which a literal `** -0.5` shows
+                return t.FLOAT if t.FLOAT in (left, right) or negative else None
             return t.FLOAT if t.FLOAT in (left, right) else t.INT
         if isinstance(value, ast.Tuple):
             items = [self.value_type(item, fields) for item in value.elts]
@@ -516,6 +542,20 @@ class _InitReader:
         if isinstance(default, ast.Constant) and default.value is not None:
             return _LITERALS.get(type(default.value))
         return None
+
+
+def _example(value: ast.expr) -> str:
+    """A declaration to suggest for an attribute assigned ``value``: the kind its text suggests."""
+    text = ast.unparse(value)
+    if "None" in text:
+        return "torch.Tensor | None"
+    if isinstance(value, ast.Call):
+        name = ast.unparse(value.func).rpartition(".")[2]
+        return f"nn.{name}" if name[:1].isupper() else "torch.Tensor"
+    if any(isinstance(n, ast.Constant) and isinstance(n.value, float) for n in ast.walk(value)) or \
+            any(isinstance(n, (ast.Div, ast.Pow)) for n in ast.walk(value)):
+        return "float"
+    return "int"
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -85,10 +85,11 @@ def _none_tested(region: Region, test: ast.expr) -> str | None:
         return _none_tested(region, test.operand)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
         left, right = test.left, test.comparators[0]
-        if _is_none(right) and isinstance(left, ast.Name):
-            return left.id
-        if _is_none(left) and isinstance(right, ast.Name):
-            return right.id
+        # A name, or an attribute path (`self.gamma is not None`: an Optional weight of a module region).
+        if _is_none(right) and isinstance(left, (ast.Name, ast.Attribute)):
+            return ast.unparse(left)
+        if _is_none(left) and isinstance(right, (ast.Name, ast.Attribute)):
+            return ast.unparse(right)
         return None
     if isinstance(test, ast.Name):
         optional = any(p.name == test.id and isinstance(p.type, t.OptionalT) for p in region.params)
