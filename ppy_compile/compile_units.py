@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ppy_check import log
 from ppy_compile import cpp_files
 from ppy_compile.at_once import at_once
 from ppy_compile.build_env import compile_jobs, pch_for
@@ -19,8 +18,8 @@ from ppy_compile.cache import Cache
 from ppy_compile.keys import light_identity, sha
 from ppy_compile.plan import Plan
 from ppy_compile.progress import building
-from ppy_compile.shared import ensure_pch, log_of
-from ppy_compile.toolchain import BuildInterrupted, CompileError, CompilerCrash, Toolchain, run_ninja, write_ninja
+from ppy_compile.shared import ensure_pch, logged_ninja
+from ppy_compile.toolchain import BuildInterrupted, CompileError, CompilerCrash, Toolchain, write_ninja
 from ppy_compile.unit import PrintedRegion, Unit, Unprintable, print_region, translation_unit
 
 
@@ -173,7 +172,6 @@ def _compile_unit(plan: Plan, tool: Toolchain, bridge_key: str, group: list[_Reg
     key = sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "", *(b.digest for b in group))
     if cache.valid(key) is not None:
         return key
-    started = time.perf_counter()
     names = ", ".join(b.printed.region.model.site.qualname for b in group)
     with cache.locked(key), _using_shared(cache, bridge_key, pch_key), cache.staging(key) as folder:
         (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
@@ -182,13 +180,8 @@ def _compile_unit(plan: Plan, tool: Toolchain, bridge_key: str, group: list[_Reg
         write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
                     extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"],
                     extra_compile=[f"-I{cache.build_dir(pch_key)}"] if pch_key else [])
-        try:
-            run_ninja(folder, tool)
-        except CompileError as error:
-            log.emit("build", f"module of {Path(plan.origin).name} ({names}) failed: {log_of(error)}")
-            raise
-        log.emit("build", f"compiled a module of {Path(plan.origin).name} (-O{level}: {names}) "
-                          f"in {time.perf_counter() - started:.2f}s")
+        logged_ninja(folder, tool, f"module of {Path(plan.origin).name} ({names})",
+                     f"compiled a module of {Path(plan.origin).name} (-O{level}: {names})")
         cache.publish(key, folder, "module.so", {
             "kind": "module", "origin": plan.origin,
             "regions": [b.printed.region.model.site.qualname for b in group],

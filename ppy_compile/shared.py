@@ -7,6 +7,7 @@ import contextlib
 import functools
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ppy_check import log
@@ -66,19 +67,25 @@ def ensure_shared(cache: Cache, shared: SharedBuild, progress: bool = True) -> s
             cpp_files.write_into(folder, [shared.source], renamed={shared.source: shared.source_name})
             write_ninja(folder, tool, shared.source_name, shared.output, shared.level, list(shared.libraries),
                         extra_link=[f"-Wl,-soname,{soname}"] if shared_object else None)
-            started = time.perf_counter()
-            try:
-                run_ninja(folder, tool)
-            except CompileError as error:
-                log.emit("build", f"the shared {shared.kind} failed: {log_of(error)}")
-                raise
-            log.emit("build", f"built the shared {shared.kind} ({shared.description}) "
-                              f"in {time.perf_counter() - started:.2f}s")
+            logged_ninja(folder, tool, f"the shared {shared.kind}", f"built the shared {shared.kind} "
+                                                                     f"({shared.description})")
             extra: dict[str, Any] = {"kind": shared.kind, "torch": tool.torch_version, "level": shared.level}
             if shared_object:
                 extra["soname"] = soname
             cache.publish(key, folder, shared.output, extra)
     return key
+
+
+def logged_ninja(folder: Path, tool: Toolchain, subject: str, done: str) -> None:
+    """Run a build, and say for PPY_LOG=build that it failed (``subject``: what, with its log) or how long it took
+    (``done``: what it built)."""
+    started = time.perf_counter()
+    try:
+        run_ninja(folder, tool)
+    except CompileError as error:
+        log.emit("build", f"{subject} failed: {log_of(error)}")
+        raise
+    log.emit("build", f"{done} in {time.perf_counter() - started:.2f}s")
 
 
 def log_of(error: CompileError) -> str:
