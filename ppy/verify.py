@@ -11,7 +11,9 @@ either call is a write the static check missed.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,22 +191,14 @@ def compare_call(region: Region[Any, Any], call: Call, device: str | None = "cpu
         bound.apply_defaults()
         if region.pure:
             versions = _versions(bound)
-        state = torch.random.get_rng_state()
         try:
-            if device == "cuda":
-                cuda_state = torch.cuda.get_rng_state()
-            torch.manual_seed(1234)
-            if device == "cuda":
-                torch.cuda.manual_seed(1234)
-            if function is compiled:
-                return function(*bound.arguments.values()), bound, None
-            return function(*bound.args, **bound.kwargs), bound, None
+            with _seeded(device == "cuda"):
+                if function is compiled:
+                    return function(*bound.arguments.values()), bound, None
+                return function(*bound.args, **bound.kwargs), bound, None
         except Exception as error:  # compared below: both must fail alike
             return None, bound, error
         finally:
-            torch.random.set_rng_state(state)
-            if device == "cuda":
-                torch.cuda.set_rng_state(cuda_state)
             if region.pure:
                 side = "the compiled call" if function is compiled else "the Python body"
                 mismatches.extend(_pure_writes(versions, _versions(bound), side))
@@ -252,14 +246,35 @@ def _pure_writes(before: dict[str, int], after: dict[str, int], side: str) -> li
             for name, version in before.items() if after.get(name, version) != version]
 
 
+@contextlib.contextmanager
+def _seeded(cuda: bool) -> Iterator[None]:
+    """Both sides draw the same random numbers (seed 1234), and the caller's generators are as they were after: a
+    session's call verified on the way must not move the random numbers its test draws next."""
+    import torch
+
+    state = torch.random.get_rng_state()
+    # torch.manual_seed reseeds every device's generator: each that is in use is put back.
+    cuda_state = torch.cuda.get_rng_state_all() if cuda or torch.cuda.is_initialized() else None  # type: ignore[no-untyped-call]
+    try:
+        torch.manual_seed(1234)
+        if cuda:
+            torch.cuda.manual_seed(1234)
+        yield
+    finally:
+        torch.random.set_rng_state(state)
+        if cuda_state is not None:
+            torch.cuda.set_rng_state_all(cuda_state)
+
+
 def _gradients(region: Region[Any, Any], compiled: Any, signature: Any, args: Any, kwargs: dict[str, Any], scale: float) -> list[Any]:
     import torch
 
     def forward(function: Any) -> tuple[list[Any], dict[str, Any]]:
         bound = signature.bind(*_clone(args, True), **{k: _clone(v, True) for k, v in kwargs.items()})
         bound.apply_defaults()
-        torch.manual_seed(1234)
-        result = function(*bound.arguments.values()) if function is compiled else function(*bound.args, **bound.kwargs)
+        on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in bound.arguments.values())
+        with _seeded(on_cuda):
+            result = function(*bound.arguments.values()) if function is compiled else function(*bound.args, **bound.kwargs)
         outputs = [v for _, v in _flatten(result, "output") if isinstance(v, torch.Tensor) and v.requires_grad]
         return outputs, {n: v for n, v in bound.arguments.items() if isinstance(v, torch.Tensor) and v.requires_grad}
 

@@ -113,3 +113,18 @@ def test_arguments_the_compiled_code_does_not_take_are_declined_not_compared() -
     assert declined.declined and declined.mismatches == ()
     taken = compare_call(region(python, compiled), ppy.Call(torch.ones(2), 3))
     assert not taken.declined and taken.mismatches == ()
+
+
+def test_comparing_a_call_leaves_the_callers_random_numbers_as_they_were() -> None:
+    """--ppy-verify compares a session's calls on the way (with gradients): the test's next draws must be the ones
+    it would have drawn without it."""
+    import tiny
+    from ppy.decorators import Call
+
+    assert tiny.scale_shift.build()
+    x = torch.randn(3, requires_grad=True)
+    torch.manual_seed(7)
+    expected = torch.rand(4)
+    torch.manual_seed(7)
+    compare_call(tiny.scale_shift, Call(x, 2.0, 1))
+    assert torch.equal(torch.rand(4), expected)
