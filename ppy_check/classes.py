@@ -326,6 +326,9 @@ class _InitReader:
         for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults):
             if default is not None:
                 self.defaults[arg.arg] = default
+        # Local names bound to what a constructor call names (`norm_layer = nn.BatchNorm2d`, torchvision's `if
+        # norm_layer is None: norm_layer = nn.BatchNorm2d`), as far as statement order settles them.
+        self.locals: dict[str, ast.expr] = {}
 
     def read(self) -> dict[str, Field]:
         return self.block(self.init.body, {})
@@ -334,7 +337,7 @@ class _InitReader:
         fields = dict(fields)
         for statement in statements:
             if isinstance(statement, ast.If):
-                fields = _merge(self.block(statement.body, fields), self.block(statement.orelse, fields))
+                fields = self.branches(statement, fields)
             elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)):
                 for name in self.assigned(statement):
                     fields[name] = UnknownField(refusals.ATTRIBUTE_IN_LOOP(name=name))
@@ -344,6 +347,22 @@ class _InitReader:
             else:
                 self.statement(statement, fields)
         return fields
+
+    def branches(self, statement: ast.If, fields: dict[str, Field]) -> dict[str, Field]:
+        """Both ways of an `if`, merged. A local either way binds stays bound only where both ways bind it to the
+        same text; `if name is None: name = <default>` on a parameter binds the default, as the name then holds it
+        unless the caller passed one (which the run-time class check sees)."""
+        before = dict(self.locals)
+        then_fields = self.block(statement.body, fields)
+        then_locals, self.locals = self.locals, dict(before)
+        else_fields = self.block(statement.orelse, fields)
+        else_locals = self.locals
+        self.locals = {name: value for name, value in then_locals.items()
+                       if name in else_locals and ast.dump(else_locals[name]) == ast.dump(value)}
+        defaulted = _defaulted_when_none(statement)
+        if defaulted is not None and defaulted[0] in self.params:
+            self.locals[defaulted[0]] = defaulted[1]
+        return _merge(then_fields, else_fields)
 
     def assigned(self, statement: ast.stmt) -> Iterator[str]:
         for child in ast.walk(statement):
@@ -370,6 +389,11 @@ class _InitReader:
         if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
             for item, item_value in zip(target.elts, value.elts):
                 self.assign(item, item_value, fields)
+            return
+        if isinstance(target, ast.Name):
+            self.locals.pop(target.id, None)
+            if isinstance(value, (ast.Name, ast.Attribute)) and class_named(value, self.scope, self.path) is not None:
+                self.locals[target.id] = value
             return
         if not (isinstance(target, ast.Attribute) and self.is_me(target.value)):
             return
@@ -409,12 +433,23 @@ class _InitReader:
         helper = self.helper_result(value)
         if helper is not None:  # `conv3x3(inplanes, planes)`: a module-level function returning a module
             return self.kind(helper, fields, name)
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.locals:
+            # `norm_layer(planes)`: a call of the class the local was bound to
+            return self.kind(ast.Call(self.locals[value.func.id], value.args, value.keywords), fields, name)
         if isinstance(value, ast.Name) and value.id in self.params and self.params[value.id].annotation is not None:
             annotation = self.params[value.id].annotation
             assert annotation is not None
             cls = class_named(annotation, self.scope, self.path)
+            if cls is not None and (cls.container is not None or cls.name in _CONTAINERS):
+                # Built by the caller: which modules it holds is nowhere in this class's source.
+                return UnknownField(refusals.ATTRIBUTE_CONTAINER_PASSED(name=name, cls=cls.name.rpartition(".")[2],
+                                                                        param=value.id))
             if cls is not None:
                 return ModuleField(cls)  # a config object (`config: GPTConfig`) or a module passed in
+            inner = _optional_of(annotation)
+            if inner is not None and class_named(inner, self.scope, self.path) is not None:
+                return UnknownField(refusals.ATTRIBUTE_OPTIONAL_MODULE(name=name, param=value.id,
+                                                                       annotation=ast.unparse(annotation)))
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.params:
             # `self.act = act_layer()`: the class the parameter defaults to (the entry checks the one passed).
             default = self.defaults.get(value.func.id)
@@ -560,6 +595,32 @@ def _example(value: ast.expr) -> str:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _optional_of(annotation: ast.expr) -> ast.expr | None:
+    """What `X | None`, `None | X` or `Optional[X]` makes optional."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        if _is_none(annotation.right):
+            return annotation.left
+        if _is_none(annotation.left):
+            return annotation.right
+    if isinstance(annotation, ast.Subscript) and ast.unparse(annotation.value).rpartition(".")[2] == "Optional":
+        return annotation.slice
+    return None
+
+
+def _defaulted_when_none(statement: ast.If) -> tuple[str, ast.expr] | None:
+    """`if name is None: name = <class>` with no `else`: the name and the class it then holds."""
+    test = statement.test
+    if statement.orelse or len(statement.body) != 1 or not isinstance(test, ast.Compare) or len(test.ops) != 1 or \
+            not isinstance(test.ops[0], ast.Is) or not isinstance(test.left, ast.Name) or \
+            not _is_none(test.comparators[0]):
+        return None
+    body = statement.body[0]
+    if isinstance(body, ast.Assign) and len(body.targets) == 1 and isinstance(body.targets[0], ast.Name) and \
+            body.targets[0].id == test.left.id and isinstance(body.value, (ast.Name, ast.Attribute)):
+        return test.left.id, body.value
+    return None
 
 
 def _is_super_init(func: ast.expr) -> bool:

@@ -428,6 +428,8 @@ class Printer:
             return f"ppy::iinfo({self.expr(operands[0])}, /*maximum=*/{'true' if value.function == 'max' else 'false'})"
         if value.op is HostOp.TO_FLOAT:
             return to_double(self.expr(operands[0]), operands[0].type)
+        if value.op is HostOp.TENSOR_FLOAT:
+            return f"ppy::tensor_float({self.expr(operands[0])})"
         if value.op is HostOp.TO_BOOL:
             return f"ppy::py_bool({self.expr(operands[0])})"
         if value.op is HostOp.MATH:

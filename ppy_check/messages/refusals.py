@@ -246,6 +246,14 @@ ATTRIBUTE_KINDS_DIFFER = Reason(Code.TYPE, "`{name}` holds `{first}` on one way 
 ATTRIBUTE_KIND_UNKNOWN = Reason(Code.TYPE, "the checker cannot tell what `{name}` holds (`__init__` assigns it "
                                            "`{value}`); annotate the `__init__` parameter it comes from, or declare it "
                                            "in the class body (`{name}: {example}`)")
+ATTRIBUTE_CONTAINER_PASSED = Reason(Code.TYPE, "`{name}` holds the `{cls}` passed to `__init__` as `{param}`, so "
+                                               "the checker cannot see which modules it holds; build it in "
+                                               "`__init__` from modules ppy reads (`self.{name} = nn.{cls}(...)`)"
+                                               ", or call it outside the region")
+ATTRIBUTE_OPTIONAL_MODULE = Reason(Code.TYPE, "`{name}` holds `__init__`'s `{param}: {annotation}`, a submodule that "
+                                              "may be None, which a region cannot call without a branch; give it a "
+                                              "module that leaves the input as it is instead of None (`nn.Identity()`)"
+                                              ", or write two regions")
 ATTRIBUTE_ANNOTATION_UNREAD = Reason(Code.TYPE, "`{name}` is declared `{annotation}`, which is no region type and no "
                                                 "module class ppy reads")
 ATTRIBUTE_CLASS_UNREAD = Reason(Code.TYPE, "its class `{name}` is not one ppy reads (torch.nn's modules ppy inlines "

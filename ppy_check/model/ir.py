@@ -145,6 +145,7 @@ class HostOp(enum.Enum):
     DEVICE_TYPE = "device.type"  # a device's type as Python names it: "cpu", "cuda"
     DEFAULT_DTYPE = "torch.get_default_dtype"  # no operands: torch's setting, read when the region runs
     TO_BOOL = "bool"
+    TENSOR_FLOAT = "tensor.float"  # `float(t)` of a one-element tensor in torch's own code: a read of its value
     ALL = "all"  # `and` of comparisons in a chain: operands already evaluated
     PROD = "prod"  # the product of a run-time sequence of ints
     RANGE = "range"  # `range(n)` of a run-time int, taken whole (`tuple(range(x.ndim))`): a run-time sequence

@@ -252,6 +252,12 @@ inline bool py_bool(bool v) { return v; }
 inline bool py_bool(int64_t v) { return v != 0; }
 inline bool py_bool(double v) { return v != 0.0; }
 inline bool py_bool(const at::Scalar& v) { return is_int(v) ? v.toLong() != 0 : v.toDouble() != 0.0; }
+// float(t) in torch's own Python code (BatchNorm's cumulative average of num_batches_tracked): a read of the
+// value where eager's Python makes it, with Python's error for more than one element.
+inline double tensor_float(const at::Tensor& t) {
+    if (t.numel() != 1) raise(PyExc_ValueError, "only one element tensors can be converted to Python scalars");
+    return t.item().toDouble();
+}
 inline int64_t py_int(int64_t v) { return v; }
 inline int64_t py_int(bool v) { return v; }
 inline int64_t py_int(double v) {

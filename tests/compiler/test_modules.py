@@ -18,7 +18,7 @@ import module_regions as mr
 def built() -> None:
     for region in (mr.Block.forward, mr.Block.twice, mr.Mlp.forward, mr.Scaled.scaled, mr.Embedder.forward,
                    mr.ScaledNorm.forward, mr.Stack.forward, mr.Configured.forward, mr.WithActivation.forward,
-                   mr.TorchZoo.forward):
+                   mr.TorchZoo.forward, mr.Normed.forward):
         assert region.build(), region.fallback_reason
 
 
@@ -293,3 +293,30 @@ def test_torch_nn_classes_inlined_from_their_own_forward_match_eager_with_gradie
     expected.backward()  # type: ignore[union-attr]
     for (name, mine), (_, theirs) in zip(zoo.named_parameters(), twin.named_parameters()):
         assert mine.grad is not None and torch.equal(mine.grad, theirs.grad), name
+
+
+@pytest.mark.parametrize(("momentum", "track"), [(0.1, True), (None, True), (0.1, False)])
+def test_batch_norm_in_training_and_eval_updates_the_running_statistics_as_eager(momentum: float | None,
+                                                                               track: bool) -> None:
+    """BatchNorm2d's own forward, inlined: the running statistics and `num_batches_tracked` move as eager's, with
+    `momentum=None`'s cumulative average reading `float(self.num_batches_tracked)` at the call."""
+    torch.manual_seed(0)
+    net = mr.Normed(3, momentum=momentum, track_running_stats=track)
+    twin = copy.deepcopy(net)
+    with warnings.catch_warnings(), ppy.profile(print_on_exit=False) as profile:
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        for mode in ("train", "train", "eval", "train"):
+            getattr(net, mode)()
+            getattr(twin, mode)()
+            x = torch.randn(2, 3, 5, 5)
+            found, expected = net(x), _python(mr.Normed.forward, twin, x)
+            assert torch.equal(found, expected), mode
+            found.square().sum().backward()
+            expected.square().sum().backward()  # type: ignore[union-attr]
+            for (name, mine), (_, theirs) in zip(net.named_parameters(), twin.named_parameters()):
+                assert mine.grad is not None and torch.allclose(mine.grad, theirs.grad), name
+            for (name, mine), (_, theirs) in zip(net.named_buffers(), twin.named_buffers()):
+                assert torch.equal(mine, theirs), name
+    assert [(r.calls, r.compiled) for r in profile.rows()] == [(4, 4)]
+    if track:
+        assert int(net.bn.num_batches_tracked) == 3

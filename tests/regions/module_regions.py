@@ -166,3 +166,27 @@ class TorchZoo(nn.Module):
 def _(device: str) -> Iterator[tuple[TorchZoo, torch.Tensor, torch.Tensor]]:
     torch.manual_seed(0)
     yield TorchZoo().to(device), torch.randn(2, 3, 6, 6, device=device), torch.randint(0, 10, (2, 3), device=device)
+
+
+class Normed(nn.Module):
+    """torchvision's style: `norm_layer` defaults to BatchNorm2d when None; BatchNorm's own `forward` is inlined, its
+    running statistics updated in training (a cumulative average when `momentum` is None)."""
+
+    def __init__(self, channels: int, norm_layer: type[nn.Module] | None = None, momentum: float | None = 0.1,
+                 track_running_stats: bool = True) -> None:
+        super().__init__()
+        if norm_layer is None:
+            norm_layer = nn.BatchNorm2d
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn = norm_layer(channels, momentum=momentum, track_running_stats=track_running_stats)
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.bn(self.conv(x)))
+
+
+@Normed.forward.samples
+def _(device: str) -> Iterator[tuple[Normed, torch.Tensor]]:
+    torch.manual_seed(0)
+    for momentum in (0.1, None):
+        yield Normed(3, momentum=momentum).to(device).eval(), torch.randn(2, 3, 5, 5, device=device)

@@ -18,6 +18,7 @@ from ppy_check.model.ir import (
     Expr,
     Host,
     HostOp,
+    IsNone,
     Item,
     Length,
     Let,
@@ -116,6 +117,8 @@ def _cannot_raise(value: Expr) -> bool:
         return True
     if isinstance(value, TensorQuery):
         return not value.args
+    if isinstance(value, IsNone):
+        return _cannot_raise(value.base)
     if isinstance(value, Call):
         return value.native.name in _HARMLESS_NATIVES
     if isinstance(value, Host):

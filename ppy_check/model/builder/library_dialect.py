@@ -508,6 +508,12 @@ class LibraryDialect(Part):
         def items(value: Expr) -> list[Expr] | None:
             return [_item(value, i) for i in range(len(value.type.items))] if isinstance(value.type, t.TupleT) else None
 
+        if name == "float" and len(values) == 1 and isinstance(values[0].type, t.TensorT):
+            # `1.0 / float(self.num_batches_tracked)` (BatchNorm's cumulative average): a read of the value, which
+            # eager's Python makes at the same point.
+            return Host(HostOp.TENSOR_FLOAT, (values[0],), t.FLOAT, span)
+        if name == "float":
+            return None
         if name == "range" and len(values) == 1 and isinstance(values[0].type, t.IntT) and \
                 not isinstance(values[0], Const):
             # Taken whole (`tuple(range(x.ndim))`), a sequence built at run time; a loop over it is refused

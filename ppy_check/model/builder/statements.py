@@ -596,8 +596,9 @@ class Statements(Part):
         self.state.body.append(Return(value, span))
 
 
-# What a variable set to None one way and to a value the other may hold, as an optional the C++ carries.
-_OPTIONAL_SCALARS = (t.BOOL, t.INT, t.NUMBER, t.FLOAT)
+# What a variable set to None one way and to a value the other may hold, as an optional the C++ carries (a
+# tensor: BatchNorm's `self.running_mean if not self.training or self.track_running_stats else None`).
+_OPTIONAL_SCALARS = (t.BOOL, t.INT, t.NUMBER, t.FLOAT, t.TENSOR)
 
 
 def _tests_none(test: ast.expr) -> tuple[ast.Name | ast.Attribute, bool] | None:

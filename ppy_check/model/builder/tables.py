@@ -35,7 +35,8 @@ SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "ro
 
 
 # Builtins torch's Python code uses on sequences whose length is known where a region is built.
-LIBRARY_BUILTINS = frozenset({"range", "zip", "enumerate", "reversed", "sorted", "all", "any", "sum", "min", "max"})
+LIBRARY_BUILTINS = frozenset({"range", "zip", "enumerate", "reversed", "sorted", "all", "any", "sum", "min", "max",
+                              "float"})
 
 
 MAX_UNROLLED = 64  # items of a `range` that torch's Python code loops over
