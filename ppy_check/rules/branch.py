@@ -49,7 +49,7 @@ from typing import Any
 from ppy_check import messages as m, written
 from ppy_check.model import types as t
 from ppy_check.model.builder import Analysis
-from ppy_check.region import Region
+from ppy_check.region import Region, check_parts, is_check
 from ppy_check.finding import Finding
 from ppy_check.scope import BindingKind
 
@@ -138,10 +138,6 @@ def _try(region: Region, node: ast.AST) -> m.Message:
     return m.message(m.BRANCH_TRY, region=region.name)
 
 
-def _assert(region: Region, node: ast.Assert) -> m.Message:
-    return m.message(m.BRANCH_ASSERT, region=region.name, test=_short(node.test))
-
-
 def _raise(region: Region, node: ast.Raise) -> m.Message:
     text = f"raise {_short(node.exc)}" if node.exc is not None else "raise"
     return m.message(m.BRANCH_RAISE, region=region.name, text=text)
@@ -149,14 +145,17 @@ def _raise(region: Region, node: ast.Raise) -> m.Message:
 
 _MESSAGES: dict[type, Callable[[Region, Any], m.Message]] = {
     ast.If: _if, ast.IfExp: _if_expression, ast.BoolOp: _bool_op, ast.Match: _match,
-    ast.Try: _try, ast.TryStar: _try, ast.Assert: _assert, ast.Raise: _raise,
+    ast.Try: _try, ast.TryStar: _try, ast.Raise: _raise,
 }
 
 
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
+    # A check is no branch: the builder compiles it (or says, through analysis.problems, why it cannot).
+    checks = [node for node in region.nodes if isinstance(node, (ast.Assert, ast.If)) and is_check(node)]
+    own = {id(node) for check in checks for node in (check, *check_parts(check))}
     for node in region.nodes:
         message = _MESSAGES.get(type(node))
-        if message is not None:
+        if message is not None and id(node) not in own:
             yield Finding(CODE, node, message(region, node))
-    for span, text in analysis.problems.branches:
-        yield Finding(CODE, span, m.message(m.BRANCH_CHAINED, region=region.name, text=text))
+    for span, message in analysis.problems.branches:
+        yield Finding(CODE, span, message)
