@@ -117,3 +117,23 @@ class Scale(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         assert x.shape[-1] == self.dim, f"expected {self.dim} features, got {x.shape[-1]}"
         return x * self.weight
+
+
+@Scale.forward.samples
+def _(device: str) -> Iterator[tuple[Scale, Tensor]]:
+    yield Scale(4).to(device), r(2, 4, device=device)
+
+
+@ppy.opt(3)
+def optional_given(x: Tensor, mask: Tensor | None, p: float) -> Tensor:
+    # `is not None` of an Optional and a float's range are host tests.
+    assert mask is not None, "this region takes a mask"
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    return x * p
+
+
+@optional_given.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor | None, float]]:
+    yield r(3, device=device), r(3, device=device), 0.5
+    yield r(3, device=device), r(3, device=device), 1

@@ -202,7 +202,7 @@ class RegionDialect(Part):
         if isinstance(value, Poisoned):
             raise _Abandon  # its problem is recorded
         if not isinstance(value, Expr):
-            raise self.refuse(node, m.BRANCH_CHECK_TEST, test=display(node), kind="a module or a function")
+            raise self.refuse(node, m.BRANCH_CHECK_NOT_VALUE, test=display(node))
         if isinstance(value.type, t.TensorT) or \
                 isinstance(value.type, t.OptionalT) and isinstance(value.type.inner, t.TensorT):
             raise self.refuse(node, m.BRANCH_CHECK_TENSOR, test=display(node))
@@ -218,7 +218,7 @@ class RegionDialect(Part):
         elif isinstance(value.type, t.NoneT):
             truth = Const(False, t.BOOL, span)
         else:
-            raise self.refuse(node, m.BRANCH_CHECK_TEST, test=display(node), kind=f"a `{value.type}`")
+            raise self.refuse(node, m.BRANCH_CHECK_TEST, test=display(node), type=value.type)
         return self.negated(truth, span) if negate else truth
 
     def negated(self, truth: Expr, span: Span) -> Expr:
@@ -263,8 +263,8 @@ class RegionDialect(Part):
         if isinstance(value, Poisoned):
             return value
         if not isinstance(value, Expr):
-            return self.state.unsupported(Span.of(node), shown, refusals.TYPE_TEST_UNANSWERED(
-                value=display(node.args[0]), type="a module or a function"))
+            return self.state.unsupported(Span.of(node), shown, refusals.TYPE_TEST_NOT_VALUE(
+                value=display(node.args[0])))
         if is_tensor:
             names = frozenset({"torch.Tensor"})
         else:
@@ -274,5 +274,5 @@ class RegionDialect(Part):
         answer = _isinstance_answer(value.type, names, self.state.kind_of(value))
         if answer is None:
             return self.state.unsupported(Span.of(node), shown, refusals.TYPE_TEST_UNANSWERED(
-                value=display(node.args[0]), type=f"`{value.type}`"))
+                value=display(node.args[0]), type=value.type))
         return Const(answer, t.BOOL, Span.of(node))
