@@ -1,4 +1,4 @@
-"""A region holds no branches: no `if`, conditional expression, `match`, `and`/`or`, `try` or bare `raise`.
+"""A region holds no branches: no `if`, conditional expression, `match`, `and`/`or`, `try`, or `raise` outside a check.
 
 **What.** A branch is any construct that picks which code runs from a value:
 `if` statements and `x if c else y`, `match`, the short-circuiting `and`/`or`,
