@@ -100,6 +100,12 @@ def test_a_helpers_check_and_gradients_through_it() -> None:
     torch.testing.assert_close((a.grad, b.grad), expected, rtol=0, atol=0)
 
 
+def test_a_helpers_assert_called_twice() -> None:
+    found = same_as_python(checks.two_matrices, [(torch.randn(2, 3), torch.randn(3, 4)), (torch.randn(3), torch.randn(3, 4)),
+                                                 (torch.randn(2, 3), torch.randn(3, 4, 1))])
+    assert found[1:] == [("AssertionError", "a must be a matrix, not 1-D"), ("AssertionError", "b must be a matrix, not 3-D")]
+
+
 def test_a_module_region_checks_its_attribute() -> None:
     module = checks.Scale(4)
     assert checks.Scale.forward.build()
@@ -126,7 +132,7 @@ OPTIMIZED = textwrap.dedent("""
     import checks
     from tests.support.outcomes import outcome
     assert sys.flags.optimize == 1
-    for region in (checks.last_dim, checks.image_input, checks.optional_given):
+    for region in (checks.last_dim, checks.image_input, checks.optional_given, checks.two_matrices):
         assert region.build(), region.__name__
     def both(region, *args):
         python = outcome(region.python, *args)
@@ -136,7 +142,7 @@ OPTIMIZED = textwrap.dedent("""
     x = torch.randn(2, 3)
     # Python skips the asserts, their tests too (no IndexError from `x.shape[-1]` of a 0-d tensor) ...
     print(both(checks.last_dim, x, 4), both(checks.last_dim, torch.randn(()), 1),
-          both(checks.optional_given, torch.randn(3), None, 0.5))
+          both(checks.optional_given, torch.randn(3), None, 0.5), both(checks.two_matrices, torch.randn(3), torch.randn(3, 4)))
     # ... and never an `if ...: raise`.
     print(both(checks.image_input, torch.randn(2, 4), 0.5), both(checks.optional_given, torch.randn(3), None, 2))
 """)
@@ -148,4 +154,4 @@ def test_python_dash_o_skips_asserts_but_not_raises() -> None:
     run = subprocess.run([sys.executable, "-O", "-c", OPTIMIZED], capture_output=True, text=True, env=environment,
                          cwd=ROOT, timeout=900)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["Tensor", "Tensor", "Tensor", "ValueError", "ValueError"], run.stdout
+    assert run.stdout.split() == ["Tensor", "Tensor", "Tensor", "Tensor", "ValueError", "ValueError"], run.stdout

@@ -137,3 +137,20 @@ def optional_given(x: Tensor, mask: Tensor | None, p: float) -> Tensor:
 def _(device: str) -> Iterator[tuple[Tensor, Tensor | None, float]]:
     yield r(3, device=device), r(3, device=device), 0.5
     yield r(3, device=device), r(3, device=device), 1
+
+
+def _matrix(t: Tensor, name: str) -> None:
+    assert t.ndim == 2, f"{name} must be a matrix, not {t.ndim}-D"
+
+
+@ppy.opt(3)
+def two_matrices(a: Tensor, b: Tensor) -> Tensor:
+    # One helper's assert, called twice (its model reused for the second call).
+    _matrix(a, "a")
+    _matrix(b, "b")
+    return a @ b
+
+
+@two_matrices.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor]]:
+    yield r(2, 3, device=device), r(3, 4, device=device)
