@@ -173,6 +173,29 @@ _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def is_check(node: ast.AST) -> bool:
+    """A check: an `assert`, or an `if` with no `else` whose body is one `raise`. It only stops the call, so the region
+    stays one straight line (the builder compiles it, or says why it cannot)."""
+    if isinstance(node, ast.Assert):
+        return True
+    return isinstance(node, ast.If) and not node.orelse and len(node.body) == 1 and isinstance(node.body[0], ast.Raise)
+
+
+def check_parts(node: ast.Assert | ast.If) -> Iterator[ast.AST]:
+    """The nodes that are a check's own, not branches of their own: the `raise` of an `if` check, and the `and`,
+    `or` and `not` that join its test (evaluated as Python does, short-circuits included)."""
+    if isinstance(node, ast.If):
+        yield node.body[0]
+    stack: list[ast.expr] = [node.test]
+    while stack:
+        test = stack.pop()
+        if isinstance(test, ast.BoolOp):
+            yield test
+            stack.extend(test.values)
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            stack.append(test.operand)
+
+
 def walk_body(statements: list[ast.stmt]) -> Iterator[ast.AST]:
     """Every node of a body in source order, without entering nested functions, classes or lambdas."""
     stack: list[ast.AST] = list(reversed(statements))

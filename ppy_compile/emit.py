@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ppy_check.model import types as t
 from ppy_check.model.ir import (
     IndexPart,
-    Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
+    Assertion, Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
     Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, ShownSeq, SliceIndex, Span,
     Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData,
 )
@@ -178,6 +178,11 @@ class Printer:
             self.block(statement.then_body, [(var, value) for var, value, _ in statement.merged])
             self.emit("} else {", span)
             self.block(statement.else_body, [(var, value) for var, _, value in statement.merged])
+            self.emit("}", span)
+        elif isinstance(statement, Assertion):
+            # Python skips an assert under `python -O`, its test too: the flag the module read when it was loaded.
+            self.emit("if (!ppy::asserts_skipped) {", span)
+            self.block(statement.body, [])
             self.emit("}", span)
         elif isinstance(statement, Require):
             self.emit(f"if (!({self.expr(statement.holds)})) ppy::raise(PyExc_{statement.error.value}, "

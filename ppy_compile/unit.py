@@ -222,5 +222,5 @@ def translation_unit(printed: list[PrintedRegion], origin: str, options: BuildOp
     rows = ",\n".join(table)
     parts.append(f"static PyMethodDef ppy_methods[] = {{\n{rows},\n    {{nullptr, nullptr, 0, nullptr}}\n}};")
     parts.append(f'static PyModuleDef ppy_module = {{PyModuleDef_HEAD_INIT, "{MODULE_NAME}", nullptr, -1, ppy_methods}};')
-    parts.append(f"PyMODINIT_FUNC PyInit_{MODULE_NAME}() {{ return PyModule_Create(&ppy_module); }}")
+    parts.append(f"PyMODINIT_FUNC PyInit_{MODULE_NAME}() {{ ppy::read_flags(); return PyModule_Create(&ppy_module); }}")
     return Unit("\n".join(parts) + "\n", shipped, owned)

@@ -133,8 +133,23 @@ BRANCH_OPTIONAL = ("region `{region}`: {construct} on `{test}` is a branch on wh
 BRANCH_BOOLOP = "region `{region}`: `{op}` in `{text}` short-circuits, which is a branch; use `torch.logical_{op}` or `&`/`|`"
 BRANCH_MATCH = "region `{region}`: `match` on `{subject}` is a branch"
 BRANCH_TRY = "region `{region}`: `try` is control flow a region cannot hold"
-BRANCH_ASSERT = "region `{region}`: `assert {test}` is a branch; check it in the caller"
 BRANCH_RAISE = "region `{region}`: `{text}` is a branch; check it in the caller"
+# A check (an `assert`, or an `if` whose body only raises) that the compiled region cannot make as Python does
+BRANCH_CHECK_TENSOR = ("region `{region}`: the check `{test}` reads a tensor's value, which would copy it back from "
+                       "the device and wait for it on every call; check it in the caller, or test only shapes, ranks, "
+                       "dtypes and numbers here")
+BRANCH_CHECK_TEST = ("region `{region}`: the check `{test}` tests a `{type}`, whose truth ppy does not compute as "
+                     "Python does; compare ints, floats, bools, shapes, ranks, dtypes or devices, or check it in the "
+                     "caller")
+BRANCH_CHECK_NOT_VALUE = ("region `{region}`: the check `{test}` tests a module or a function, which is always true; "
+                          "remove it")
+BRANCH_CHECK_EXCEPTION = ("region `{region}`: `{text}` raises `{name}`, which a compiled check cannot raise; raise one "
+                          "of {known}, or check it in the caller")
+BRANCH_CHECK_RAISE = ("region `{region}`: `{text}` is not a raise a compiled check makes; write `raise "
+                      "ValueError(message)`, one exception of one message")
+BRANCH_CHECK_MESSAGE = ("region `{region}`: the check's message `{text}` is not text ppy builds as Python does; write a "
+                        "string, or an f-string of ints, floats, bools, strings, dtypes and shapes, with no format "
+                        "spec and no `!r`")
 BRANCH_CHAINED = ("region `{region}`: `{text}` on tensors is `and` of two comparisons, which reads a tensor's value: "
                   "a branch; write `(a < x) & (x < b)`")
 

@@ -57,6 +57,12 @@ HAVE_NO_REGION = Reason(Code.UNSUPPORTED, '{kind} have no region type')
 NO_REGION_TYPE = Reason(Code.UNSUPPORTED, '{kind} has no region type; regions pass tuples')
 UNPACKING_BELONGS_CALL = Reason(Code.UNSUPPORTED, '`*` unpacking belongs in a call or a tuple')
 SLICE_BELONGS_INSIDE = Reason(Code.UNSUPPORTED, 'a slice belongs inside `[]`')
+TYPE_TEST_ARGUMENTS = Reason(Code.UNSUPPORTED, "a region answers `isinstance(value, classes)` and "
+                                               "`torch.is_tensor(value)` from the types, with these arguments only")
+TYPE_TEST_UNANSWERED = Reason(Code.UNSUPPORTED, "the type of `{value}` (`{type}`) does not answer it (a `float` "
+                                                "parameter may hold an int, an Optional may be None); test in the "
+                                                "caller")
+TYPE_TEST_NOT_VALUE = Reason(Code.UNSUPPORTED, "`{value}` is a module or a function, not a value of a region")
 F_STRING_BUILDS = Reason(Code.UNSUPPORTED, 'an f-string builds its text at run time; pass the string as a parameter')
 VALUE_REGION_READ = Reason(Code.UNSUPPORTED, 'not a value a region can read')
 MUST_LITERAL = Reason(Code.UNSUPPORTED, '`{chooser_arg_name}` must be a literal here')

@@ -395,7 +395,7 @@ class ShownSeq:
 
 @dataclass(frozen=True, eq=False)
 class Require:
-    """A check of torch's Python code on a run-time value (``if x.dim() != 4: raise ValueError(...)``).
+    """A check on a run-time value (``if x.dim() != 4: raise ValueError(...)``), in torch's Python code or a region's.
 
     ``holds`` is the negated test, a host bool; when it is false the compiled
     region raises ``error`` with ``message``, as the Python code would. The
@@ -432,7 +432,21 @@ class Branch:
     span: Span
 
 
-Stmt = Let | Eval | Store | ExpectLength | Require | Branch | Return
+@dataclass(frozen=True, eq=False)
+class Assertion:
+    """A region's own ``assert``: the statements that compute its test and message and check it (a ``Require``).
+
+    Python skips an ``assert`` whole under ``python -O`` (the test is not even
+    computed), so the compiled region runs ``body`` only where the process
+    keeps asserts (``sys.flags.optimize`` is 0). Nothing in ``body`` binds a
+    variable read after it.
+    """
+
+    body: tuple[Stmt, ...]
+    span: Span
+
+
+Stmt = Let | Eval | Store | ExpectLength | Require | Branch | Assertion | Return
 
 
 # --- what the region does to its caller -------------------------------------------

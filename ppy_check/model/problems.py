@@ -83,7 +83,8 @@ class Problems:
     captures: list[Capture] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
     types: list[TypeProblem] = field(default_factory=list)
-    branches: list[tuple[Span, str]] = field(default_factory=list)  # chained comparisons of tensors
+    # ppy-branch's findings the builder finds: chained comparisons of tensors, checks it cannot compile
+    branches: list[tuple[Span, Message]] = field(default_factory=list)
     structural: list[Span] = field(default_factory=list)  # reported by the loop, branch and syntax rules
     budgets: list[OverBudget] = field(default_factory=list)
 

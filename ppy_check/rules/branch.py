@@ -1,17 +1,30 @@
-"""A region holds no branches: no `if`, conditional expression, `match`, `and`/`or`, `try`, `assert` or `raise`.
+"""A region holds no branches: no `if`, conditional expression, `match`, `and`/`or`, `try`, or `raise` outside a check.
 
 **What.** A branch is any construct that picks which code runs from a value:
 `if` statements and `x if c else y`, `match`, the short-circuiting `and`/`or`,
-`try`, and a chained comparison of tensors (`0 < x < 1` is `(0 < x) and
-(x < 1)`). A chained comparison of numbers (`0 < n < 4`) is plain arithmetic
-and allowed. A check is the branch that only stops the call: an `assert`, or
-an `if` whose body only raises (`if n < 0: raise ValueError(...)`); it is a
-branch too (a hidden `if`), reported on the `assert` or on the `if` and its
-`raise`.
+`try`, a `raise` outside a check, and a chained comparison of tensors (`0 < x
+< 1` is `(0 < x) and (x < 1)`). A chained comparison of numbers (`0 < n < 4`)
+is plain arithmetic and allowed.
+
+A check is not a branch: an `assert test[, message]`, or an `if test:` whose
+body is only a `raise` (no `elif`, no `else`). It stops the call or lets it go
+on, so the region stays one straight line, and it compiles: where `test` is
+built from host values (ints, floats, bools, shapes, ranks, dtypes, devices,
+`x is None` of an Optional, `isinstance(x, ...)` and `torch.is_tensor(x)`,
+which the types answer, and `and`/`or`/`not` of these, short-circuiting as
+Python's do), the compiled region raises Python's exception (`ValueError`,
+`TypeError`, `RuntimeError`, `IndexError`, `KeyError`, `AssertionError`,
+`NotImplementedError`) with Python's message (a string, or an f-string of
+ints, floats, bools, strings, dtypes and shapes, computed only when the check
+fails). Asserts are skipped under `python -O`, as Python skips them. A check
+is reported here when it cannot compile: its test reads a tensor's value
+(`assert (x >= 0).all()`), it raises another exception (a class of your own),
+or its message is one ppy cannot build as Python does (a format spec, `!r`).
 
 **Why.** One build serves every call, so the code cannot depend on values
 known only at run time. Reading a tensor's value to decide also forces a
-device sync. Data-dependent choices belong in tensor ops (`torch.where`,
+device sync: a check on one would copy the value back and wait for it on
+every call. Data-dependent choices belong in tensor ops (`torch.where`,
 masks) and configuration choices in the caller, or in a parameter that an op
 takes (`is_causal=causal`).
 
@@ -29,15 +42,23 @@ takes (`is_causal=causal`).
             attn = attn + mask
         return attn.softmax(-1)
 
+    @ppy.opt(3)
+    def norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+        assert x.shape[-1] == dim      # a check: compiles
+        assert (x > 0).all()           # a check on a tensor's value: reported
+        return x / x.sum(-1, keepdim=True)
+
 **Fix.** Write two regions and let the caller choose, or pass the choice to
 an op that takes it (`F.gelu(x, approximate=mode)`), or select with
-`torch.where(mask, a, b)`. Move a check to the caller. A branch on whether an
-argument is None (`x is None`, `x is not None`, an Optional parameter tested
-as a truth value, a helper like `exists(x)` that returns `x is not None`, or
-`a if mask is None else b`) is no choice `torch.where` can make: write two
-regions, one taking the argument and one without it, and call the one that
-fits from the caller's branch, or pass a neutral default instead of None (a
-zero mask, a zero bias), which leaves the result as it was.
+`torch.where(mask, a, b)`. Move a check on a tensor's value to the caller
+(or test a shape, rank or dtype instead), and raise a builtin exception. A
+branch on whether an argument is None (`x is None`, `x is not None`, an
+Optional parameter tested as a truth value, a helper like `exists(x)` that
+returns `x is not None`, or `a if mask is None else b`) is no choice
+`torch.where` can make: write two regions, one taking the argument and one
+without it, and call the one that fits from the caller's branch, or pass a
+neutral default instead of None (a zero mask, a zero bias), which leaves the
+result as it was.
 """
 
 from __future__ import annotations
@@ -49,12 +70,12 @@ from typing import Any
 from ppy_check import messages as m, written
 from ppy_check.model import types as t
 from ppy_check.model.builder import Analysis
-from ppy_check.region import Region
+from ppy_check.region import Region, check_parts, is_check
 from ppy_check.finding import Finding
 from ppy_check.scope import BindingKind
 
 CODE = m.BRANCH
-SUMMARY = "a branch (if, conditional expression, match, and/or, try, assert, raise) inside a region"
+SUMMARY = "a branch (if, conditional expression, match, and/or, try, raise outside a check) inside a region"
 
 
 def _short(node: ast.AST) -> str:
@@ -138,10 +159,6 @@ def _try(region: Region, node: ast.AST) -> m.Message:
     return m.message(m.BRANCH_TRY, region=region.name)
 
 
-def _assert(region: Region, node: ast.Assert) -> m.Message:
-    return m.message(m.BRANCH_ASSERT, region=region.name, test=_short(node.test))
-
-
 def _raise(region: Region, node: ast.Raise) -> m.Message:
     text = f"raise {_short(node.exc)}" if node.exc is not None else "raise"
     return m.message(m.BRANCH_RAISE, region=region.name, text=text)
@@ -149,14 +166,17 @@ def _raise(region: Region, node: ast.Raise) -> m.Message:
 
 _MESSAGES: dict[type, Callable[[Region, Any], m.Message]] = {
     ast.If: _if, ast.IfExp: _if_expression, ast.BoolOp: _bool_op, ast.Match: _match,
-    ast.Try: _try, ast.TryStar: _try, ast.Assert: _assert, ast.Raise: _raise,
+    ast.Try: _try, ast.TryStar: _try, ast.Raise: _raise,
 }
 
 
 def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
+    # A check is no branch: the builder compiles it (or says, through analysis.problems, why it cannot).
+    checks = [node for node in region.nodes if isinstance(node, (ast.Assert, ast.If)) and is_check(node)]
+    own = {id(node) for check in checks for node in (check, *check_parts(check))}
     for node in region.nodes:
         message = _MESSAGES.get(type(node))
-        if message is not None:
+        if message is not None and id(node) not in own:
             yield Finding(CODE, node, message(region, node))
     for span, text in analysis.problems.branches:
-        yield Finding(CODE, span, m.message(m.BRANCH_CHAINED, region=region.name, text=text))
+        yield Finding(CODE, span, text)

@@ -19,6 +19,17 @@ struct PythonError {
 };
 [[noreturn]] inline void raise(PyObject* type, std::string message) { throw PythonError{type, std::move(message)}; }
 
+// Whether the process skips asserts (`python -O`, PYTHONOPTIMIZE): a region's own `assert`s are skipped with them.
+// sys.flags cannot change while the process runs, so it is read once, when a module is loaded (GIL held).
+inline bool asserts_skipped = false;
+inline void read_flags() {
+    PyObject* flags = PySys_GetObject("flags");  // borrowed
+    PyObject* optimize = flags == nullptr ? nullptr : PyObject_GetAttrString(flags, "optimize");
+    asserts_skipped = optimize != nullptr && PyLong_AsLong(optimize) >= 1;
+    Py_XDECREF(optimize);
+    PyErr_Clear();
+}
+
 // Part of a result built as a tuple subclass Python would hand back (torch.Size, torch.return_types.max): the part
 // at `path` in tuples this call made is replaced by class(part). The class is found once, with the GIL held.
 inline PyObject* as_class(PyObject* result, std::initializer_list<Py_ssize_t> path, PyObject*& type,

@@ -171,6 +171,9 @@ class StatementsAPI(Protocol):
     def message(self, text: ast.expr) -> Message:
         ...
 
+    def shown(self, value: Expr) -> Message | None:
+        ...
+
     def bind_poison(self, target: ast.expr) -> None:
         ...
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from ppy_check import messages as m
 from ppy_check.messages import refusals
 from ppy_check.model import budgets, hostmath
 from ppy_check.model import types as t
@@ -200,7 +201,8 @@ class Operators(Part):
         values = [self.exprs.atom(o, n) for o, n in zip(operands, [node.left, *node.comparators])]
         if len(node.ops) > 1 and any(isinstance(v.type, t.TensorT) for v in values):
             # `a < x < b` on tensors is `and`, which reads the tensor's value: a branch.
-            self.state.problems.branches.append((self.state._span(span), display(node)))
+            self.state.problems.branches.append((self.state._span(span), m.message(
+                m.BRANCH_CHAINED, region=self.state.region.name, text=display(node))))
             self.state.complete = False
             return POISON
         results = []

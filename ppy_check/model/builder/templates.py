@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ppy_check.model.ir import Branch, Expr, Span, Var, Write
+from ppy_check.model.ir import Assertion, Branch, Expr, Span, Var, Write
 from ppy_check.region import Region
 
 
@@ -101,4 +101,6 @@ def _count_statements(body: tuple[Any, ...]) -> int:
         total += 1
         if isinstance(statement, Branch):
             total += _count_statements(statement.then_body) + _count_statements(statement.else_body)
+        elif isinstance(statement, Assertion):
+            total += _count_statements(statement.body)
     return total
