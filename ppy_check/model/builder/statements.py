@@ -281,6 +281,18 @@ class Statements(Part):
             self.state.structural(node)
             for alias in node.names:
                 self.state.env[(alias.asname or alias.name).split(".")[0]] = POISON
+        elif isinstance(node, ast.Raise):
+            # ppy-branch reports the raise; of the exception only its arguments can hold another problem (the
+            # class itself, `ValueError`, is no call a region makes: reporting it would be a second finding).
+            self.state.structural(node)
+            call = node.exc
+            if isinstance(call, ast.Call):
+                parts = [*call.args, *(k.value for k in call.keywords)]
+                # An f-string message is text Python builds on the way out: only what it formats is read.
+                parts = [inner.value for part in parts if isinstance(part, ast.JoinedStr) for inner in part.values
+                         if isinstance(inner, ast.FormattedValue)] + \
+                    [part for part in parts if not isinstance(part, ast.JoinedStr)]
+                self.exprs.shadow(ast.Tuple(parts, ast.Load()))
         else:
             self.state.structural(node)
             self.exprs.shadow(node)
