@@ -283,10 +283,10 @@ def _build(args: argparse.Namespace) -> int:
             # Every region of the file once: compiled, invalid, or running as Python (its C++ failed, say).
             regions += len(set(built.symbols) | set(built.errors) | set(built.fallbacks))
             compiled += len(built.functions)
-            for diagnostics in built.errors.values():
+            # A finding in a helper several regions inline is in each one's list, and said once.
+            for d in sorted({d for diagnostics in built.errors.values() for d in diagnostics}):
                 failed = True
-                for d in diagnostics:
-                    console.print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}")
+                console.print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}")
             for rid, reason in built.fallbacks.items():
                 failed = True
                 console.print(f"{path}: region `{rid.split(':')[0]}` runs as Python: {reason}")

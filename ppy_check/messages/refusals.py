@@ -229,6 +229,9 @@ TAKES_MOST_POSITIONAL = Reason(Code.TYPE, "takes at most {positional_names_count
 GOT_UNEXPECTED_KEYWORD = Reason(Code.TYPE, 'got an unexpected keyword argument `{key}`')
 GOT_MULTIPLE_VALUES = Reason(Code.TYPE, 'got multiple values for argument `{key}`')
 MISSING_REQUIRED_ARGUMENT = Reason(Code.TYPE, 'missing a required argument: `{name}`')
+# Python's own binding of a call to a function's parameters, refused: what mypy reports too (its `call-arg`) where
+# it checks the call, so the mypy plugin leaves those to mypy.
+BINDING = (TAKES_MOST_POSITIONAL, GOT_UNEXPECTED_KEYWORD, GOT_MULTIPLE_VALUES, MISSING_REQUIRED_ARGUMENT)
 CALLS_ITSELF_RECURSION = Reason(Code.TYPE, '`{node_name}` calls itself (recursion has no straight-line form)')
 LENGTH_MUST_INT = Reason(Code.TYPE, 'the length `{key}=` must be an int, not a {type}')
 
