@@ -121,10 +121,10 @@ def region_findings(region: Region, path: str, lines: list[str], codes: Iterable
     if analysis.model is None and not any_finding:
         # The builder refused something no rule explains: never let it pass as valid.
         line, column = region.node.lineno, _column(lines, region.node.lineno, region.node.col_offset)
-        message = m.message(m.UNSUPPORTED_INTERNAL, region=region.name).render()
+        internal = m.message(m.UNSUPPORTED_INTERNAL, region=region.name)
+        message = internal.render()
         found.setdefault((line, column, m.UNSUPPORTED, message),
-                         Placed(Diagnostic(path, line, column, m.UNSUPPORTED, message, region.name),
-                                m.message(m.UNSUPPORTED_INTERNAL, region=region.name)))
+                         Placed(Diagnostic(path, line, column, m.UNSUPPORTED, message, region.name), internal))
     return sorted(found.values(), key=lambda placed: placed.diagnostic)
 
 
