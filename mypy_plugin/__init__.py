@@ -19,6 +19,7 @@ message text, line and column.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import os
@@ -26,14 +27,17 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from mypy import errorcodes
 from mypy.errorcodes import ErrorCode
-from mypy.nodes import CallExpr, Context, Decorator, FuncDef, RefExpr, Var
+from mypy.nodes import CallExpr, Context, Decorator, FuncDef, MypyFile, OverloadedFuncDef, RefExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigContext
 from mypy.types import CallableType, Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
 
 from ppy_check import messages
 from ppy_check.config import ConfigError
-from ppy_check.engine import check_region, suppressed
+from ppy_check.diagnostic import Diagnostic
+from ppy_check.engine import Placed, merged_by_region, region_findings, suppressed
+from ppy_check.messages import Message, refusals
 from ppy_check.module import ModuleRegions
 from ppy_check.oracle import informed
 from ppy_check.region import Region
@@ -62,7 +66,9 @@ def rules_version() -> str:
 def _rules_version(disabled: str) -> str:
     from ppy_check.version import full_version
 
-    return hashlib.sha256(f"{full_version()}\0{disabled}".encode()).hexdigest()[:16]
+    # This module's own code too: what it leaves to mypy (a binding mypy checks) changes what it reports.
+    own = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    return hashlib.sha256(f"{full_version()}\0{own}\0{disabled}".encode()).hexdigest()[:16]
 
 
 def region_type(kind: Type | None) -> t.Type | None:
@@ -199,10 +205,14 @@ class PpyPlugin(Plugin):
         disabled = set(filter(None, os.environ.get("PPY_MYPY_DISABLE", "").split(",")))
         codes = [code for code in messages.ALL_CODES if code not in disabled]
         checked = informed(region, oracle)
-        for diagnostic in check_region(checked, path, lines, codes):
+        found = region_findings(checked, path, lines, codes)
+        mypy_calls = _CallsMypyChecks(region, func, api) if any(_binding(p) for p in found) else None
+        for diagnostic in self._once(region, regions, found, path, lines, codes):
             line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
             if suppressed(line_text, diagnostic.code, type_comments=False):
                 continue
+            if mypy_calls is not None and mypy_calls.reports(diagnostic, found, lines):
+                continue  # mypy's own `call-arg` says it at this call: one mistake, one error
             context = Context(line=diagnostic.line, column=diagnostic.column - 1)
             api.fail(diagnostic.message, context, code=ERROR_CODES[diagnostic.code])
         tree = getattr(api, "tree", None)
@@ -212,6 +222,18 @@ class PpyPlugin(Plugin):
             triggers = set(oracle.dependencies) | self._helper_triggers(checked, api)
             for trigger in triggers:
                 tree.plugin_deps.setdefault(trigger, set()).update({func.fullname, tree.fullname})
+
+    @staticmethod
+    def _once(region: Region, regions: list[Region], found: list[Placed], path: str, lines: list[str],
+              codes: list[str]) -> list[Diagnostic]:
+        """The region's findings as ppy-check reports them: one in a helper that several regions of the file
+        inline is said once, naming them all, by the first of them (the others' hooks leave it out)."""
+        if not any(placed.key is not None for placed in found):
+            return [placed.diagnostic for placed in found]
+        # The other regions as the syntax alone gives them (their hooks come before or after this one).
+        per_region = [found if other is region else region_findings(other, path, lines, codes) for other in regions]
+        mine = merged_by_region(per_region)[regions.index(region)]
+        return [d for d, placed in zip(mine, found) if placed.key is None or d.regions[:1] == (region.name,)]
 
     def _is_selected(self, path: str) -> bool | str:
         """Whether ppy-check selects the file ([tool.ppy] exclude): the plugin reports what ppy-check does.
@@ -236,6 +258,57 @@ class PpyPlugin(Plugin):
             if module is not None:
                 triggers.add(f"<{module}.{callee.name}>")
         return triggers
+
+
+def _binding(placed: Placed) -> bool:
+    """A finding in the region's own code that Python's binding of a call's arguments refuses (mypy's call-arg)."""
+    why = dict(placed.text.fields).get("why")
+    return placed.diagnostic.code == messages.TYPE and not placed.text.context and isinstance(why, Message) \
+        and any(why.template == reason.template for reason in refusals.BINDING)
+
+
+class _CallsMypyChecks:
+    """The calls in a region's body whose binding mypy checks itself: the body is checked, and the callee is a
+    module-level name (or an attribute of an imported module, to any depth) bound to a def, overloaded or not,
+    whose signature mypy has. A call of anything else (a method, a local) keeps ppy's finding."""
+
+    def __init__(self, region: Region, func: FuncDef, api: Any):
+        options = api.options
+        self.region = region
+        self.globals = getattr(getattr(api, "tree", None), "names", None)
+        self.checked = self.globals is not None and (not func.is_dynamic() or options.check_untyped_defs) and \
+            errorcodes.CALL_ARG not in options.disabled_error_codes
+        self.local = {node.id for node in ast.walk(region.node) if isinstance(node, ast.Name)
+                      and isinstance(node.ctx, ast.Store)} | {a.arg for a in ast.walk(region.node.args) if isinstance(a, ast.arg)}
+
+    def reports(self, diagnostic: Diagnostic, found: list[Placed], lines: list[str]) -> bool:
+        if not self.checked or not any(_binding(p) and p.diagnostic == diagnostic for p in found):
+            return False
+        text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
+        offset = len(text[:diagnostic.column - 1].encode("utf-8"))  # ast's columns count UTF-8 bytes
+        call = next((node for node in ast.walk(self.region.node) if isinstance(node, ast.Call)
+                     and node.lineno == diagnostic.line and node.col_offset == offset), None)
+        parts = _dotted(call.func) if call is not None else None
+        if not parts or parts[0] in self.local:
+            return False
+        names = self.globals
+        for part in parts[:-1]:
+            symbol = names.get(part) if names is not None else None
+            if symbol is None or not isinstance(symbol.node, MypyFile):
+                return False
+            names = symbol.node.names
+        symbol = names.get(parts[-1]) if names is not None else None
+        return symbol is not None and isinstance(symbol.node, (FuncDef, OverloadedFuncDef))
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    """`F.softmax` as ["F", "softmax"]; None for what is not a dotted name."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return base + [node.attr] if base is not None else None
+    return None
 
 
 def plugin(version: str) -> type[Plugin]:

@@ -68,11 +68,13 @@ def main(argv: list[str] | None = None) -> int:
         status = _run(args_list)
         sys.stdout.flush()  # here, where a closed pipe is handled, not at exit
         return status
-    except BrokenPipeError:  # the reader of the output went away (`ppy cache info | head`): nothing to say
+    except BrokenPipeError:
+        # The reader took what it wanted and went (`ppy cache info | head -1`): nothing to say, and no failure, so a
+        # pipeline under `set -o pipefail` passes. (ppy-check exits 2 there: its 0 would claim a clean tree.)
         from ppy_check.terminal import stdout_closed
 
         stdout_closed()
-        return 2
+        return 0
 
 
 def _run(args_list: list[str]) -> int:
@@ -283,10 +285,10 @@ def _build(args: argparse.Namespace) -> int:
             # Every region of the file once: compiled, invalid, or running as Python (its C++ failed, say).
             regions += len(set(built.symbols) | set(built.errors) | set(built.fallbacks))
             compiled += len(built.functions)
-            for diagnostics in built.errors.values():
+            # A finding in a helper several regions inline is in each one's list, and said once.
+            for d in sorted({d for diagnostics in built.errors.values() for d in diagnostics}):
                 failed = True
-                for d in diagnostics:
-                    console.print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}")
+                console.print(f"{path}:{d.line}:{d.column}: {d.code} {d.message}")
             for rid, reason in built.fallbacks.items():
                 failed = True
                 console.print(f"{path}: region `{rid.split(':')[0]}` runs as Python: {reason}")

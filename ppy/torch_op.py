@@ -497,8 +497,9 @@ def _backward(entry: Registered) -> Callable[..., Any]:
             _warned.add(entry.name)
             site = entry.region.site
             warnings.warn_explicit(
-                f"ppy: region `{entry.region.__qualname__}` may draw random numbers (its model says so: dropout, "
-                "bernoulli, or an op such as scaled_dot_product_attention that can); its torch operator's backward "
+                f"ppy: region `{entry.region.__qualname__}` may draw random numbers (its model says so: a dropout "
+                "whose probability is not known to be 0, such as scaled_dot_product_attention's dropout_p, or an "
+                "op such as bernoulli or randn); its torch operator's backward "
                 "pass runs it again, so where it really draws, the gradient is taken over new draws",
                 TorchOpRandomWarning, site.path, site.line)
         saved = ctx.saved_tensors

@@ -57,7 +57,7 @@ class RegionFile(pytest.File):
         regions = ModuleRegions.load(str(self.path), text).regions
         # Two definitions of one name (say in both arms of an `if`) are told apart by line.
         repeated = Counter(r.site.qualname for r in regions)
-        devices = self.config.stash[VERIFIER].settings.devices
+        devices = self.config.stash[VERIFIER].devices
         for region in regions:
             site = region.site
             label = site.qualname if repeated[site.qualname] == 1 else f"{site.qualname}:{site.line}"

@@ -84,6 +84,7 @@ class Verifier:
         runtime.set_build_mode("wait")
         self.config = config
         self.settings = settings
+        self.devices, self.absent = _present(settings.devices)
         self.excluded = ppy_exclusion(config.rootpath)
         self.records: dict[tuple[SiteKey, str], Record] = {}
         self.watched: dict[SiteKey, set[str]] = {}  # the selected items' sites and devices
@@ -97,6 +98,9 @@ class Verifier:
 
         runtime.set_observer(None)
         runtime.set_build_mode(None)
+
+    def pytest_report_header(self) -> list[str]:
+        return [self.absent] if self.absent else []
 
     # --- collection ----------------------------------------------------------
 
@@ -246,9 +250,25 @@ class Verifier:
                                                             "ppy_tolerance", "ppy_status")))
         buffer = StringIO()
         width = max(140, self.config.get_terminal_writer().fullwidth)
+        if self.absent:
+            table.caption = Text(self.absent)
         Console(file=buffer, width=width, force_terminal=False).print(table)
         terminalreporter.write_sep("=", "ppy verify")
         terminalreporter.write(buffer.getvalue())
+
+
+def _present(devices: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
+    """The devices to make items for, and the line saying which were left out: on a machine without CUDA a cuda
+    item per region would only be skipped (half the table reading 'skipped'), so there are none, said once; unless
+    cuda is all that was asked for, when each item's skip says why."""
+    if "cuda" not in devices or len(devices) == 1:
+        return devices, ""
+    import torch
+
+    if torch.cuda.is_available():
+        return devices, ""
+    left = tuple(device for device in devices if device != "cuda")
+    return left, f"ppy verify: CUDA is not available on this machine: regions are verified on {', '.join(left)} only"
 
 
 def _first_line(error: BaseException) -> str:

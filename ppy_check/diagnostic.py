@@ -34,6 +34,10 @@ class Diagnostic:
 
     ``end_line`` and ``end_column`` are where the offending thing ends, the column just past its last
     character (as ruff and SARIF count); 0 means it is not known, and the end is the start.
+
+    ``regions`` is every region the finding stands in, in file order: one, except for a finding in a helper
+    that several regions inline, which is reported once, at the helper, for all of them (``region`` is then
+    the first of them); none for a file-level finding.
     """
 
     path: str
@@ -45,8 +49,13 @@ class Diagnostic:
     end_line: int = 0
     end_column: int = 0
     fix: Fix | None = field(default=None, compare=False)
+    regions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if not self.regions and self.region:
+            object.__setattr__(self, "regions", (self.region,))
+        elif not isinstance(self.regions, tuple):  # a list, read back from JSON
+            object.__setattr__(self, "regions", tuple(self.regions))
         if self.end_line <= 0 or (self.end_line, self.end_column) < (self.line, self.column):
             object.__setattr__(self, "end_line", self.line)
             object.__setattr__(self, "end_column", self.column)

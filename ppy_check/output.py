@@ -103,7 +103,8 @@ def sarif(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: S
                     "region": {"startLine": d.line, "startColumn": d.column,
                                "endLine": d.end_line, "endColumn": d.end_column},
                 },
-                "logicalLocations": [{"name": d.region, "kind": "function"}] if d.region else [],
+                # Every region the finding stands in: one, or each region inlining the helper it is in.
+                "logicalLocations": [{"name": region, "kind": "function"} for region in d.regions],
             }],
         }
         for d in diagnostics

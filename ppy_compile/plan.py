@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass
 
 from ppy_check.diagnostic import Diagnostic
-from ppy_check.engine import analyse, check_region
+from ppy_check.engine import analyse, merged_by_region, region_findings
 from ppy_check.errors import BuildError
 from ppy_check.module import ModuleRegions
 from ppy_check.standing import standing
@@ -49,10 +49,11 @@ def model_all(text: str, origin: str) -> tuple[list[UnitRegion], dict[str, list[
     errors: dict[str, list[Diagnostic]] = {}
     levels: dict[str, int] = {}
     silenced: dict[str, str] = {}
-    for region in module.regions:
+    # A finding in a helper that several regions inline is one finding, the same in each region's list.
+    found = merged_by_region([region_findings(region, origin, module.lines) for region in module.regions])
+    for region, diagnostics in zip(module.regions, found):
         key = region.site.key
         levels[key] = region.level
-        diagnostics = check_region(region, origin, module.lines)
         model = analyse(region).model
         if not diagnostics and not region.compiles:
             silenced[key] = "it is marked `compile=False`"

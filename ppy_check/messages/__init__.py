@@ -67,6 +67,15 @@ IN_HELPER_CALLED = "in `{name}`, called at line {line}"
 IN_HELPER_OF_FILE = "in `{name}` of {path}, called at line {line}"
 IN_TORCH = "in torch's `{name}`"
 HELPER_CHAIN = "{step}, {outer}"
+# A finding in a helper that several regions inline is one mistake, reported once at the helper: its text names
+# every region that reaches it, and how each got there.
+REGION_PREFIX = "region `{region}`: "
+REGIONS_PREFIX = "regions {regions}: "
+NAMED = "`{name}`"
+LIST_LAST = "{items} and {last}"
+LIST_SEPARATOR = ", "
+REACHED_FROM = "`{region}`: {context}"
+REACHED_SEPARATOR = "; "
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,19 @@ class Message:
         """A helper's finding as a region that calls it reports it: in the region's name, saying how it got there."""
         fields = tuple((name, region if name == "region" else value) for name, value in self.fields)
         return replace(self, fields=fields, context=context)
+
+    def opens_with_region(self) -> bool:
+        """Whether the text can name several regions at once (``reached_by``): it opens with the region's name."""
+        return self.template.startswith(REGION_PREFIX)
+
+    def reached_by(self, reached: list[tuple[str, str]]) -> Message:
+        """A helper's finding as several regions reach it, said once: each region named, and each way one got
+        there (a region may reach it by several calls)."""
+        names = [NAMED.format(name=region) for region in dict.fromkeys(region for region, _ in reached)]
+        listed = LIST_LAST.format(items=LIST_SEPARATOR.join(names[:-1]), last=names[-1]) if len(names) > 1 else names[0]
+        fields = tuple((name, value) for name, value in self.fields if name != "region") + (("regions", listed),)
+        context = REACHED_SEPARATOR.join(REACHED_FROM.format(region=region, context=how) for region, how in reached)
+        return Message(REGIONS_PREFIX + self.template.removeprefix(REGION_PREFIX), fields, context)
 
 
 def message(template: str, context: str = "", **fields: object) -> Message:

@@ -182,7 +182,9 @@ CANNOT_UNPACK = Reason(Code.TYPE, 'cannot unpack a {source_type}')
 CANNOT_STORE_INTO = Reason(Code.TYPE, 'cannot store a {item_type} into a tensor')
 RETURNS_ANNOTATED_NONE = Reason(Code.TYPE, 'returns a {type} but is annotated `-> None`')
 RETURNS_NONE_ANNOTATED = Reason(Code.TYPE, 'returns None but is annotated `-> {declared}`')
-RETURNS_WHERE_WAS = Reason(Code.TYPE, 'returns a {type} where `-> {declared}` was declared{problem}')
+RETURNS_WHERE_WAS = Reason(Code.TYPE, 'returns a {type} where `-> {declared}` was declared')
+RETURNS_BOOL_AS_INT = Reason(Code.TYPE, 'returns a {type} where `-> {declared}` was declared (the compiled region '
+                                        'would hand back 1 for True; declare `-> bool` or convert with `int()`)')
 USED_BEFORE_ASSIGNED = Reason(Code.TYPE, '`{name}` is used before it is assigned (Python raises UnboundLocalError)')
 TAKES_ONE_ARGUMENT = Reason(Code.TYPE, 'takes one argument')
 CANNOT_INDEXED = Reason(Code.TYPE, 'a {kind} cannot be indexed')
@@ -235,6 +237,9 @@ TAKES_MOST_POSITIONAL = Reason(Code.TYPE, "takes at most {positional_names_count
 GOT_UNEXPECTED_KEYWORD = Reason(Code.TYPE, 'got an unexpected keyword argument `{key}`')
 GOT_MULTIPLE_VALUES = Reason(Code.TYPE, 'got multiple values for argument `{key}`')
 MISSING_REQUIRED_ARGUMENT = Reason(Code.TYPE, 'missing a required argument: `{name}`')
+# Python's own binding of a call to a function's parameters, refused: what mypy reports too (its `call-arg`) where
+# it checks the call, so the mypy plugin leaves those to mypy.
+BINDING = (TAKES_MOST_POSITIONAL, GOT_UNEXPECTED_KEYWORD, GOT_MULTIPLE_VALUES, MISSING_REQUIRED_ARGUMENT)
 CALLS_ITSELF_RECURSION = Reason(Code.TYPE, '`{node_name}` calls itself (recursion has no straight-line form)')
 LENGTH_MUST_INT = Reason(Code.TYPE, 'the length `{key}=` must be an int, not a {type}')
 

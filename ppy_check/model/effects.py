@@ -62,4 +62,24 @@ def effects_of(native: Native, values: dict[str, Expr], out_args: tuple[str, ...
     for _index, name in native.effects.aliases:
         if name in values:
             aliases |= values[name].aliases
-    return CallEffects(tuple(dict.fromkeys(writes)), frozenset(aliases), native.seeded or native.effects.random)
+    return CallEffects(tuple(dict.fromkeys(writes)), frozenset(aliases), _draws(native, values))
+
+
+# A dropout draws its mask only when it drops something: a probability known to be 0 (scaled_dot_product_attention's
+# `dropout_p`, by default 0.0) or a dropout known not to be training leaves the generator alone, as torch's
+# kernels skip the draw then. (`p` and `train` name that only in the dropout ops: bernoulli's `p` still draws.)
+_IDLE_WHEN = {"dropout_p": 0}
+_DROPOUT_IDLE_WHEN = {"p": 0, "train": False}
+
+
+def _draws(native: Native, values: dict[str, Expr]) -> bool:
+    """Whether the call may draw random numbers: the op can (its schema's tag or the probe), at these arguments."""
+    if not (native.seeded or native.effects.random):
+        return False
+    idle = {**_IDLE_WHEN, **(_DROPOUT_IDLE_WHEN if "dropout" in native.name else {})}
+    for name, value in idle.items():
+        if name in native.arg:
+            actual = _argument_value(native, values, name)
+            if actual is not MISSING and actual is not None and not isinstance(actual, str) and actual == value:
+                return False
+    return True

@@ -12,6 +12,10 @@ UnboundLocalError when it runs. ppy resolves every call against torch's own
 overloads, in the order torch's argument parser tries them, before anything
 is compiled; a call that matches none has no C++ to become.
 
+Under mypy, a call of a function mypy checks whose arguments do not bind
+(`F.softmax(x, axis=-1)`) is mypy's own `[call-arg]` error alone; the plugin
+does not say it again.
+
 **Example.**
 
     @ppy.opt(3)

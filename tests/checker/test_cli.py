@@ -647,8 +647,8 @@ def test_ppy_show_names_a_folder_clearly(tmp_path: Path, monkeypatch: pytest.Mon
     pytest.param(["-m", "ppy_check", "--explain", "ppy-loop"], 2, id="ppy-check --explain"),
     pytest.param(["-m", "ppy_check", "tests/fixtures"], 2, id="ppy-check findings"),
     pytest.param(["-m", "ppy.cli", "--help"], 0, id="ppy --help"),
-    pytest.param(["-m", "ppy.cli", "cache", "info"], 2, id="ppy cache info"),
-    pytest.param(["-m", "ppy.cli", "cache", "logs"], 2, id="ppy cache logs"),
+    pytest.param(["-m", "ppy.cli", "cache", "info"], 0, id="ppy cache info"),
+    pytest.param(["-m", "ppy.cli", "cache", "logs"], 0, id="ppy cache logs"),
 ])
 def test_a_closed_standard_output_is_handled_quietly(command: list[str], status: int, tmp_path: Path) -> None:
     """`ppy cache info | head` and the like: the reader went away before the command wrote; no traceback, no
@@ -663,3 +663,15 @@ def test_a_closed_standard_output_is_handled_quietly(command: list[str], status:
         os.close(write)
     assert result.stderr == "", result.stderr
     assert result.returncode == status
+
+
+def test_ppy_cache_info_piped_to_head_exits_0_silently(tmp_path: Path) -> None:
+    """The issue's own check, through a shell under pipefail: `ppy cache info | head -1` passes and says nothing
+    on stderr. `head -n 0` leaves before ppy has started (Python's start alone outlasts it), so ppy's write always
+    meets a closed pipe; `head -1` may read it all first."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PPY_CACHE_DIR": str(tmp_path / "cache")}
+    for head, shown in (("head -n 0", ""), ("head -1", "cache: ")):
+        command = f"set -o pipefail; {shlex.quote(sys.executable)} -m ppy.cli cache info | {head}"
+        result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+        assert (result.returncode, result.stderr) == (0, ""), (head, result.stderr)
+        assert result.stdout.startswith(shown) and result.stdout.count("\n") == (1 if shown else 0)

@@ -1,4 +1,5 @@
-"""Progress lines: written when a step starts (a CI log shows what runs), finished with its time; literal text."""
+"""Progress lines: a whole line when a step starts (a CI log shows what runs) and one naming it again with its time
+when it ends, each in one write, so no other output lands inside one; literal text."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ def test_a_step_is_named_before_it_runs_and_timed_when_it_ends(monkeypatch: pyte
     stream = _Stream(tty=False)
     monkeypatch.setattr(sys, "stderr", stream)
     with building("ppy: building 2 regions of model.py (-O2)"):
-        assert stream.getvalue() == "ppy: building 2 regions of model.py (-O2) ... "
-    assert stream.getvalue().startswith("ppy: building 2 regions of model.py (-O2) ... done in ")
-    assert stream.getvalue().endswith(" s\n") and stream.getvalue().count("\n") == 1
+        assert stream.getvalue() == "ppy: building 2 regions of model.py (-O2) ...\n"
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("ppy: building 2 regions of model.py (-O2): done in ")
+    assert lines[1].endswith(" s")
 
 
 def test_a_failed_step_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,7 +37,7 @@ def test_a_failed_step_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stderr", stream)
     with pytest.raises(KeyError), building("ppy: precompiling torch's headers"):
         raise KeyError("x")
-    assert "ppy: precompiling torch's headers ... failed after " in stream.getvalue()
+    assert "\nppy: precompiling torch's headers: failed after " in stream.getvalue()
 
 
 def test_a_terminal_shows_the_text_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,8 +59,7 @@ def test_quiet_is_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_line_said_during_a_step_stands_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """ppy's line at exit ("finishing 1 build ...") while a step's line waits for its end: the step's line is
-    ended first, and the step names itself again when it ends."""
+    """ppy's line at exit ("finishing 1 build ...") while a step runs: a line of its own between the step's two."""
     from ppy_compile.progress import say
 
     monkeypatch.delenv("PPY_QUIET", raising=False)
@@ -67,10 +68,38 @@ def test_a_line_said_during_a_step_stands_alone(monkeypatch: pytest.MonkeyPatch)
     with building("ppy: building 1 region of model.py (-O1)"):
         say("ppy: finishing 1 build so the next run starts compiled (Ctrl-C skips)")
         say("ppy: a second line")
-    lines = [line.rstrip() for line in stream.getvalue().splitlines()]
+    lines = stream.getvalue().splitlines()
     assert lines[:3] == ["ppy: building 1 region of model.py (-O1) ...",
                          "ppy: finishing 1 build so the next run starts compiled (Ctrl-C skips)", "ppy: a second line"]
     assert lines[3].startswith("ppy: building 1 region of model.py (-O1): done in ") and len(lines) == 4
+
+
+class _Writes(_Stream):
+    """A stream that records each write: a line split over two writes could be split by whoever writes between."""
+
+    def __init__(self) -> None:
+        super().__init__(tty=False)
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return super().write(text)
+
+
+def test_each_line_is_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a pipe, what the program prints between a step's start and end (or another process on the same stream)
+    lands between whole lines: every write is a line, ended."""
+    from ppy_compile.progress import say
+
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    stream = _Writes()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with building("ppy: building 1 region of model.py (-O1)"):
+        say("ppy: said meanwhile")
+    with pytest.raises(KeyError), building("ppy: another step"):
+        raise KeyError("x")
+    assert len(stream.writes) == 5
+    assert all(text.endswith("\n") and text.count("\n") == 1 for text in stream.writes), stream.writes
 
 
 def test_a_step_stopped_from_outside_is_not_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,5 +110,5 @@ def test_a_step_stopped_from_outside_is_not_a_failure(monkeypatch: pytest.Monkey
     monkeypatch.setattr(sys, "stderr", stream)
     with pytest.raises(BuildInterrupted), building("ppy: building 1 region of model.py (-O1)"):
         raise BuildInterrupted("the build was stopped: interrupted (SIGINT, Ctrl-C or kill)")
-    assert "ppy: building 1 region of model.py (-O1) ... stopped after " in stream.getvalue()
+    assert "\nppy: building 1 region of model.py (-O1): stopped after " in stream.getvalue()
     assert "failed" not in stream.getvalue()

@@ -22,6 +22,14 @@ def test_fixture(path: Path) -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_no_message_starts_or_ends_in_a_space() -> None:
+    """A return-type message ended in a space (an empty detail stood in for none): a snapshot holds it unseen."""
+    for path in fixture_files():
+        for line in (SNAPSHOTS / f"{path.stem}.txt").read_text(encoding="utf-8").splitlines():
+            message = line.split(" ", 2)[2]
+            assert message == message.strip() and "  (" not in message, f"{path.name}: {line!r}"
+
+
 def test_every_snapshot_has_its_fixture() -> None:
     assert {file.stem for file in SNAPSHOTS.glob("*.txt")} == {path.stem for path in fixture_files()}
 

@@ -162,3 +162,59 @@ def test_the_plugin_reads_a_file_as_python_and_ppy_check_do(tmp_path: Path) -> N
     through_check = sorted((d.path, d.line, d.column, d.code, d.message) for d in checked)
     assert {f[0] for f in through_check} == set(files) and any("`\u00e9t\u00e9`" in f[4] for f in through_check)
     assert findings(result.stdout) == through_check, result.stdout[-3000:]
+
+
+BINDINGS = textwrap.dedent(
+    """\
+    import ppy
+    import torch
+    import torch.nn.functional as F
+
+
+    def helper(x: torch.Tensor, n: int) -> torch.Tensor:
+        return x * n
+
+
+    @ppy.opt(3)
+    def misspelt(x: torch.Tensor) -> torch.Tensor:
+        return F.softmax(x, axis=-1)
+
+
+    @ppy.opt(3)
+    def too_few(x: torch.Tensor) -> torch.Tensor:
+        return helper(x)
+
+
+    @ppy.opt(3)
+    def through_torch(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.softmax(x, axis=-1)
+
+
+    def unannotated(x):
+        return helper(x)
+
+
+    @ppy.opt(3)
+    def through_an_unannotated_helper(x: torch.Tensor) -> torch.Tensor:
+        return unannotated(x)
+    """
+)
+
+
+def test_a_binding_mypy_checks_is_mypys_error_alone(tmp_path: Path) -> None:
+    """`F.softmax(x, axis=-1)`: mypy says `[call-arg]` itself, so the plugin does not add `[ppy-type]`, where
+    mypy checks the call (an annotated region calling a def mypy knows); elsewhere ppy-check's finding stands."""
+    (tmp_path / "m.py").write_text(BINDINGS)
+    result = mypy(["m.py"], tmp_path)
+    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    mypys = sorted(int(line.split(":")[1]) for line in errors if line.endswith("[call-arg]"))
+    assert mypys == [12, 17, 22], result.stdout
+    ppys = {(f[1], f[3]) for f in findings(result.stdout)}
+    assert not {line for line, code in ppys if code == "ppy-type"} & {12, 17, 22}, result.stdout
+    # mypy does not check an unannotated function's body: ppy's finding is the only one there.
+    assert (26, "ppy-type") in ppys, result.stdout
+    through_check = {(d.line, d.code) for d in check_source(BINDINGS, "m.py")}
+    assert {(12, "ppy-type"), (17, "ppy-type"), (22, "ppy-type"), (26, "ppy-type")} <= through_check
+    # With mypy's own check off, the plugin says it.
+    quiet = mypy(["m.py"], tmp_path, config="disable_error_code = call-arg\n")
+    assert {(12, "ppy-type"), (17, "ppy-type")} <= {(f[1], f[3]) for f in findings(quiet.stdout)}, quiet.stdout

@@ -271,7 +271,8 @@ def test_eager_calls_never_reach_the_operator(monkeypatch: pytest.MonkeyPatch) -
 def _gradients(model: nn.Module, run: Any, ids: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
     model.zero_grad()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", torch_op.TorchOpRandomWarning)  # sdpa may draw; here it does not
+        # sdpa with dropout_p 0 draws nothing, and its region must not say it may (it said so, every one).
+        warnings.simplefilter("error", torch_op.TorchOpRandomWarning)
         logits = run(ids)
         (logits * torch.linspace(-1, 1, logits.shape[-1])).sum().backward()
     return logits.detach(), [p.grad.clone() for p in model.parameters()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import enum
 from typing import Any, TypeGuard
 
 from ppy_check.model import budgets, hostmath
@@ -343,24 +344,31 @@ def _schema_result(kind: SchemaType) -> t.Type | None:
     return None
 
 
-def _assignable(value: t.Type, declared: t.Type) -> str:
-    """Why a value of type ``value`` cannot be returned as ``declared`` ("" when it can)."""
+class Mismatch(enum.Enum):
+    """Why a value cannot be returned as the annotation declares (``_assignable``)."""
+
+    TYPE = "another type"
+    BOOL_AS_INT = "a bool where an int is declared"  # the compiled region would hand back 1 for True
+
+
+def _assignable(value: t.Type, declared: t.Type) -> Mismatch | None:
+    """Why a value of type ``value`` cannot be returned as ``declared``; None when it can."""
     if value == declared:
-        return ""
+        return None
     if isinstance(declared, t.NumberT) and isinstance(value, (t.IntT, t.FloatT)):
-        return ""
+        return None
     if isinstance(declared, t.OptionalT):
         if isinstance(value, t.NoneT):
-            return ""
+            return None
         return _assignable(t.strip_optional(value), declared.inner)
     if isinstance(declared, t.TupleT) and isinstance(value, t.TupleT) and len(declared.items) == len(value.items):
         problems = [_assignable(v, d) for v, d in zip(value.items, declared.items)]
-        return next((p for p in problems if p), "")
+        return next((p for p in problems if p is not None), None)
     if isinstance(declared, t.SeqT) and isinstance(value, t.SeqT):
         return _assignable(value.item, declared.item)
     if isinstance(declared, t.SeqT) and isinstance(value, t.TupleT):
         problems = [_assignable(v, declared.item) for v in value.items]
-        return next((p for p in problems if p), "")
+        return next((p for p in problems if p is not None), None)
     if isinstance(declared, t.IntT) and isinstance(value, t.BoolT):
-        return " (the compiled region would hand back 1 for True; declare `-> bool` or convert with `int()`)"
-    return " "
+        return Mismatch.BOOL_AS_INT
+    return Mismatch.TYPE

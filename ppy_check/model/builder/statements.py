@@ -14,6 +14,7 @@ from ppy_check.messages import refusals
 from ppy_check.model import types as t
 from ppy_check.model.builder.control import _Abandon, _Jump, _LibraryRefused
 from ppy_check.model.builder.facts import (
+    Mismatch,
     _assignable,
     _cannot_raise,
     _is_new_list,
@@ -599,10 +600,12 @@ class Statements(Part):
         if value is None:
             self.state.type_problem(span, display(node), refusals.RETURNS_NONE_ANNOTATED(declared=declared))
             raise _Abandon
-        problem = _assignable(value.type, declared)
-        if problem:
+        mismatch = _assignable(value.type, declared)
+        if mismatch is not None:
             self.state.type_problem(span, display(node),
-                              refusals.RETURNS_WHERE_WAS(type=value.type, declared=declared, problem=problem))
+                                    refusals.RETURNS_BOOL_AS_INT(type=value.type, declared=declared)
+                                    if mismatch is Mismatch.BOOL_AS_INT else
+                                    refusals.RETURNS_WHERE_WAS(type=value.type, declared=declared))
             raise _Abandon
         self.state.result_classes = tuple(self.exprs.classes_of(value, ()))
         self.state.body.append(Return(value, span))
