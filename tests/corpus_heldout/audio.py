@@ -119,7 +119,7 @@ def pad_or_trim(array: torch.Tensor, length: int = N_SAMPLES, *, axis: int = -1)
 def _(device):
     yield torch.randn(2, 50, device=device), 40
     yield torch.randn(2, 30, device=device), 40
-    yield torch.randn(3, 7, device=device), 10, 0
+    yield ppy.Call(torch.randn(3, 7, device=device), 10, axis=0)
 
 
 @ppy.opt(3)
