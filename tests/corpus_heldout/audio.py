@@ -7,6 +7,9 @@ Two bodies are methods or read module state in their project, turned into free f
 ``qkv_attention`` (Whisper's ``MultiHeadAttention.qkv_attention``: ``self.n_head`` is the parameter
 ``n_head``) and ``log_mel_spectrogram`` (Whisper loads its Mel filterbank from a file in the package
 and accepts a path or an array: ``filters`` is a parameter, and the tensor path is the one kept).
+
+Fixed after the corpus was frozen: one of ``pad_or_trim``'s samples passed its keyword-only ``axis``
+positionally (invalid in plain Python); the function itself is unchanged.
 """
 
 from typing import Optional, Tuple
