@@ -1,8 +1,9 @@
 """The first-write success rate: how much of the corpus works as a region exactly as first written.
 
-    python bench/first_write.py [--update-readme]
+    python bench/first_write.py [--corpus heldout] [--update-readme]
 
-Every function of ``tests/corpus/`` is checked by ppy-check's engine, built and
+Every function of ``tests/corpus/`` (with ``--corpus heldout``, of ``tests/corpus_heldout/``: real
+functions of projects the other tests never saw, issue #23's held-out measure) is checked by ppy-check's engine, built and
 verified on its samples against its own Python body (values, dtypes, writes,
 gradients). The rate counts the functions written to work as regions, that is
 all but those that loop, branch on values or assert by design (each module's
@@ -11,7 +12,8 @@ pattern (or build failure, or wrong answer), with how many functions it
 stopped and for how many it was the only thing in the way.
 
 Writes bench/results/first_write.json and .md; ``--update-readme`` also puts the
-table into README.md between ``<!-- first-write:start -->`` and ``<!-- first-write:end -->``.
+table into README.md between ``<!-- first-write:start -->`` and ``<!-- first-write:end -->``. The held-out
+corpus's go to first_write_heldout.json and .md, and between the ``first-write-heldout`` markers.
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "tests" / "corpus"
+# --corpus's choices: the folder under tests/ (a package, imported by its name), the results' stem, the README's
+# marker and the corpus's name in the table's sentence.
+CORPORA = {
+    "corpus": ("corpus", "first_write", "first-write", "the corpus's"),
+    "heldout": ("corpus_heldout", "first_write_heldout", "first-write-heldout", "the held-out corpus's"),
+}
 # The codes of the rules that refuse loops, value branches and asserts: by design.
 BY_DESIGN_CODES = ("ppy-loop", "ppy-branch")
 
@@ -50,13 +57,15 @@ class Entry:
         return f"{self.file}.{self.name}"
 
 
-def corpus_files() -> list[Path]:
-    return sorted(p for p in CORPUS.glob("*.py") if p.name != "__init__.py")
+def corpus_files(corpus: str = "corpus") -> list[Path]:
+    folder = ROOT / "tests" / CORPORA[corpus][0]
+    return sorted(p for p in folder.glob("*.py") if p.name != "__init__.py")
 
 
 def judge_corpus_file(path: Path) -> list[Entry]:
-    """One corpus module imported, then every region of it judged, with its kind from ``KIND``."""
-    module = importlib.import_module(f"corpus.{path.stem}")
+    """One corpus module imported (its package is its folder's name), then every region of it judged, with its
+    kind from ``KIND``."""
+    module = importlib.import_module(f"{path.parent.name}.{path.stem}")
     kinds = getattr(module, "KIND", {})
     unknown = {kind for kind in kinds.values() if kind != BY_DESIGN}
     if unknown:
@@ -113,8 +122,10 @@ def summarise(entries: list[Entry]) -> dict[str, Any]:
 def markdown(report: dict[str, Any]) -> str:
     s = report["summary"]
     statuses = s["statuses"]
+    corpus = report.get("corpus", "corpus")
+    flag = "" if corpus == "corpus" else f" --corpus {corpus}"
     lines = [
-        f"`python bench/first_write.py` ({report['machine']}; {report['date']}): of the corpus's "
+        f"`python bench/first_write.py{flag}` ({report['machine']}; {report['date']}): of {CORPORA[corpus][3]} "
         f"{s['functions']} functions, {s['by_design']} loop, branch on values or assert by design (all "
         f"{s['by_design_refused_as_such']} refused as `ppy-loop`/`ppy-branch`); of the other {s['first_write']}, "
         f"**{s['matched']} ({s['rate']:.0%}) pass ppy-check, compile and match as first written** (target: 70%). "
@@ -132,13 +143,13 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run() -> dict[str, Any]:
+def run(corpus: str = "corpus") -> dict[str, Any]:
     started = time.perf_counter()
-    entries = [entry for path in corpus_files() for entry in judge_corpus_file(path)]
+    entries = [entry for path in corpus_files(corpus) for entry in judge_corpus_file(path)]
     import torch
 
     return {
-        "date": today(), "machine": machine(), "torch": torch.__version__,
+        "corpus": corpus, "date": today(), "machine": machine(), "torch": torch.__version__,
         "seconds": round(time.perf_counter() - started, 1), "summary": summarise(entries),
         "functions": [{"file": e.file, "by_design": e.by_design, **asdict(e.verdict)} for e in entries],
     }
@@ -146,13 +157,15 @@ def run() -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", choices=sorted(CORPORA), default="corpus",
+                        help="tests/corpus (the default) or the held-out tests/corpus_heldout")
     parser.add_argument("--update-readme", action="store_true", help="refresh the table in README.md")
     args = parser.parse_args()
-    report = run()
+    report = run(args.corpus)
     s = report["summary"]
-    print(f"{'file':<12} {'functions':>9} {'by design':>9} {'first write':>11} {'matched':>7}")
+    print(f"{'file':<14} {'functions':>9} {'by design':>9} {'first write':>11} {'matched':>7}")
     for name, row in s["files"].items():
-        print(f"{name:<12} {row['functions']:>9} {row['by_design']:>9} {row['first_write']:>11} {row['matched']:>7}")
+        print(f"{name:<14} {row['functions']:>9} {row['by_design']:>9} {row['first_write']:>11} {row['matched']:>7}")
     print()
     for entry in report["functions"]:
         if not entry["by_design"] and entry["status"] != "matched":
@@ -161,7 +174,8 @@ def main() -> None:
     print()
     text = markdown(report)
     print(text)
-    publish("first_write", "first-write", report, text, args.update_readme)
+    _, stem, marker, _ = CORPORA[args.corpus]
+    publish(stem, marker, report, text, args.update_readme)
 
 
 if __name__ == "__main__":
