@@ -396,6 +396,9 @@ class Printer:
         operands = value.operands
         if value.op is HostOp.DEFAULT_DTYPE:
             return "c10::typeMetaToScalarType(c10::get_default_dtype())"
+        if value.op is HostOp.EINSUM_PATH:
+            tensors = ", ".join(self.expr(o) for o in operands[1:])
+            return f"ppy::einsum_path({self.expr(operands[0])}, {{{tensors}}})"
         if value.op is HostOp.DEVICE_TYPE:
             return f"::std::string(c10::DeviceTypeName(({self.expr(operands[0])}).type(), /*lower_case=*/true))"
         if value.op in _COMPARISONS and isinstance(operands[0].type, (t.SeqT, t.StrT, t.DtypeT, t.LayoutT,
@@ -509,6 +512,9 @@ class Printer:
             literal = self.literal_list(value, kind)
             if literal is not None:
                 return literal
+            if isinstance(value.type, t.OptionalT) and isinstance(kind, OptionalType):
+                # A sequence or None known at run time (torch.einsum's `path`): bound to a name, it outlives the call.
+                return argument(self.expr(value), value.type, kind)
             return argument(self.sequence_code(value, kind), value.type, kind)
         if isinstance(value, Const) and isinstance(value.value, str) and kind in (BaseType(Base.str), OptionalType(BaseType(Base.str))):
             view = f"c10::string_view({string_literal(value.value)}, {len(value.value.encode('utf-8', 'surrogatepass'))})"

@@ -152,6 +152,9 @@ class HostOp(enum.Enum):
     IINFO = "torch.iinfo"  # `torch.iinfo(dtype).min` or `.max`: `function` names which; TypeError for no int dtype
     FINFO = "torch.finfo"  # `torch.finfo(dtype).<attribute>`: `function` names it; TypeError for no float dtype
     MATH = "math"  # math.<function>: `function` names it
+    # torch.einsum's contraction path for its operands (the equation, then each tensor): None, or the flat pairs
+    # opt_einsum finds, as torch's Python code asks for them when the region runs (``ppy.einsum.contract_path``).
+    EINSUM_PATH = "einsum_path"
 
 
 @dataclass(frozen=True, eq=False)

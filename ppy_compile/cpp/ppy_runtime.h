@@ -325,6 +325,55 @@ template <class... Args> inline double python_math(const char* name, const char*
         return result;
     });
 }
+// torch.einsum's contraction path for three operands or more: None, or opt_einsum's, as torch's Python code
+// finds it from torch.backends.opt_einsum's settings and the operands' sizes. Asked at every call, with the GIL
+// taken back, of ppy.einsum.contract_path (torch's own lines), so the products are taken in eager's order; what
+// it raises (opt_einsum's ValueError for sizes that do not match) is raised as Python raised it.
+inline ::std::optional<::std::vector<int64_t>> einsum_path(const ::std::string& equation,
+                                                            const ::std::vector<at::Tensor>& operands) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    ::std::optional<::std::vector<int64_t>> path;
+    PyObject* module = PyImport_ImportModule("ppy.einsum");
+    PyObject* args = PyTuple_New(static_cast<Py_ssize_t>(operands.size() + 1));
+    PyObject* result = nullptr;
+    if (module != nullptr && args != nullptr) {
+        bool ok = true;
+        PyTuple_SET_ITEM(args, 0, PyUnicode_FromStringAndSize(equation.data(), static_cast<Py_ssize_t>(equation.size())));
+        for (size_t i = 0; i < operands.size(); ++i) {
+            PyObject* wrapped = ppy_bridge::wrap_tensor(operands[i]);
+            ok = ok && wrapped != nullptr;
+            PyTuple_SET_ITEM(args, static_cast<Py_ssize_t>(i + 1), wrapped);
+        }
+        PyObject* function = ok ? PyObject_GetAttrString(module, "contract_path") : nullptr;
+        result = function == nullptr ? nullptr : PyObject_Call(function, args, nullptr);
+        Py_XDECREF(function);
+    }
+    if (result != nullptr && result != Py_None) {
+        path.emplace();
+        Py_ssize_t size = PyList_Check(result) ? PyList_GET_SIZE(result) : -1;
+        for (Py_ssize_t i = 0; i < size; ++i) {
+            long long index = PyLong_AsLongLong(PyList_GET_ITEM(result, i));
+            if (index == -1 && PyErr_Occurred()) break;
+            path->push_back(static_cast<int64_t>(index));
+        }
+        if (size < 0) PyErr_SetString(PyExc_TypeError, "ppy.einsum.contract_path returned no list");
+    }
+    Py_XDECREF(result); Py_XDECREF(args); Py_XDECREF(module);
+    if (PyErr_Occurred()) {
+        PyObject *type, *error, *traceback;
+        PyErr_Fetch(&type, &error, &traceback);
+        PyObject* text = error == nullptr ? nullptr : PyObject_Str(error);
+        const char* message = text == nullptr ? nullptr : PyUnicode_AsUTF8(text);
+        // The type keeps the reference fetched: an exception class lives as long as its module anyway.
+        PythonError raised{type, message == nullptr ? "" : message};
+        PyErr_Clear();
+        Py_XDECREF(text); Py_XDECREF(error); Py_XDECREF(traceback);
+        PyGILState_Release(state);
+        throw raised;
+    }
+    PyGILState_Release(state);
+    return path;
+}
 inline double math_check(double r, double x) {
     if (std::isnan(r) && !std::isnan(x)) raise(PyExc_ValueError, "math domain error");
     if (std::isinf(r) && std::isfinite(x)) raise(PyExc_OverflowError, "math range error");

@@ -30,7 +30,7 @@ from ppy_check.model.builder.facts import (
 )
 from ppy_check.model.builder.frame import Frame
 from ppy_check.model.builder.part import Part
-from ppy_check.model.builder.tables import EAGER_CONSUMERS, LIBRARY_BUILTINS, LIBRARY_CHECKS, MAX_UNROLLED, MODULE_PATHS
+from ppy_check.model.builder.tables import EAGER_CONSUMERS, EINSUM_PATH, LIBRARY_BUILTINS, LIBRARY_CHECKS, MAX_UNROLLED, MODULE_PATHS
 from ppy_check.model.builder.text import _strip_dotted, _text_of, display
 from ppy_check.model.builder.values import (
     POISON,
@@ -128,6 +128,9 @@ class LibraryDialect(Part):
                 isinstance(func.value, ast.Name) and func.value.id in self.state.frame.lists:
             return self.grow_list(node, func.value.id)
         check = _strip_dotted(self.state.frame.scope.resolve(func) or "")
+        if check == EINSUM_PATH:
+            args, keywords = self.calls.arguments(node)
+            return POISON if args is None else self.einsum_path(args, keywords, Span.of(node), display(func))
         if check in LIBRARY_CHECKS:
             return self.library_check(node, LIBRARY_CHECKS[check])
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
@@ -282,6 +285,21 @@ class LibraryDialect(Part):
         grown = self.exprs.atom(self.exprs.concatenate([(current, True), (value, func.attr == "extend")], Span.of(node)))
         self.state.env[name] = self.state.mark(grown, "list")
         return Const(None, t.NONE, Span.of(node))
+
+    def einsum_path(self, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        """``contract_path(equation, *operands)`` in ppy's version of ``torch.einsum``: the path torch's Python code
+        would pass for these operands, asked when the region runs (it depends on settings and sizes)."""
+        operands: list[Expr] = []
+        for arg in args:
+            kind = arg.value.type
+            operands += [_item(arg.value, i) for i in range(len(kind.items))] \
+                if arg.spread and isinstance(kind, t.TupleT) else [arg.value]
+        if keywords or any(a.spread and not isinstance(a.value.type, t.TupleT) for a in args) or not operands or not isinstance(operands[0].type, t.StrT) or \
+                not all(isinstance(o.type, t.TensorT) for o in operands[1:]):
+            return self.state.unsupported(span, shown, refusals.OTHER_ARGUMENTS(node_func=shown))
+        # Bound to a name: C++ passes it to einsum as a view of the vector, which must outlive the call.
+        return self.state.let(Host(HostOp.EINSUM_PATH, tuple(self.exprs.atom(o) for o in operands),
+                                   t.OptionalT(t.SeqT(t.INT)), span))
 
     def library_check(self, node: ast.Call, error: PythonException) -> Value:
         """``torch._check(cond, lambda: message)`` in torch's Python code: a check the compiled region keeps."""

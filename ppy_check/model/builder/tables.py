@@ -71,6 +71,10 @@ LIBRARY_CHECKS = {
 USER_QUESTIONS = frozenset({"torch.are_deterministic_algorithms_enabled"})
 
 
+# What ppy's version of torch.einsum calls for the contraction path, a question asked when the region runs.
+EINSUM_PATH = "ppy.einsum.contract_path"
+
+
 # Read (not called) by torch's Python code; cudnn_enabled only picks a backend for the same result.
 LIBRARY_CONSTANTS: dict[str, object] = {
     "torch.backends.cudnn.enabled": True,
