@@ -91,7 +91,7 @@ def einsum(*args):
                 "einsum(): subscript in subscript list is not within the valid range [0, 52)"
             )
 
-        equation = ",".join("".join(parse_subscript(s) for s in l) for l in args[1::2])
+        equation = ",".join("".join(parse_subscript(s) for s in sublist) for sublist in args[1::2])
 
         if len(args) % 2 == 1:
             equation += "->" + "".join(parse_subscript(s) for s in args[-1])

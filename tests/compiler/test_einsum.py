@@ -6,7 +6,9 @@ default then), with ``strategy`` choosing how it searches, and none otherwise
 (left to right). The order changes the rounding, so a compiled region asks
 the same question when it runs (``ppy.einsum.contract_path``): its values and
 gradients are eager's to the bit, whatever the setting, and where opt_einsum
-refuses the sizes it raises opt_einsum's error, as eager does.
+refuses the sizes it raises opt_einsum's error, as eager does. The sublist
+spelling (``torch.einsum(x, [0, 1], y, [1, 2])``) is read into an equation
+where the region is built, as torch's Python code reads it.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def setting(name: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def cases() -> list[tuple[ppy.Region[..., Any], tuple[torch.Tensor, ...]]]:
     torch.manual_seed(0)
-    return [(region, call.args) for region in (tp.selective_scan_prologue, tp.chain)
+    return [(region, call.args) for region in (tp.selective_scan_prologue, tp.chain, tp.sublists)
             for call in region.sample_calls("cpu")]
 
 
@@ -60,8 +62,9 @@ def _leaves(args: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
 def _run(function: Any, args: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
     leaves = _leaves(args)
     result = function(*leaves)
-    result.backward(torch.ones_like(result))
-    return result.detach(), tuple(leaf.grad for leaf in leaves)
+    results = result if isinstance(result, tuple) else (result,)
+    torch.autograd.backward(results, [torch.ones_like(r) for r in results])
+    return torch.cat([r.detach().flatten() for r in results]), tuple(leaf.grad for leaf in leaves)
 
 
 @pytest.mark.parametrize("name", SETTINGS)
@@ -81,7 +84,7 @@ def test_the_setting_changes_eagers_rounding(monkeypatch: pytest.MonkeyPatch) ->
     found: dict[str, list[torch.Tensor]] = {}
     for name in SETTINGS:
         with setting(name, monkeypatch):
-            found[name] = [region.python(*args) for region, args in cases()]
+            found[name] = [_run(region.python, args)[0] for region, args in cases()]
         monkeypatch.undo()
     differs = {name for name in ("enabled", "greedy")
                if any(not torch.equal(a, b) for a, b in zip(found[name], found["disabled"]))}

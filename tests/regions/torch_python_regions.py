@@ -149,3 +149,15 @@ def chain(a: Tensor, b: Tensor, c: Tensor, d: Tensor) -> Tensor:
 def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, Tensor]]:
     yield r(30, 2, device=device), r(2, 30, device=device), r(30, 2, device=device), r(2, 3, device=device)
     yield r(2, 30, device=device), r(30, 2, device=device), r(2, 30, device=device), r(30, 3, device=device)
+
+
+@ppy.opt(2)
+def sublists(x: Tensor, y: Tensor, z: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    # einsum's other spelling: each operand followed by its subscripts as numbers (0-25 "A"-"Z", 26-51 "a"-"z").
+    return (torch.einsum(x, [0, 1], y, [1, 2], [0, 2]), torch.einsum(x, [0, Ellipsis], z, [1, Ellipsis], [0, 1]),
+            torch.einsum(x, [27, 1], y, [1, 40], z, [27, 1]))
+
+
+@sublists.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+    yield r(3, 4, device=device), r(4, 5, device=device), r(3, 4, device=device)

@@ -98,6 +98,10 @@ class Calls(Part):
                 callee.dotted.removeprefix("builtins.") in LIBRARY_BUILTINS | {"list", "tuple"}:
             self.state.consumed.update((id(a), callee.dotted.removeprefix("builtins.")) for a in node.args
                                  if isinstance(a, ast.GeneratorExp))
+        if self.state.frame.dialect.models_python_data and isinstance(func, ast.Attribute) and func.attr == "join" \
+                and isinstance(callee, Const) and isinstance(callee.value, str):
+            # `",".join(f(s) for s in items)` (torch.einsum's sublists): every item is taken, as `tuple(...)` takes.
+            self.state.consumed.update((id(a), "join") for a in node.args if isinstance(a, ast.GeneratorExp))
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
             return self.state.unsupported(span, shown, refusals.METHOD_TENSOR(callee_name=callee.name))

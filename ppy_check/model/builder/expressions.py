@@ -380,6 +380,8 @@ class Expressions(Part):
                 return self.state.rebound_capture(span, name, scope.star_imports[0])  # it may be what the import binds
             if f"builtins.{name}" in scope.patched and self.state.frame.dialect.refuses_rebound_names:
                 return self.state.rebound_capture(span, name, scope.patched[f"builtins.{name}"])
+            if name == "Ellipsis":
+                return Const(..., t.ELLIPSIS, span)  # `...` by its name (torch.einsum's sublists hold it)
             return FunctionRef(f"builtins.{name}", name)
         return self.state.capture(span, name, CaptureOrigin.UNDEFINED, "")
 

@@ -526,6 +526,16 @@ class LibraryDialect(Part):
         def items(value: Expr) -> list[Expr] | None:
             return [_item(value, i) for i in range(len(value.type.items))] if isinstance(value.type, t.TupleT) else None
 
+        if name in ("ord", "chr"):
+            # On what is known here (torch.einsum's sublists, letters numbered from "A"): folded, as Python computes.
+            if len(values) != 1 or not isinstance(values[0], Const) or \
+                    not isinstance(values[0].value, str if name == "ord" else int) or isinstance(values[0].value, bool):
+                return None
+            try:
+                folded = ord(values[0].value) if name == "ord" else chr(values[0].value)
+            except (TypeError, ValueError, OverflowError):
+                return None  # Python's error, raised where the general rules refuse the builtin
+            return Const(folded, t.INT if name == "ord" else t.STR, span)
         if name == "range" and len(values) == 1 and isinstance(values[0].type, t.IntT) and \
                 not isinstance(values[0], Const):
             # Taken whole (`tuple(range(x.ndim))`), a sequence built at run time; a loop over it is refused

@@ -264,7 +264,7 @@ class Operators(Part):
             # Shapes compared (`target.size() == input.size()`): Python's tuple order is std::vector's.
             return Host(COMPARE_OPS[type(op)], (self.members.as_sequence(left), self.members.as_sequence(right)), t.BOOL, span)
         if isinstance(op, (ast.Eq, ast.NotEq)) and type(left.type) is type(right.type) and \
-                isinstance(left.type, (t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT, t.DeviceT)):
+                isinstance(left.type, (t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT, t.DeviceT, t.EllipsisT)):
             if isinstance(left, Const) and isinstance(right, Const):
                 return Const((left.value == right.value) == isinstance(op, ast.Eq), t.BOOL, span)
             return Host(COMPARE_OPS[type(op)], (left, right), t.BOOL, span)  # `x.layout == torch.strided`

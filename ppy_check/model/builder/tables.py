@@ -28,21 +28,22 @@ LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear"
 
 # Methods of a string that compute a value from it and change nothing: folded where the string is known.
 STR_METHODS = frozenset({"rsplit", "split", "lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith",
-                         "replace", "removeprefix", "removesuffix"})
+                         "replace", "removeprefix", "removesuffix", "join"})
 
 
 SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len", "list", "tuple"})
 
 
 # Builtins torch's Python code uses on sequences whose length is known where a region is built.
-LIBRARY_BUILTINS = frozenset({"range", "zip", "enumerate", "reversed", "sorted", "all", "any", "sum", "min", "max"})
+LIBRARY_BUILTINS = frozenset({"range", "zip", "enumerate", "reversed", "sorted", "all", "any", "sum", "min", "max",
+                              "ord", "chr"})
 
 
 MAX_UNROLLED = 64  # items of a `range` that torch's Python code loops over
 
 
 # What consumes every item of a generator, in order, before anything else runs.
-EAGER_CONSUMERS = frozenset({"list", "tuple", "sum", "min", "max", "sorted"})
+EAGER_CONSUMERS = frozenset({"list", "tuple", "sum", "min", "max", "sorted", "join"})
 
 
 # What torch's Python code asks about the world, answered for a region's plain tensors in plain eager code.
