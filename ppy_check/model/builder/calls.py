@@ -44,6 +44,7 @@ from ppy_check.model.builder.values import (
     KeywordDict,
     LibraryModule,
     ModuleRef,
+    Partial,
     Poisoned,
     ProjectModule,
     UntypedParam,
@@ -138,18 +139,32 @@ class Calls(Part):
                 return self.modules.call_member(callee, func.attr, args, keywords, span, shown)
             receiver = self.exprs.atom(callee, func.value)
             return self.call_method(func.attr, receiver, args, keywords, span, shown, node)
-        if isinstance(callee, FunctionRef):
-            if callee.helper is not None:
-                return self.inliner.inline(callee.helper, args, keywords, span, shown)
-            return self.call_function(_strip_dotted(callee.dotted), args, keywords, span, shown, node)
-        if isinstance(callee, BooleanDispatch):
-            return self.library_dialect.dispatch(callee, args, keywords, span, shown)
+        if isinstance(callee, (FunctionRef, BooleanDispatch, Partial)):
+            return self.call_value(callee, args, keywords, span, shown, node)
         if isinstance(callee, ModuleValue):
             return self.modules.call_module(callee, args, keywords, span, shown)
         if isinstance(callee, (ModuleRef, ProjectModule)):
             return self.state.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED())
         return self.state.unsupported(span, shown,
                                 refusals.MODULE_CANNOT_CALLED_2(shown=shown, callee_type=callee.type))  # type: ignore[union-attr]
+
+    def call_value(self, callee: object, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
+                   node: ast.Call) -> Value:
+        """A call of a function known where the region is built: named, passed as a value, or a
+        ``functools.partial`` of one (its arguments first, its keywords overridden by the call's)."""
+        if isinstance(callee, Const) and isinstance(callee.type, t.FunctionT):
+            callee = callee.value
+        if isinstance(callee, Partial):
+            return self.call_value(callee.func, [*callee.args, *args], {**dict(callee.keywords), **keywords}, span,
+                                   shown, node)
+        if isinstance(callee, FunctionRef):
+            if callee.helper is not None:
+                return self.inliner.inline(callee.helper, args, keywords, span, shown)
+            return self.call_function(_strip_dotted(callee.dotted), args, keywords, span, shown, node)
+        if isinstance(callee, BooleanDispatch):
+            return self.library_dialect.dispatch(callee, args, keywords, span, shown)
+        return self.state.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED_2(
+            shown=shown, callee_type=callee.type if isinstance(callee, Expr) else "function"))  # type: ignore[union-attr]
 
     def instance_of_frame(self) -> ModuleValue | None:
         """The instance a method region's method runs on (its first parameter's value), if the frame is one."""
@@ -309,6 +324,8 @@ class Calls(Part):
             return self.host_math.math(name, args, keywords, span, shown)
         if namespace == "einops":
             return self.einops_lowering.einops(name, args, keywords, span, shown)
+        if namespace in ("functools", "operator"):
+            return self.host_math.standard_library(namespace, name, args, keywords, span, shown, node)
         if dotted in LIBRARY_ANSWERS and (self.state.frame.dialect.answers_user_switches or dotted not in USER_QUESTIONS):
             answer = LIBRARY_ANSWERS[dotted]
             return Const(answer, hostmath.type_of_value(answer), span)

@@ -17,7 +17,7 @@ from ppy_check.model.budgets import Budget, Exceeded
 from ppy_check.model.builder.control import _Abandon, _LibraryRefused
 from ppy_check.model.builder.facts import _harmless, _item, _needs_binding
 from ppy_check.model.builder.part import Part
-from ppy_check.model.builder.tables import BINARY_OPS, LIBRARY_CONSTANTS, MODULE_PATHS
+from ppy_check.model.builder.tables import BINARY_OPS, LIBRARY_CONSTANTS, MODULE_PATHS, STANDARD_ROOTS
 from ppy_check.model.builder.text import _strip_dotted, display
 from ppy_check.model.builder.values import (
     POISON,
@@ -346,7 +346,7 @@ class Expressions(Part):
                 if self.state.frame.dialect.reads_torch_source and target != "torch":
                     if torch_python.shipped(target):
                         return LibraryModule(target)
-                if target.split(".")[0] not in ("torch", "math", "builtins", "einops"):
+                if target.split(".")[0] not in STANDARD_ROOTS:
                     found = self.project_value(target, name)
                     if isinstance(found, ProjectModule):
                         return found
@@ -423,7 +423,7 @@ class Expressions(Part):
         if root == "torch" and self.state.frame.dialect.reads_torch_source:
             if torch_python.shipped(dotted):
                 return LibraryModule(dotted)
-        if root in ("torch", "math", "builtins", "einops"):
+        if root in STANDARD_ROOTS:
             return FunctionRef(dotted, shown)
         project_found = self.project_value(dotted, shown)
         if project_found is not None:

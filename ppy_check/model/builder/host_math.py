@@ -1,10 +1,13 @@
-"""Python builtins (``int``, ``min``, ``len``...) and ``math`` functions on host values.
+"""Python builtins (``int``, ``min``, ``len``...), ``math`` functions on host values, and the few functions of
+``functools`` and ``operator`` real code passes functions to (``reduce``, ``partial``, ``operator.mul``).
 
 A new builtin a region may call goes in ``HostMath.builtin``; one only
 torch's Python code uses goes in the library dialect's ``library_builtin``.
 """
 
 from __future__ import annotations
+
+import ast
 
 from ppy_check import torch_python
 from ppy_check.messages import refusals
@@ -14,8 +17,15 @@ from ppy_check.model.bind import Argument
 from ppy_check.model.builder.control import _Abandon
 from ppy_check.model.builder.facts import _item
 from ppy_check.model.builder.part import Part
-from ppy_check.model.builder.values import Helper
+from ppy_check.model.builder.tables import BINARY_OPS
+from ppy_check.model.builder.values import Helper, Partial, Value
 from ppy_check.model.ir import Const, Expr, Host, HostOp, Length, MakeSeq, MakeTuple, Query, Span, TensorQuery
+
+# operator.<name> and the operator it is (`reduce(operator.mul, sizes, 1)`).
+OPERATOR_FUNCTIONS = {name: op for op, name in (
+    (ast.Add, "add"), (ast.Sub, "sub"), (ast.Mult, "mul"), (ast.Div, "truediv"), (ast.FloorDiv, "floordiv"),
+    (ast.Mod, "mod"), (ast.Pow, "pow"), (ast.LShift, "lshift"), (ast.RShift, "rshift"), (ast.BitAnd, "and_"),
+    (ast.BitOr, "or_"), (ast.BitXor, "xor"), (ast.MatMult, "matmul")) if op in BINARY_OPS or op is ast.MatMult}
 
 
 class HostMath(Part):
@@ -132,3 +142,46 @@ class HostMath(Part):
             self.state.type_problem(span, shown, refusals.MATH_TAKES_INTS(name=name))
             raise _Abandon
         return self.ops.host(HostOp.MATH, values, span, shown, function=name, kind=kind)
+
+    def standard_library(self, namespace: str, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                         shown: str, node: ast.Call) -> Value:
+        """``functools.reduce`` over a tuple of known length, folded into one call per item; ``functools.partial``,
+        a function known where the region is built; ``operator.add`` and the other binary operators."""
+        if namespace == "operator":
+            if name not in OPERATOR_FUNCTIONS:
+                return self.state.unsupported(span, shown, refusals.OPERATOR_OTHER())
+            if len(args) != 2 or any(a.spread for a in args) or keywords:
+                self.state.type_problem(span, shown, refusals.OPERATOR_TAKES_TWO())
+                raise _Abandon
+            return self.ops.operator(OPERATOR_FUNCTIONS[name](), args[0].value, args[1].value, span, text=shown)
+        if name == "partial":
+            if not args or args[0].spread or not isinstance(args[0].value.type, t.FunctionT):
+                self.state.type_problem(span, shown, refusals.PARTIAL_TAKES())
+                raise _Abandon
+            bound = Partial(args[0].value, tuple(args[1:]), tuple(keywords.items()))
+            return Const(bound, t.FunctionT(args[0].value.type.name), span)
+        if name != "reduce":
+            return self.state.unsupported(span, shown, refusals.FUNCTOOLS_OTHER())
+        if not 2 <= len(args) <= 3 or any(a.spread for a in args) or keywords or \
+                not isinstance(args[0].value.type, t.FunctionT):
+            self.state.type_problem(span, shown, refusals.REDUCE_TAKES())
+            raise _Abandon
+        function, sequence = args[0].value, args[1].value
+        if isinstance(sequence.type, t.SeqT):
+            return self.state.unsupported(span, shown, refusals.REDUCE_RUN_TIME_LENGTH(type=sequence.type))
+        if not isinstance(sequence.type, t.TupleT):
+            self.state.type_problem(span, shown, refusals.REDUCE_TAKES())
+            raise _Abandon
+        items = [_item(sequence, i) for i in range(len(sequence.type.items))]
+        if len(args) == 3:
+            items.insert(0, args[2].value)
+        if not items:
+            self.state.type_problem(span, shown, refusals.ALWAYS_RAISES(
+                error_type="TypeError", error="reduce() of empty iterable with no initial value"))
+            raise _Abandon
+        result = items[0]
+        for item in items[1:]:
+            # Python's order: the running value first, then the next item.
+            result = self.exprs.atom(self.calls.call_value(function, [Argument(result), Argument(item)], {}, span,
+                                                           shown, node))
+        return result

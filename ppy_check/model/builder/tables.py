@@ -72,6 +72,10 @@ LIBRARY_CHECKS = {
 USER_QUESTIONS = frozenset({"torch.are_deterministic_algorithms_enabled"})
 
 
+# Modules whose functions ppy knows itself, never read as the project's: a region calls them by name.
+STANDARD_ROOTS = frozenset({"torch", "math", "builtins", "einops", "functools", "operator"})
+
+
 # What ppy's version of torch.einsum calls for the contraction path, a question asked when the region runs.
 EINSUM_PATH = "ppy.einsum.contract_path"
 
