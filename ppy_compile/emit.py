@@ -65,6 +65,15 @@ class _Names:
         return found
 
 
+def _empty_extreme_message(name: str) -> str:
+    """What this Python's ``min()`` or ``max()`` of an empty sequence says (3.11's differs from 3.12's)."""
+    try:
+        (min if name == "min" else max)(())
+    except ValueError as error:
+        return str(error)
+    raise AssertionError(name)  # an empty sequence always raises
+
+
 _HOST_FUNCTIONS = {
     HostOp.ADD: "ppy::py_add", HostOp.SUB: "ppy::py_sub", HostOp.MUL: "ppy::py_mul", HostOp.TRUEDIV: "ppy::py_truediv",
     HostOp.FLOORDIV: "ppy::py_floordiv", HostOp.MOD: "ppy::py_mod", HostOp.POW: "ppy::py_pow",
@@ -396,6 +405,14 @@ class Printer:
         operands = value.operands
         if value.op is HostOp.DEFAULT_DTYPE:
             return "c10::typeMetaToScalarType(c10::get_default_dtype())"
+        if value.op in (HostOp.MIN, HostOp.MAX) and len(operands) == 1:
+            # `min(x.shape)`: one sequence known at run time; Python's ValueError when it is empty.
+            message = string_literal(_empty_extreme_message(value.op.value))
+            maximum = "true" if value.op is HostOp.MAX else "false"
+            return f"ppy::py_extreme_of<{maximum}>({self.expr(operands[0])}, {message})"
+        if value.op is HostOp.NUMBER_DTYPE:
+            return (f"(({self.expr(operands[0])}).isIntegral(/*includeBool=*/false) ? at::kLong : "
+                    f"c10::typeMetaToScalarType(c10::get_default_dtype()))")
         if value.op is HostOp.EINSUM_PATH:
             tensors = ", ".join(self.expr(o) for o in operands[1:])
             return f"ppy::einsum_path({self.expr(operands[0])}, {{{tensors}}})"
@@ -419,7 +436,7 @@ class Printer:
         if value.op is HostOp.PROD:
             return f"ppy::product({self.expr(operands[0])})"
         if value.op is HostOp.RANGE:
-            return f"ppy::py_range({self.expr(operands[0])})"
+            return f"ppy::py_range({', '.join(self.value_as(o, t.INT) for o in operands)})"
         if value.op is HostOp.DTYPE_IS:
             test = {"is_floating_point": "isFloatingType", "is_complex": "isComplexType", "is_signed": "isSignedType"}
             return f"at::{test[value.function]}({self.expr(operands[0])})"
@@ -440,6 +457,8 @@ class Printer:
             if value.function in ("ceil", "floor", "trunc") and isinstance(operands[0].type, t.NumberT):
                 return f"ppy::math_{value.function}({self.expr(operands[0])})"  # an int stays exact, not a double
             return f"ppy::math_{value.function}({args})"
+        if value.op is HostOp.MUL and isinstance(value.type, t.StrT):
+            return f"ppy::repeat_str({self.expr(operands[0])}, {self.expr(operands[1])})"
         if value.op is HostOp.MUL and isinstance(value.type, t.SeqT):
             return f"ppy::repeat({self.expr(operands[0])}, {self.expr(operands[1])})"
         if value.op is HostOp.TO_INT:

@@ -155,6 +155,9 @@ class HostOp(enum.Enum):
     # torch.einsum's contraction path for its operands (the equation, then each tensor): None, or the flat pairs
     # opt_einsum finds, as torch's Python code asks for them when the region runs (``ppy.einsum.contract_path``).
     EINSUM_PATH = "einsum_path"
+    # The dtype `torch.tensor(v)` infers for a number known only at run time (a `float` parameter that may hold
+    # an int): int64 for an int, else the default dtype, read when the region runs.
+    NUMBER_DTYPE = "number_dtype"
 
 
 @dataclass(frozen=True, eq=False)

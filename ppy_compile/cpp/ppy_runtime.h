@@ -79,6 +79,22 @@ inline int64_t py_xor(int64_t a, int64_t b) { return a ^ b; }
 template <char Op> inline bool py_bool_bits(bool a, bool b) { return Op == '&' ? (a && b) : Op == '|' ? (a || b) : (a != b); }
 inline int64_t py_min(std::initializer_list<int64_t> v) { return std::min(v); }
 inline int64_t py_max(std::initializer_list<int64_t> v) { return std::max(v); }
+// `"a" * n`: empty for a count below one; Python's OverflowError past what a str can hold.
+inline ::std::string repeat_str(const ::std::string& text, int64_t count) {
+    if (count <= 0 || text.empty()) return ::std::string();
+    if (count > static_cast<int64_t>(PY_SSIZE_T_MAX / static_cast<Py_ssize_t>(text.size())))
+        raise(PyExc_OverflowError, "repeated string is too long");
+    ::std::string out;
+    out.reserve(text.size() * static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) out += text;
+    return out;
+}
+// `min(x.shape)`, `max(seq)` of one sequence: the first extreme item, as Python's comparisons pick it; `empty` is
+// Python's message for an empty one (it differs between releases: the emitter takes the running Python's).
+template <bool Max, class T> inline T py_extreme_of(const std::vector<T>& v, const char* empty) {
+    if (v.empty()) raise(PyExc_ValueError, empty);
+    return Max ? *std::max_element(v.begin(), v.end()) : *std::min_element(v.begin(), v.end());
+}
 
 // --- on floats ---
 inline double py_add(double a, double b) { return a + b; }
@@ -581,6 +597,13 @@ inline std::string dtype_str(at::ScalarType dtype) {
 inline std::vector<int64_t> py_range(int64_t count) {
     std::vector<int64_t> out;
     for (int64_t i = 0; i < count; ++i) out.push_back(i);
+    return out;
+}
+// Python's `range(start, stop, step)`; ValueError for a step of 0.
+inline std::vector<int64_t> py_range(int64_t start, int64_t stop, int64_t step = 1) {
+    if (step == 0) raise(PyExc_ValueError, "range() arg 3 must not be zero");
+    std::vector<int64_t> out;
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(i);
     return out;
 }
 // `torch.iinfo(dtype).min` or `.max`: TypeError for a dtype that is not an integer, with Python's message; the one bound

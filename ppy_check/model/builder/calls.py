@@ -270,7 +270,7 @@ class Calls(Part):
         """``torch.tensor(number)`` or of a tuple of numbers, as ``scalar_tensor`` (stacked): the numbers may be
         known only at run time. Without ``dtype`` torch infers it from the data: bool, int64, or for a float the
         default dtype, a setting read when the region runs; a ``float`` parameter may hold an int, so its dtype is
-        not known and it stays refused."""
+        decided when the region runs too (in a tuple it stays refused)."""
         if len(args) != 1 or args[0].spread or not set(keywords) <= {"dtype", "device", "requires_grad"}:
             return None
         data = args[0].value
@@ -281,10 +281,13 @@ class Calls(Part):
             return None
         if "dtype" not in keywords:
             kinds = list(data.type.items) if isinstance(data.type, t.TupleT) else [data.type]
-            if any(isinstance(k, t.NumberT) for k in kinds):
+            if scalar and isinstance(data.type, t.NumberT):
+                # A `float` parameter may hold an int: torch's dtype is int64 then, else the default one.
+                inferred: Expr = Host(HostOp.NUMBER_DTYPE, (self.exprs.atom(data),), t.DTYPE, span)
+            elif any(isinstance(k, t.NumberT) for k in kinds):
                 return None
-            if any(isinstance(k, t.FloatT) for k in kinds):
-                inferred: Expr = Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)
+            elif any(isinstance(k, t.FloatT) for k in kinds):
+                inferred = Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)
             else:
                 inferred = Const(DtypeName("Bool" if all(isinstance(k, t.BoolT) for k in kinds) else "Long"),
                                  t.DTYPE, span)

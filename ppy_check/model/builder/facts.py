@@ -85,7 +85,8 @@ _HARMLESS_NATIVES = frozenset({"is_complex", "is_floating_point", "is_signed", "
 
 
 _HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL,
-                            HostOp.DEVICE_TYPE, HostOp.DEFAULT_DTYPE, HostOp.DTYPE_IS, HostOp.RANGE})
+                            HostOp.DEVICE_TYPE, HostOp.DEFAULT_DTYPE, HostOp.DTYPE_IS, HostOp.RANGE,
+                            HostOp.NUMBER_DTYPE})
 
 
 def _ends_in_return(statements: list[ast.stmt]) -> bool:

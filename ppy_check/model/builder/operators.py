@@ -64,12 +64,25 @@ class Operators(Part):
                 self.state.over_budget(span, text, Exceeded(Budget.TEXT, budgets.MAX_TEXT))
                 raise _Abandon
             return Const(left.value + right.value, t.STR, span)
+        if isinstance(op, ast.Mult) and {type(left.type), type(right.type)} in ({t.StrT, t.IntT}, {t.StrT, t.BoolT}):
+            return self.repeat_str(left, right, span, text)
         host = BINARY_OPS.get(type(op))
         if host is None:
             self.state.type_problem(span, text,
                               refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
             raise _Abandon
         return self.host(host, [left, right], span, text)
+
+    def repeat_str(self, left: Expr, right: Expr, span: Span, text: str) -> Expr:
+        """``"a" * n`` (or ``n * "a"``): the text repeated, empty for a count below one, as Python's."""
+        text_value, count = (left, right) if isinstance(left.type, t.StrT) else (right, left)
+        if isinstance(text_value, Const) and isinstance(count, Const):
+            repeated = max(int(count.value), 0) * len(text_value.value)
+            if repeated > budgets.MAX_TEXT:
+                self.state.over_budget(span, text, Exceeded(Budget.TEXT, budgets.MAX_TEXT))
+                raise _Abandon
+            return Const(text_value.value * int(count.value), t.STR, span)
+        return Host(HostOp.MUL, (text_value, count), t.STR, span)
 
     def host(self, op: HostOp, operands: list[Expr], span: Span, text: str, function: str = "",
              kind: t.Type | None = None) -> Expr:
