@@ -17,7 +17,7 @@ from ppy_check.model import types as t
 from ppy_check.model.ir import (
     IndexPart,
     Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
-    Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, ShownSeq, SliceIndex, Span,
+    Length, Let, MakeSeq, MakeTuple, NoneRun, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, ShownSeq, SliceIndex, Span,
     Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData,
 )
 from ppy_check.model.constants import PYTHON_TYPE_DTYPES
@@ -374,6 +374,9 @@ class Printer:
                     else:
                         bounds.append(f"c10::SymInt({self.expr(bound)})")
                 rendered.append(f"at::indexing::Slice({', '.join(bounds)})")
+            elif isinstance(part, NoneRun):
+                # A run of Nones counted at run time: the parts around it are joined into one vector then.
+                rendered.append(f"\0{self.expr(part.count)}")
             elif isinstance(part, IndexList):
                 items = ", ".join(self.expr(i) for i in part.items)
                 kind = "bool" if part.boolean else "int64_t"
@@ -384,7 +387,19 @@ class Printer:
                 rendered.append("at::indexing::Ellipsis")
             else:
                 rendered.append(f"at::indexing::TensorIndex({self.expr(part)})")
-        return "{" + ", ".join(rendered) + "}"
+        if not any(r.startswith("\0") for r in rendered):
+            return "{" + ", ".join(rendered) + "}"
+        pieces: list[str] = []
+        run: list[str] = []
+        for item in rendered:
+            if item.startswith("\0"):
+                pieces.append("::std::vector<at::indexing::TensorIndex>{" + ", ".join(run) + "}")
+                pieces.append(f"ppy::nones({item[1:]})")
+                run = []
+            else:
+                run.append(item)
+        pieces.append("::std::vector<at::indexing::TensorIndex>{" + ", ".join(run) + "}")
+        return f"ppy::join_index({{{', '.join(pieces)}}})"
 
     def query(self, value: TensorQuery) -> str:
         base = self.expr(value.base)

@@ -83,6 +83,8 @@ READS_VALUES_BACK = Reason(Code.UNSUPPORTED, '`in` here reads values back into P
 METHOD_TENSOR = Reason(Code.UNSUPPORTED, 'a method of `{callee_name}`, which is not a tensor')
 PYTHON_BUILTIN_RUNS = Reason(Code.UNSUPPORTED, 'a Python builtin, which runs in the interpreter')
 FUNCTION_PPY_FOLLOW = Reason(Code.UNSUPPORTED, 'not a function of `{callee_dotted}` ppy can follow')
+NONE_RUN_WITH_STEP = Reason(Code.UNSUPPORTED, "an index joining `(None,) * n` with a slice whose step is known only at"
+                                              " run time; index in two steps, the slice first")
 FUNCTOOLS_OTHER = Reason(Code.UNSUPPORTED, "of `functools`, a region calls `reduce` and `partial`, over functions and"
                                            " tuples known where it is built")
 OPERATOR_OTHER = Reason(Code.UNSUPPORTED, "of `operator`, a region calls the binary operators (`operator.add`, "

@@ -244,7 +244,15 @@ class IndexList:
     boolean: bool
 
 
-IndexPart = Union["Expr", SliceIndex, IndexList]
+@dataclass(frozen=True, eq=False)
+class NoneRun:
+    """``(None,) * n`` joined into an index (``x[(...,) + (None,) * n]``, k-diffusion's ``append_dims``): ``n``
+    new dimensions of size 1, a count known only at run time (none for a count below 1, as Python's repeat)."""
+
+    count: Expr
+
+
+IndexPart = Union["Expr", SliceIndex, IndexList, NoneRun]
 
 
 @dataclass(frozen=True, eq=False)

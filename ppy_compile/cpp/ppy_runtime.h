@@ -483,6 +483,16 @@ inline ::std::optional<c10::SymInt> slice_step(const ::std::optional<int64_t>& s
     return slice_step(*step);
 }
 inline bool is_zero_step(const ::std::optional<int64_t>& step) { return step.has_value() && *step == 0; }
+// `x[(...,) + (None,) * n]`: `n` Nones (none for n below 1, as Python's repeat), and the index joined around them.
+inline ::std::vector<at::indexing::TensorIndex> nones(int64_t count) {
+    return ::std::vector<at::indexing::TensorIndex>(static_cast<size_t>(count > 0 ? count : 0), at::indexing::None);
+}
+inline ::std::vector<at::indexing::TensorIndex> join_index(
+        std::initializer_list<::std::vector<at::indexing::TensorIndex>> pieces) {
+    ::std::vector<at::indexing::TensorIndex> out;
+    for (const auto& piece : pieces) out.insert(out.end(), piece.begin(), piece.end());
+    return out;
+}
 inline const at::Tensor& check_steps(const at::Tensor& self, std::initializer_list<at::indexing::TensorIndex> parts,
                                      std::initializer_list<std::pair<size_t, bool>> steps) {
     for (const auto& [position, zero] : steps) {

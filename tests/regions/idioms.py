@@ -58,3 +58,73 @@ def reduced(a: Tensor, b: Tensor, c: Tensor, n: int) -> tuple[Tensor, Tensor, in
 @reduced.samples
 def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, int]]:
     yield r(3, 4, device=device), r(3, 4, device=device), r(3, 4, device=device), 3
+
+
+def append_dims(x, target_dims):  # type: ignore[no-untyped-def]
+    # k-diffusion's, less its check of a negative count (a raise on a run-time value)
+    dims_to_append = target_dims - x.ndim
+    return x[(...,) + (None,) * dims_to_append]
+
+
+@ppy.opt(2)
+def appended_dims(x: Tensor, sigma: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
+    # The count known only at run time (a rank, an int parameter); a negative one adds none, as Python's repeat.
+    return x * append_dims(sigma, x.ndim), sigma[(None,) * n + (..., None)], x[(slice(None), None) + n * (None,)]
+
+
+@appended_dims.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, int]]:
+    yield r(2, 3, 4, device=device), r(2, device=device), 2
+    yield r(2, 3, device=device), r(2, 3, device=device), -1
+    yield r(2, device=device), r(2, device=device), 0
+
+
+@ppy.opt(2)
+def ranges(x: Tensor) -> tuple[Tensor, Tensor, tuple[int, ...]]:
+    # range() taken whole over a rank known only at run time.
+    return (x.permute(tuple(range(len(x.shape)))[::-1]), x.sum(dim=tuple(range(1, len(x.shape)))),
+            tuple(range(x.ndim - 1, -1, -1)))
+
+
+@ranges.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(2, 3, 4, device=device),)
+    yield (r(5, device=device),)
+
+
+@ppy.opt(2)
+def shape_extremes(x: Tensor) -> tuple[int, int, int]:
+    # Python's ValueError for an empty one (a 0-d tensor's shape).
+    return min(x.shape), max(x.shape[1:] + (1,)), max((x.shape[0], 3))
+
+
+@shape_extremes.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(4, 2, 5, device=device),)
+    yield (r(7, device=device),)
+    yield (torch.tensor(1.0).to(device),)
+
+
+@ppy.opt(2)
+def number_tensors(x: Tensor, f: float) -> Tensor:
+    # A `float` parameter may hold an int: int64 then, as eager infers, else the default dtype.
+    return x + torch.tensor(f)
+
+
+@number_tensors.samples
+def _(device: str) -> Iterator[tuple[Tensor, float]]:
+    yield r(3, device=device), 2.5
+    yield r(3, device=device), 2
+    yield torch.arange(3).to(device), 2
+
+
+@ppy.opt(2)
+def texts(n: int, flag: bool) -> tuple[str, str, str]:
+    return "ab" * n, n * "-", "x" * flag
+
+
+@texts.samples
+def _() -> Iterator[tuple[int, bool]]:
+    yield 3, True
+    yield -2, False
+    yield 0, True
