@@ -83,6 +83,7 @@ READS_VALUES_BACK = Reason(Code.UNSUPPORTED, '`in` here reads values back into P
 METHOD_TENSOR = Reason(Code.UNSUPPORTED, 'a method of `{callee_name}`, which is not a tensor')
 PYTHON_BUILTIN_RUNS = Reason(Code.UNSUPPORTED, 'a Python builtin, which runs in the interpreter')
 FUNCTION_PPY_FOLLOW = Reason(Code.UNSUPPORTED, 'not a function of `{callee_dotted}` ppy can follow')
+NOT_CALLABLE = Reason(Code.UNSUPPORTED, "`{shown}` is not a function a region can call")
 NONE_RUN_WITH_STEP = Reason(Code.UNSUPPORTED, "an index joining `(None,) * n` with a slice whose step is known only at"
                                               " run time; index in two steps, the slice first")
 FUNCTOOLS_OTHER = Reason(Code.UNSUPPORTED, "of `functools`, a region calls `reduce` and `partial`, over functions and"
@@ -205,6 +206,7 @@ DOES_TAKE = Reason(Code.TYPE, '`{operator_names}` does not take a {left_type} an
 ALWAYS_RAISES = Reason(Code.TYPE, 'always raises {error_type} ({error})')
 REDUCE_TAKES = Reason(Code.TYPE, 'takes a function, a tuple and an optional initial value')
 PARTIAL_TAKES = Reason(Code.TYPE, 'takes the function first')
+REDUCE_EMPTY = Reason(Code.TYPE, 'always raises TypeError (reduce() of empty iterable with no initial value)')
 OPERATOR_TAKES_TWO = Reason(Code.TYPE, 'takes two arguments')
 TUPLE_REPEATED = Reason(Code.TYPE, 'a tuple repeated by a {count_type}')
 TUPLE_MIXED_TYPES_REPEATED = Reason(Code.TYPE, 'a tuple of mixed types repeated a run-time number of times')

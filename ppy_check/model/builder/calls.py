@@ -163,8 +163,7 @@ class Calls(Part):
             return self.call_function(_strip_dotted(callee.dotted), args, keywords, span, shown, node)
         if isinstance(callee, BooleanDispatch):
             return self.library_dialect.dispatch(callee, args, keywords, span, shown)
-        return self.state.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED_2(
-            shown=shown, callee_type=callee.type if isinstance(callee, Expr) else "function"))  # type: ignore[union-attr]
+        return self.state.unsupported(span, shown, refusals.NOT_CALLABLE(shown=shown))
 
     def instance_of_frame(self) -> ModuleValue | None:
         """The instance a method region's method runs on (its first parameter's value), if the frame is one."""

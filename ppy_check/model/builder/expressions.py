@@ -69,6 +69,11 @@ class Expressions(Part):
                 elif isinstance(child, ast.expr):
                     if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.target:
                         self.stmts.bind_poison(child)
+                    elif isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter and \
+                            isinstance(child, ast.Call) and display(child.func) == "range" and "range" not in self.state.env:
+                        # A loop over `range` keeps the finding that names `range` too (where it stood before
+                        # range() became a value a region may take whole): ppy-check's users select on both.
+                        self._range_in_loop(child)
                     elif isinstance(node, ast.withitem) and child is node.optional_vars:
                         self.stmts.bind_poison(child)
                     elif not isinstance(node, (ast.ExceptHandler, ast.match_case, ast.arguments)):
@@ -185,6 +190,11 @@ class Expressions(Part):
             return self.state.mark(MakeTuple(items, value.type, value.span, value.aliases), self.state.kind_of(value))
         assert _is_expr(value), f"{value} has no value a region can hold"  # modules stay names (bind_name)
         return self.state.mark(self.state.let(value), self.state.kind_of(value))
+
+    def _range_in_loop(self, node: ast.Call) -> None:
+        for arg in node.args:
+            self.expr(arg)
+        self.state.unsupported(Span.of(node), display(node.func), refusals.PYTHON_BUILTIN_RUNS())
 
     # --- expressions --------------------------------------------------------------------
 

@@ -147,7 +147,7 @@ class HostMath(Part):
                 try:
                     (min if name == "min" else max)(())
                 except ValueError as error:  # what this Python says (3.11's words differ from 3.12's)
-                    self.state.type_problem(span, shown, refusals.ALWAYS_RAISES(error_type="ValueError", error=error))
+                    self.state.type_problem(span, shown, refusals.ALWAYS_RAISES_VALUEERROR(error=error))
                 raise _Abandon
             items = [_item(sequence, i) for i in range(len(kind.items))]
             if not all(t.is_number(i.type) for i in items):
@@ -221,8 +221,7 @@ class HostMath(Part):
         if len(args) == 3:
             items.insert(0, args[2].value)
         if not items:
-            self.state.type_problem(span, shown, refusals.ALWAYS_RAISES(
-                error_type="TypeError", error="reduce() of empty iterable with no initial value"))
+            self.state.type_problem(span, shown, refusals.REDUCE_EMPTY())
             raise _Abandon
         result = items[0]
         for item in items[1:]:

@@ -528,14 +528,15 @@ class LibraryDialect(Part):
 
         if name in ("ord", "chr"):
             # On what is known here (torch.einsum's sublists, letters numbered from "A"): folded, as Python computes.
-            if len(values) != 1 or not isinstance(values[0], Const) or \
-                    not isinstance(values[0].value, str if name == "ord" else int) or isinstance(values[0].value, bool):
-                return None
+            known = values[0].value if len(values) == 1 and isinstance(values[0], Const) else None
             try:
-                folded = ord(values[0].value) if name == "ord" else chr(values[0].value)
+                if name == "ord" and isinstance(known, str):
+                    return Const(ord(known), t.INT, span)
+                if name == "chr" and isinstance(known, int) and not isinstance(known, bool):
+                    return Const(chr(known), t.STR, span)
             except (TypeError, ValueError, OverflowError):
-                return None  # Python's error, raised where the general rules refuse the builtin
-            return Const(folded, t.INT if name == "ord" else t.STR, span)
+                pass  # Python's error: the general rules refuse the builtin
+            return None
         if name == "range" and len(values) == 1 and isinstance(values[0].type, t.IntT) and \
                 not isinstance(values[0], Const):
             # Taken whole (`tuple(range(x.ndim))`), a sequence built at run time; a loop over it is refused
