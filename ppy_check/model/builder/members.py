@@ -298,6 +298,11 @@ class Members(Part):
                     raise _Abandon
                 joined += [Const(None, t.NONE, Span.of(leaf))] * max(int(count.value), 0) \
                     if isinstance(count, Const) else [NoneRun(count)]
+            if any(isinstance(p, NoneRun) for p in joined) and any(
+                    isinstance(p, SliceIndex) and p.step is not None and not isinstance(p.step, Const) for p in joined):
+                # Where each part stands is known only at run time: a step's zero check could not name its place.
+                self.state.unsupported(Span.of(node), display(node), refusals.NONE_RUN_WITH_STEP())
+                raise _Abandon
             return tuple(joined)
         elements = node.elts if isinstance(node, ast.Tuple) else [node]
         parts: list[IndexPart] = []
@@ -361,11 +366,6 @@ class Members(Part):
         # Basic indexing returns a view of the tensor; advanced indexing a copy.
         view = all(isinstance(p, (SliceIndex, NoneRun)) or (not isinstance(p, IndexList) and not isinstance(p.type, t.TensorT))
                    for p in parts)
-        if any(isinstance(p, NoneRun) for p in parts) and any(
-                isinstance(p, SliceIndex) and p.step is not None and not isinstance(p.step, Const) for p in parts):
-            # Where each part stands is known only at run time: a step's zero check could not name its place.
-            self.state.unsupported(span, "index", refusals.NONE_RUN_WITH_STEP())
-            raise _Abandon
         return TensorIndex(base, parts, t.TENSOR, span, base.aliases if view else frozenset())
 
 
