@@ -59,7 +59,9 @@ UNPACKING_BELONGS_CALL = Reason(Code.UNSUPPORTED, '`*` unpacking belongs in a ca
 SLICE_BELONGS_INSIDE = Reason(Code.UNSUPPORTED, 'a slice belongs inside `[]`')
 F_STRING_BUILDS = Reason(Code.UNSUPPORTED, 'an f-string builds its text at run time; pass the string as a parameter')
 VALUE_REGION_READ = Reason(Code.UNSUPPORTED, 'not a value a region can read')
-MUST_LITERAL = Reason(Code.UNSUPPORTED, '`{chooser_arg_name}` must be a literal here')
+MUST_LITERAL = Reason(Code.UNSUPPORTED, '`{chooser_arg_name}` must be a literal here: it picks which of two of '
+                                        "torch's functions runs, and they return different things; write "
+                                        '`{chooser_arg_name}=True` or `{chooser_arg_name}=False`')
 TORCH_BOOLEAN_DISPATCH = Reason(Code.UNSUPPORTED, "torch's `boolean_dispatch` names a function ppy cannot follow")
 ISINSTANCE_OTHER_THAN = Reason(Code.UNSUPPORTED, '`isinstance` with other than two arguments')
 ISINSTANCE_OTHER_THAN_2 = Reason(Code.UNSUPPORTED, '`{node}`')

@@ -128,3 +128,17 @@ def _() -> Iterator[tuple[int, bool]]:
     yield 3, True
     yield -2, False
     yield 0, True
+
+
+@ppy.opt(2)
+def contracted(a: Tensor, b: Tensor, n: int) -> Tensor:
+    # `dims` an int known only at run time: torch's checks on it run then (a negative one, one past a rank).
+    return torch.tensordot(a, b, dims=n)
+
+
+@contracted.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, int]]:
+    yield r(2, 3, 4, device=device), r(3, 4, 5, device=device), 2
+    yield r(2, 3, device=device), r(4, 5, device=device), 0
+    yield r(2, 3, device=device), r(3, 5, device=device), -1
+    yield r(2, 3, device=device), r(3, device=device), 2

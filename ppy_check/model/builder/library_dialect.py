@@ -537,11 +537,11 @@ class LibraryDialect(Part):
             except (TypeError, ValueError, OverflowError):
                 pass  # Python's error: the general rules refuse the builtin
             return None
-        if name == "range" and len(values) == 1 and isinstance(values[0].type, t.IntT) and \
-                not isinstance(values[0], Const):
-            # Taken whole (`tuple(range(x.ndim))`), a sequence built at run time; a loop over it is refused
-            # (static_items).
-            return Host(HostOp.RANGE, (values[0],), t.SeqT(t.INT), span)
+        if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v.type, t.IntT) for v in values) and \
+                not all(isinstance(v, Const) for v in values):
+            # Taken whole (`tuple(range(x.ndim))`, tensordot's `list(range(-dims, 0))`), a sequence built at run
+            # time; a loop over it is refused (static_items).
+            return Host(HostOp.RANGE, tuple(values), t.SeqT(t.INT), span)
         if name == "range" and not all(isinstance(v, Const) for v in values):
             self.state.unsupported(span, shown, refusals.LIBRARY_COUNTS())
         if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and isinstance(v.type, t.IntT)
