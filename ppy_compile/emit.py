@@ -428,6 +428,9 @@ class Printer:
         if value.op is HostOp.NUMBER_DTYPE:
             return (f"(({self.expr(operands[0])}).isIntegral(/*includeBool=*/false) ? at::kLong : "
                     f"c10::typeMetaToScalarType(c10::get_default_dtype()))")
+        if value.op is HostOp.BROADCAST_SHAPES:
+            shapes = ", ".join(self.expr(o) for o in operands)
+            return f"ppy::broadcast_shapes({{{shapes}}}, {string_literal(value.function)})"
         if value.op is HostOp.EINSUM_PATH:
             tensors = ", ".join(self.expr(o) for o in operands[1:])
             return f"ppy::einsum_path({self.expr(operands[0])}, {{{tensors}}})"

@@ -85,6 +85,8 @@ READS_VALUES_BACK = Reason(Code.UNSUPPORTED, '`in` here reads values back into P
 METHOD_TENSOR = Reason(Code.UNSUPPORTED, 'a method of `{callee_name}`, which is not a tensor')
 PYTHON_BUILTIN_RUNS = Reason(Code.UNSUPPORTED, 'a Python builtin, which runs in the interpreter')
 FUNCTION_PPY_FOLLOW = Reason(Code.UNSUPPORTED, 'not a function of `{callee_dotted}` ppy can follow')
+LIBRARY_NOT_FOLLOWED_SHAPES = Reason(Code.UNSUPPORTED, "`{shown}` of something other than shapes (ints, tuples of "
+                                                       "ints, torch.Size)")
 NOT_CALLABLE = Reason(Code.UNSUPPORTED, "`{shown}` is not a function a region can call")
 NONE_RUN_WITH_STEP = Reason(Code.UNSUPPORTED, "an index joining `(None,) * n` with a slice whose step is known only at"
                                               " run time; index in two steps, the slice first")

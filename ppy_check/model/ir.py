@@ -158,6 +158,9 @@ class HostOp(enum.Enum):
     # The dtype `torch.tensor(v)` infers for a number known only at run time (a `float` parameter that may hold
     # an int): int64 for an int, else the default dtype, read when the region runs.
     NUMBER_DTYPE = "number_dtype"
+    # torch._refs._broadcast_shapes(*shapes) (torch.broadcast_shapes, F.binary_cross_entropy's weight): the common
+    # shape, or torch's errors; `function` names how each shape prints in them ("S": a torch.Size, "T": a tuple).
+    BROADCAST_SHAPES = "broadcast_shapes"
 
 
 @dataclass(frozen=True, eq=False)

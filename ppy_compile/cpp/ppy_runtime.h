@@ -483,6 +483,41 @@ inline ::std::optional<c10::SymInt> slice_step(const ::std::optional<int64_t>& s
     return slice_step(*step);
 }
 inline bool is_zero_step(const ::std::optional<int64_t>& step) { return step.has_value() && *step == 0; }
+// A sequence of ints as Python prints it: a torch.Size ('S'), a tuple ('T'), a list ('L').
+inline ::std::string shown_ints(const ::std::vector<int64_t>& v, char kind) {
+    ::std::string items;
+    for (size_t i = 0; i < v.size(); ++i) items += (i ? ", " : "") + ::std::to_string(v[i]);
+    if (kind == 'S') return "torch.Size([" + items + "])";
+    if (kind == 'L') return "[" + items + "]";
+    return "(" + items + (v.size() == 1 ? ",)" : ")");
+}
+// torch._refs._broadcast_shapes: the common shape of `shapes`, with torch's errors word for word.
+inline ::std::vector<int64_t> broadcast_shapes(std::initializer_list<::std::vector<int64_t>> shapes, const char* kinds) {
+    size_t rank = 0;
+    for (const auto& shape : shapes) rank = std::max(rank, shape.size());
+    ::std::vector<int64_t> common(rank, 1);
+    size_t arg = 0;
+    for (const auto& shape : shapes) {
+        const auto n = static_cast<int64_t>(shape.size());
+        for (int64_t idx = -1; idx >= -n; --idx) {
+            const int64_t size = shape[static_cast<size_t>(n + idx)];
+            int64_t& joined = common[static_cast<size_t>(static_cast<int64_t>(rank) + idx)];
+            if (size == joined) continue;
+            if (joined == 1) {
+                if (size < 0) raise(PyExc_ValueError, "Attempting to broadcast a dimension with negative length!");
+                joined = size;
+            }
+            if (size == 1) continue;
+            if (joined != size)
+                raise(PyExc_RuntimeError, "Attempting to broadcast a dimension of length " + ::std::to_string(size) +
+                      " at " + ::std::to_string(idx) + "! Mismatching argument at index " + ::std::to_string(arg) +
+                      " had " + shown_ints(shape, kinds[arg]) + "; but expected shape should be broadcastable to " +
+                      shown_ints(common, 'L'));
+        }
+        ++arg;
+    }
+    return common;
+}
 // `x[(...,) + (None,) * n]`: `n` Nones (none for n below 1, as Python's repeat), and the index joined around them.
 inline ::std::vector<at::indexing::TensorIndex> nones(int64_t count) {
     return ::std::vector<at::indexing::TensorIndex>(static_cast<size_t>(count > 0 ? count : 0), at::indexing::None);

@@ -335,8 +335,10 @@ class Calls(Part):
             return self.library_dialect.ntuple(NTUPLES[dotted], args, span, shown)
         if dotted == "torch.Size" and len(args) == 1 and not keywords and not args[0].spread and \
                 isinstance(args[0].value.type, (t.TupleT, t.SeqT)) and t.element_type(args[0].value.type) == t.INT:
-            # A shape, a tuple of ints: the value a region's shapes already are.
-            return self.state.mark(self.exprs.concatenate([(args[0].value, True)], span), "tuple")
+            # A shape, a tuple of ints: the value a region's shapes already are, and a torch.Size where Python's is.
+            made = self.exprs.concatenate([(args[0].value, True)], span)
+            self.state.sizes.add(made)
+            return self.state.mark(made, "tuple")
         if dotted == "torch.get_default_dtype" and not args and not keywords:
             # A setting the caller may change between calls: read when the region runs, never folded.
             return Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)

@@ -128,6 +128,9 @@ class LibraryDialect(Part):
                 isinstance(func.value, ast.Name) and func.value.id in self.state.frame.lists:
             return self.grow_list(node, func.value.id)
         check = _strip_dotted(self.state.frame.scope.resolve(func) or "")
+        if check == "torch._refs._broadcast_shapes":
+            args, keywords = self.calls.arguments(node)
+            return POISON if args is None else self.broadcast_shapes(args, keywords, Span.of(node), display(func))
         if check == EINSUM_PATH:
             args, keywords = self.calls.arguments(node)
             return POISON if args is None else self.einsum_path(args, keywords, Span.of(node), display(func))
@@ -300,6 +303,27 @@ class LibraryDialect(Part):
         # Bound to a name: C++ passes it to einsum as a view of the vector, which must outlive the call.
         return self.state.let(Host(HostOp.EINSUM_PATH, tuple(self.exprs.atom(o) for o in operands),
                                    t.OptionalT(t.SeqT(t.INT)), span))
+
+    def broadcast_shapes(self, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        """``torch._refs._broadcast_shapes(*shapes)``, which loops over the shapes' lengths: computed when the
+        region runs, with torch's errors, each shape printed in them as Python prints it."""
+        shapes: list[Expr] = []
+        for arg in args:
+            kind = arg.value.type
+            shapes += [_item(arg.value, i) for i in range(len(kind.items))] \
+                if arg.spread and isinstance(kind, t.TupleT) else [arg.value]
+        kinds = ""
+        sequences: list[Expr] = []
+        for shape in shapes:
+            if isinstance(shape.type, t.IntT):
+                shape = MakeTuple((shape,), t.TupleT((t.INT,)), span)  # `(x,)`, as torch's code makes it
+            if keywords or any(a.spread and not isinstance(a.value.type, t.TupleT) for a in args) or \
+                    not isinstance(shape.type, (t.TupleT, t.SeqT)) or t.element_type(shape.type) != t.INT:
+                return self.state.unsupported(span, self.state.frame.called_as,
+                                              refusals.LIBRARY_NOT_FOLLOWED_SHAPES(shown=shown))
+            kinds += "S" if self.exprs.is_size(shape) else "L" if self.state.kind_of(shape) == "list" else "T"
+            sequences.append(self.exprs.atom(self.members.as_sequence(shape)))
+        return Host(HostOp.BROADCAST_SHAPES, tuple(sequences), t.SeqT(t.INT), span, function=kinds)
 
     def library_check(self, node: ast.Call, error: PythonException) -> Value:
         """``torch._check(cond, lambda: message)`` in torch's Python code: a check the compiled region keeps."""
