@@ -23,9 +23,11 @@ from ppy_check.source import read_source
 SOURCES = Path(__file__).with_name("torch_python")
 OVERRIDES = Path(__file__).with_name("torch_python_overrides.py")
 # torch's private helpers that loop or look a dtype up in a dict, followed in ppy's straight-line versions
-# (torch_python_overrides.py).
+# (torch_python_overrides.py), and torch.einsum.
 OVERRIDDEN = frozenset({"torch.nn.functional._verify_batch_size", "torch.nn.functional._verify_spatial_size",
-                        "torch.nn.modules.utils._list_with_default", "torch._prims_common.corresponding_real_dtype"})
+                        "torch.nn.modules.utils._list_with_default", "torch._prims_common.corresponding_real_dtype",
+                        # Where it asks opt_einsum for a contraction path: a question for when the region runs.
+                        "torch.einsum", "torch.functional.einsum"})
 
 # Namespaces whose Python functions are defined in another module, the one whose source ships.
 REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.windows.windows",

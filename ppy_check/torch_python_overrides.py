@@ -6,6 +6,8 @@ torch checks a batch norm's input by multiplying its sizes in a loop over the
 rank, fills an adaptive pool's ``None`` output sizes in a comprehension, and
 finds a complex dtype's real one in a dict; a region has no loops and no
 dicts, so ppy follows these instead of torch's own (``torch_python.py``).
+``einsum`` is torch's own up to where it asks opt_einsum for a contraction
+path, a question on settings and sizes ppy asks when the region runs.
 Each computes what torch's does, raises what torch's raises, and is checked
 against eager through the functions that call it
 (``tests/regions/torch_python_regions.py``, ``tests/compiler/test_torch_python.py``).
@@ -16,6 +18,10 @@ not a runtime dependency.
 import math
 
 import torch
+from torch import _VF
+from torch.overrides import handle_torch_function, has_torch_function
+
+from ppy.einsum import contract_path
 
 
 def _verify_batch_size(size):
@@ -57,3 +63,52 @@ def corresponding_real_dtype(dtype):
     if dtype == torch.complex128:
         return torch.float64
     raise KeyError(f"{dtype}")  # torch's KeyError holds the dtype itself; this one its text
+
+
+def einsum(*args):
+    # torch.functional.einsum's lines, but for how it finds the contraction path of three operands or more: it reads
+    # torch.backends.opt_einsum's settings and runs opt_einsum on the operands' sizes, in Python. The compiled
+    # region asks ppy.einsum.contract_path (the same lines) when it runs, so it contracts in eager's order, and
+    # rounds as eager does, whether opt_einsum is installed, enabled or neither.
+    if len(args) < 2:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, "
+            "or at least one operand and its subscripts list"
+        )
+
+    equation = None
+    operands = None
+
+    if isinstance(args[0], torch.Tensor):
+        def parse_subscript(n: int) -> str:
+            if n == Ellipsis:
+                return "..."
+            if n >= 0 and n < 26:
+                return chr(ord("A") + n)
+            if n >= 26 and n < 52:
+                return chr(ord("a") + n - 26)
+            raise ValueError(
+                "einsum(): subscript in subscript list is not within the valid range [0, 52)"
+            )
+
+        equation = ",".join("".join(parse_subscript(s) for s in sublist) for sublist in args[1::2])
+
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(parse_subscript(s) for s in args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation = args[0]
+        operands = args[1:]
+
+    if has_torch_function(operands):
+        return handle_torch_function(einsum, operands, equation, *operands)
+
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        _operands = operands[0]
+        return einsum(equation, *_operands)
+
+    if len(operands) <= 2:
+        return _VF.einsum(equation, operands)
+    return _VF.einsum(equation, operands, path=contract_path(equation, *operands))

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from ppy_check.model import types as t
 from ppy_check.model.ir import (
     IndexPart,
-    Assertion, Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item, Require,
-    Length, Let, MakeSeq, MakeTuple, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, ShownSeq, SliceIndex, Span,
+    Assertion, Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item,
+    Require, Length, Let, MakeSeq, MakeTuple, NoneRun, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, ShownSeq,
+    SliceIndex, Span,
     Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData,
 )
 from ppy_check.model.constants import PYTHON_TYPE_DTYPES
@@ -63,6 +64,15 @@ class _Names:
             self.used[var.index] = found
             self.taken.add(found)
         return found
+
+
+def _empty_extreme_message(name: str) -> str:
+    """What this Python's ``min()`` or ``max()`` of an empty sequence says (3.11's differs from 3.12's)."""
+    try:
+        (min if name == "min" else max)(())
+    except ValueError as error:
+        return str(error)
+    raise AssertionError(name)  # an empty sequence always raises
 
 
 _HOST_FUNCTIONS = {
@@ -370,6 +380,9 @@ class Printer:
                     else:
                         bounds.append(f"c10::SymInt({self.expr(bound)})")
                 rendered.append(f"at::indexing::Slice({', '.join(bounds)})")
+            elif isinstance(part, NoneRun):
+                # A run of Nones counted at run time: the parts around it are joined into one vector then.
+                rendered.append(f"\0{self.expr(part.count)}")
             elif isinstance(part, IndexList):
                 items = ", ".join(self.expr(i) for i in part.items)
                 kind = "bool" if part.boolean else "int64_t"
@@ -380,7 +393,19 @@ class Printer:
                 rendered.append("at::indexing::Ellipsis")
             else:
                 rendered.append(f"at::indexing::TensorIndex({self.expr(part)})")
-        return "{" + ", ".join(rendered) + "}"
+        if not any(r.startswith("\0") for r in rendered):
+            return "{" + ", ".join(rendered) + "}"
+        pieces: list[str] = []
+        run: list[str] = []
+        for item in rendered:
+            if item.startswith("\0"):
+                pieces.append("::std::vector<at::indexing::TensorIndex>{" + ", ".join(run) + "}")
+                pieces.append(f"ppy::nones({item[1:]})")
+                run = []
+            else:
+                run.append(item)
+        pieces.append("::std::vector<at::indexing::TensorIndex>{" + ", ".join(run) + "}")
+        return f"ppy::join_index({{{', '.join(pieces)}}})"
 
     def query(self, value: TensorQuery) -> str:
         base = self.expr(value.base)
@@ -401,6 +426,20 @@ class Printer:
         operands = value.operands
         if value.op is HostOp.DEFAULT_DTYPE:
             return "c10::typeMetaToScalarType(c10::get_default_dtype())"
+        if value.op in (HostOp.MIN, HostOp.MAX) and len(operands) == 1:
+            # `min(x.shape)`: one sequence known at run time; Python's ValueError when it is empty.
+            message = string_literal(_empty_extreme_message(value.op.value))
+            maximum = "true" if value.op is HostOp.MAX else "false"
+            return f"ppy::py_extreme_of<{maximum}>({self.expr(operands[0])}, {message})"
+        if value.op is HostOp.NUMBER_DTYPE:
+            return (f"(({self.expr(operands[0])}).isIntegral(/*includeBool=*/false) ? at::kLong : "
+                    f"c10::typeMetaToScalarType(c10::get_default_dtype()))")
+        if value.op is HostOp.BROADCAST_SHAPES:
+            shapes = ", ".join(self.expr(o) for o in operands)
+            return f"ppy::broadcast_shapes({{{shapes}}}, {string_literal(value.function)})"
+        if value.op is HostOp.EINSUM_PATH:
+            tensors = ", ".join(self.expr(o) for o in operands[1:])
+            return f"ppy::einsum_path({self.expr(operands[0])}, {{{tensors}}})"
         if value.op is HostOp.DEVICE_TYPE:
             return f"::std::string(c10::DeviceTypeName(({self.expr(operands[0])}).type(), /*lower_case=*/true))"
         if value.op in _COMPARISONS and isinstance(operands[0].type, (t.SeqT, t.StrT, t.DtypeT, t.LayoutT,
@@ -421,7 +460,7 @@ class Printer:
         if value.op is HostOp.PROD:
             return f"ppy::product({self.expr(operands[0])})"
         if value.op is HostOp.RANGE:
-            return f"ppy::py_range({self.expr(operands[0])})"
+            return f"ppy::py_range({', '.join(self.value_as(o, t.INT) for o in operands)})"
         if value.op is HostOp.DTYPE_IS:
             test = {"is_floating_point": "isFloatingType", "is_complex": "isComplexType", "is_signed": "isSignedType"}
             return f"at::{test[value.function]}({self.expr(operands[0])})"
@@ -444,6 +483,8 @@ class Printer:
             if value.function in ("ceil", "floor", "trunc") and isinstance(operands[0].type, t.NumberT):
                 return f"ppy::math_{value.function}({self.expr(operands[0])})"  # an int stays exact, not a double
             return f"ppy::math_{value.function}({args})"
+        if value.op is HostOp.MUL and isinstance(value.type, t.StrT):
+            return f"ppy::repeat_str({self.expr(operands[0])}, {self.expr(operands[1])})"
         if value.op is HostOp.MUL and isinstance(value.type, t.SeqT):
             return f"ppy::repeat({self.expr(operands[0])}, {self.expr(operands[1])})"
         if value.op is HostOp.TO_INT:
@@ -516,6 +557,9 @@ class Printer:
             literal = self.literal_list(value, kind)
             if literal is not None:
                 return literal
+            if isinstance(value.type, t.OptionalT) and isinstance(kind, OptionalType):
+                # A sequence or None known at run time (torch.einsum's `path`): bound to a name, it outlives the call.
+                return argument(self.expr(value), value.type, kind)
             return argument(self.sequence_code(value, kind), value.type, kind)
         if isinstance(value, Const) and isinstance(value.value, str) and kind in (BaseType(Base.str), OptionalType(BaseType(Base.str))):
             view = f"c10::string_view({string_literal(value.value)}, {len(value.value.encode('utf-8', 'surrogatepass'))})"

@@ -65,7 +65,9 @@ TYPE_TEST_UNANSWERED = Reason(Code.UNSUPPORTED, "the type of `{value}` (`{type}`
 TYPE_TEST_NOT_VALUE = Reason(Code.UNSUPPORTED, "`{value}` is a module or a function, not a value of a region")
 F_STRING_BUILDS = Reason(Code.UNSUPPORTED, 'an f-string builds its text at run time; pass the string as a parameter')
 VALUE_REGION_READ = Reason(Code.UNSUPPORTED, 'not a value a region can read')
-MUST_LITERAL = Reason(Code.UNSUPPORTED, '`{chooser_arg_name}` must be a literal here')
+MUST_LITERAL = Reason(Code.UNSUPPORTED, '`{chooser_arg_name}` must be a literal here: it picks which of two of '
+                                        "torch's functions runs, and they return different things; write "
+                                        '`{chooser_arg_name}=True` or `{chooser_arg_name}=False`')
 TORCH_BOOLEAN_DISPATCH = Reason(Code.UNSUPPORTED, "torch's `boolean_dispatch` names a function ppy cannot follow")
 ISINSTANCE_OTHER_THAN = Reason(Code.UNSUPPORTED, '`isinstance` with other than two arguments')
 ISINSTANCE_OTHER_THAN_2 = Reason(Code.UNSUPPORTED, '`{node}`')
@@ -89,6 +91,18 @@ READS_VALUES_BACK = Reason(Code.UNSUPPORTED, '`in` here reads values back into P
 METHOD_TENSOR = Reason(Code.UNSUPPORTED, 'a method of `{callee_name}`, which is not a tensor')
 PYTHON_BUILTIN_RUNS = Reason(Code.UNSUPPORTED, 'a Python builtin, which runs in the interpreter')
 FUNCTION_PPY_FOLLOW = Reason(Code.UNSUPPORTED, 'not a function of `{callee_dotted}` ppy can follow')
+LIBRARY_NOT_FOLLOWED_SHAPES = Reason(Code.UNSUPPORTED, "`{shown}` of something other than shapes (ints, tuples of "
+                                                       "ints, torch.Size)")
+NOT_CALLABLE = Reason(Code.UNSUPPORTED, "`{shown}` is not a function a region can call")
+NONE_RUN_WITH_STEP = Reason(Code.UNSUPPORTED, "an index joining `(None,) * n` with a slice whose step is known only at"
+                                              " run time; index in two steps, the slice first")
+FUNCTOOLS_OTHER = Reason(Code.UNSUPPORTED, "of `functools`, a region calls `reduce` and `partial`, over functions and"
+                                           " tuples known where it is built")
+OPERATOR_OTHER = Reason(Code.UNSUPPORTED, "of `operator`, a region calls the binary operators (`operator.add`, "
+                                          "`operator.mul`, ...); write the operation itself")
+REDUCE_RUN_TIME_LENGTH = Reason(Code.UNSUPPORTED, "it reduces `{type}`, whose length is known only at run time, so "
+                                                  "it makes no fixed number of calls; reduce a tuple written out, or "
+                                                  "take `math.prod(...)` or `sum(...)` of a shape")
 MODULE_CANNOT_CALLED = Reason(Code.UNSUPPORTED, 'a module cannot be called')
 MODULE_CANNOT_CALLED_2 = Reason(Code.UNSUPPORTED, '`{shown}` is a {callee_type}, not a function')
 LIBRARY_CALLS = Reason(Code.UNSUPPORTED, "torch's Python code calls `{node_func}`, which ppy cannot follow")
@@ -202,6 +216,10 @@ INDEX_LIST_MUST_2 = Reason(Code.TYPE, '`*` of a {atom_type}')
 JOINS_TUPLES_MIXED = Reason(Code.TYPE, 'joins tuples of mixed item types at run time')
 DOES_TAKE = Reason(Code.TYPE, '`{operator_names}` does not take a {left_type} and a {right_type}')
 ALWAYS_RAISES = Reason(Code.TYPE, 'always raises {error_type} ({error})')
+REDUCE_TAKES = Reason(Code.TYPE, 'takes a function, a tuple and an optional initial value')
+PARTIAL_TAKES = Reason(Code.TYPE, 'takes the function first')
+REDUCE_EMPTY = Reason(Code.TYPE, 'always raises TypeError (reduce() of empty iterable with no initial value)')
+OPERATOR_TAKES_TWO = Reason(Code.TYPE, 'takes two arguments')
 TUPLE_REPEATED = Reason(Code.TYPE, 'a tuple repeated by a {count_type}')
 TUPLE_MIXED_TYPES_REPEATED = Reason(Code.TYPE, 'a tuple of mixed types repeated a run-time number of times')
 DOES_TAKE_2 = Reason(Code.TYPE, '`{symbol}=` does not take a {left_type} and a {right_type}')

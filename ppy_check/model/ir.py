@@ -153,6 +153,15 @@ class HostOp(enum.Enum):
     IINFO = "torch.iinfo"  # `torch.iinfo(dtype).min` or `.max`: `function` names which; TypeError for no int dtype
     FINFO = "torch.finfo"  # `torch.finfo(dtype).<attribute>`: `function` names it; TypeError for no float dtype
     MATH = "math"  # math.<function>: `function` names it
+    # torch.einsum's contraction path for its operands (the equation, then each tensor): None, or the flat pairs
+    # opt_einsum finds, as torch's Python code asks for them when the region runs (``ppy.einsum.contract_path``).
+    EINSUM_PATH = "einsum_path"
+    # The dtype `torch.tensor(v)` infers for a number known only at run time (a `float` parameter that may hold
+    # an int): int64 for an int, else the default dtype, read when the region runs.
+    NUMBER_DTYPE = "number_dtype"
+    # torch._refs._broadcast_shapes(*shapes) (torch.broadcast_shapes, F.binary_cross_entropy's weight): the common
+    # shape, or torch's errors; `function` names how each shape prints in them ("S": a torch.Size, "T": a tuple).
+    BROADCAST_SHAPES = "broadcast_shapes"
 
 
 @dataclass(frozen=True, eq=False)
@@ -239,7 +248,15 @@ class IndexList:
     boolean: bool
 
 
-IndexPart = Union["Expr", SliceIndex, IndexList]
+@dataclass(frozen=True, eq=False)
+class NoneRun:
+    """``(None,) * n`` joined into an index (``x[(...,) + (None,) * n]``, k-diffusion's ``append_dims``): ``n``
+    new dimensions of size 1, a count known only at run time (none for a count below 1, as Python's repeat)."""
+
+    count: Expr
+
+
+IndexPart = Union["Expr", SliceIndex, IndexList, NoneRun]
 
 
 @dataclass(frozen=True, eq=False)

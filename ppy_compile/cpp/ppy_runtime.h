@@ -90,6 +90,22 @@ inline int64_t py_xor(int64_t a, int64_t b) { return a ^ b; }
 template <char Op> inline bool py_bool_bits(bool a, bool b) { return Op == '&' ? (a && b) : Op == '|' ? (a || b) : (a != b); }
 inline int64_t py_min(std::initializer_list<int64_t> v) { return std::min(v); }
 inline int64_t py_max(std::initializer_list<int64_t> v) { return std::max(v); }
+// `"a" * n`: empty for a count below one; Python's OverflowError past what a str can hold.
+inline ::std::string repeat_str(const ::std::string& text, int64_t count) {
+    if (count <= 0 || text.empty()) return ::std::string();
+    if (count > static_cast<int64_t>(PY_SSIZE_T_MAX / static_cast<Py_ssize_t>(text.size())))
+        raise(PyExc_OverflowError, "repeated string is too long");
+    ::std::string out;
+    out.reserve(text.size() * static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) out += text;
+    return out;
+}
+// `min(x.shape)`, `max(seq)` of one sequence: the first extreme item, as Python's comparisons pick it; `empty` is
+// Python's message for an empty one (it differs between releases: the emitter takes the running Python's).
+template <bool Max, class T> inline T py_extreme_of(const std::vector<T>& v, const char* empty) {
+    if (v.empty()) raise(PyExc_ValueError, empty);
+    return Max ? *std::max_element(v.begin(), v.end()) : *std::min_element(v.begin(), v.end());
+}
 
 // --- on floats ---
 inline double py_add(double a, double b) { return a + b; }
@@ -342,6 +358,55 @@ template <class... Args> inline double python_math(const char* name, const char*
         return result;
     });
 }
+// torch.einsum's contraction path for three operands or more: None, or opt_einsum's, as torch's Python code
+// finds it from torch.backends.opt_einsum's settings and the operands' sizes. Asked at every call, with the GIL
+// taken back, of ppy.einsum.contract_path (torch's own lines), so the products are taken in eager's order; what
+// it raises (opt_einsum's ValueError for sizes that do not match) is raised as Python raised it.
+inline ::std::optional<::std::vector<int64_t>> einsum_path(const ::std::string& equation,
+                                                            const ::std::vector<at::Tensor>& operands) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    ::std::optional<::std::vector<int64_t>> path;
+    PyObject* module = PyImport_ImportModule("ppy.einsum");
+    PyObject* args = PyTuple_New(static_cast<Py_ssize_t>(operands.size() + 1));
+    PyObject* result = nullptr;
+    if (module != nullptr && args != nullptr) {
+        bool ok = true;
+        PyTuple_SET_ITEM(args, 0, PyUnicode_FromStringAndSize(equation.data(), static_cast<Py_ssize_t>(equation.size())));
+        for (size_t i = 0; i < operands.size(); ++i) {
+            PyObject* wrapped = ppy_bridge::wrap_tensor(operands[i]);
+            ok = ok && wrapped != nullptr;
+            PyTuple_SET_ITEM(args, static_cast<Py_ssize_t>(i + 1), wrapped);
+        }
+        PyObject* function = ok ? PyObject_GetAttrString(module, "contract_path") : nullptr;
+        result = function == nullptr ? nullptr : PyObject_Call(function, args, nullptr);
+        Py_XDECREF(function);
+    }
+    if (result != nullptr && result != Py_None) {
+        path.emplace();
+        Py_ssize_t size = PyList_Check(result) ? PyList_GET_SIZE(result) : -1;
+        for (Py_ssize_t i = 0; i < size; ++i) {
+            long long index = PyLong_AsLongLong(PyList_GET_ITEM(result, i));
+            if (index == -1 && PyErr_Occurred()) break;
+            path->push_back(static_cast<int64_t>(index));
+        }
+        if (size < 0) PyErr_SetString(PyExc_TypeError, "ppy.einsum.contract_path returned no list");
+    }
+    Py_XDECREF(result); Py_XDECREF(args); Py_XDECREF(module);
+    if (PyErr_Occurred()) {
+        PyObject *type, *error, *traceback;
+        PyErr_Fetch(&type, &error, &traceback);
+        PyObject* text = error == nullptr ? nullptr : PyObject_Str(error);
+        const char* message = text == nullptr ? nullptr : PyUnicode_AsUTF8(text);
+        // The type keeps the reference fetched: an exception class lives as long as its module anyway.
+        PythonError raised{type, message == nullptr ? "" : message};
+        PyErr_Clear();
+        Py_XDECREF(text); Py_XDECREF(error); Py_XDECREF(traceback);
+        PyGILState_Release(state);
+        throw raised;
+    }
+    PyGILState_Release(state);
+    return path;
+}
 inline double math_check(double r, double x) {
     if (std::isnan(r) && !std::isnan(x)) raise(PyExc_ValueError, "math domain error");
     if (std::isinf(r) && std::isfinite(x)) raise(PyExc_OverflowError, "math range error");
@@ -435,6 +500,51 @@ inline ::std::optional<c10::SymInt> slice_step(const ::std::optional<int64_t>& s
     return slice_step(*step);
 }
 inline bool is_zero_step(const ::std::optional<int64_t>& step) { return step.has_value() && *step == 0; }
+// A sequence of ints as Python prints it: a torch.Size ('S'), a tuple ('T'), a list ('L').
+inline ::std::string shown_ints(const ::std::vector<int64_t>& v, char kind) {
+    ::std::string items;
+    for (size_t i = 0; i < v.size(); ++i) items += (i ? ", " : "") + ::std::to_string(v[i]);
+    if (kind == 'S') return "torch.Size([" + items + "])";
+    if (kind == 'L') return "[" + items + "]";
+    return "(" + items + (v.size() == 1 ? ",)" : ")");
+}
+// torch._refs._broadcast_shapes: the common shape of `shapes`, with torch's errors word for word.
+inline ::std::vector<int64_t> broadcast_shapes(std::initializer_list<::std::vector<int64_t>> shapes, const char* kinds) {
+    size_t rank = 0;
+    for (const auto& shape : shapes) rank = std::max(rank, shape.size());
+    ::std::vector<int64_t> common(rank, 1);
+    size_t arg = 0;
+    for (const auto& shape : shapes) {
+        const auto n = static_cast<int64_t>(shape.size());
+        for (int64_t idx = -1; idx >= -n; --idx) {
+            const int64_t size = shape[static_cast<size_t>(n + idx)];
+            int64_t& joined = common[static_cast<size_t>(static_cast<int64_t>(rank) + idx)];
+            if (size == joined) continue;
+            if (joined == 1) {
+                if (size < 0) raise(PyExc_ValueError, "Attempting to broadcast a dimension with negative length!");
+                joined = size;
+            }
+            if (size == 1) continue;
+            if (joined != size)
+                raise(PyExc_RuntimeError, "Attempting to broadcast a dimension of length " + ::std::to_string(size) +
+                      " at " + ::std::to_string(idx) + "! Mismatching argument at index " + ::std::to_string(arg) +
+                      " had " + shown_ints(shape, kinds[arg]) + "; but expected shape should be broadcastable to " +
+                      shown_ints(common, 'L'));
+        }
+        ++arg;
+    }
+    return common;
+}
+// `x[(...,) + (None,) * n]`: `n` Nones (none for n below 1, as Python's repeat), and the index joined around them.
+inline ::std::vector<at::indexing::TensorIndex> nones(int64_t count) {
+    return ::std::vector<at::indexing::TensorIndex>(static_cast<size_t>(count > 0 ? count : 0), at::indexing::None);
+}
+inline ::std::vector<at::indexing::TensorIndex> join_index(
+        std::initializer_list<::std::vector<at::indexing::TensorIndex>> pieces) {
+    ::std::vector<at::indexing::TensorIndex> out;
+    for (const auto& piece : pieces) out.insert(out.end(), piece.begin(), piece.end());
+    return out;
+}
 inline const at::Tensor& check_steps(const at::Tensor& self, std::initializer_list<at::indexing::TensorIndex> parts,
                                      std::initializer_list<std::pair<size_t, bool>> steps) {
     for (const auto& [position, zero] : steps) {
@@ -549,6 +659,13 @@ inline std::string dtype_str(at::ScalarType dtype) {
 inline std::vector<int64_t> py_range(int64_t count) {
     std::vector<int64_t> out;
     for (int64_t i = 0; i < count; ++i) out.push_back(i);
+    return out;
+}
+// Python's `range(start, stop, step)`; ValueError for a step of 0.
+inline std::vector<int64_t> py_range(int64_t start, int64_t stop, int64_t step = 1) {
+    if (step == 0) raise(PyExc_ValueError, "range() arg 3 must not be zero");
+    std::vector<int64_t> out;
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(i);
     return out;
 }
 // `torch.iinfo(dtype).min` or `.max`: TypeError for a dtype that is not an integer, with Python's message; the one bound

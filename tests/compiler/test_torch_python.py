@@ -92,7 +92,9 @@ LOWERED: dict[str, list[Sample]] = {
     "F.assert_int_or_pair": [s(2, "kernel_size", "{} must be an int or a pair"), s((2, 3), "stride", "{}")],
     "F.alpha_dropout": [s(t(5), 0.2), s(t(5), 0.2, True)],
     "F.batch_norm": [s(t(3, 4), t(4), p(4), training=False), s(t(3, 4), t(4), p(4), t(4), t(4), True, 0.2)],
-    "F.binary_cross_entropy": [s(p(4), p(4)), s(p(4), p(4), reduction="sum")],
+    # a weight: torch broadcasts the shapes (torch._refs._broadcast_shapes), computed when the region runs
+    "F.binary_cross_entropy": [s(p(4), p(4)), s(p(4), p(4), reduction="sum"), s(p(2, 4), p(2, 4), p(4)),
+                               s(p(2, 4), p(2, 4), p(3))],
     "F.binary_cross_entropy_with_logits": [s(t(4), p(4)), s(t(4), p(4), pos_weight=p(4))],
     "F.celu": [s(t(5), alpha=2.0)],
     "F.cosine_embedding_loss": [s(t(3, 4), t(3, 4), sign)],
@@ -199,6 +201,7 @@ LOWERED: dict[str, list[Sample]] = {
                    s(t(3, 4), "nuc")],
     "torch.split": [s(t(5, 2), 2), s(t(5, 2), [1, 4], dim=0)],
     "torch.stft": [s(t(16), 8, window=torch.hann_window(8), return_complex=True)],
+    "torch.broadcast_shapes": [s((3, 1), (1, 4)), s(2, (3, 1)), s((2, 3), (4,))],
     "torch.tensordot": [s(t(2, 3), t(3, 4), 1), s(t(2, 3), t(4, 3), ([1], [1]))],
     "torch.unique": [s(torch.tensor([3, 1, 3, 2])), s(torch.tensor([3, 1, 3, 2]), return_inverse=True, return_counts=True)],
     "torch.unique_consecutive": [s(torch.tensor([1, 1, 2, 2, 1])), s(torch.tensor([1, 1, 2]), return_counts=True)],
@@ -292,8 +295,6 @@ REFUSED: dict[str, tuple[Sample, str]] = {
     "Tensor.resize_as": (s(t(6), t(2, 3)), "instead, `input.reshape_as(other)`"),
     "Tensor.solve": (s(square, square), "torch removed it (calling it raises RuntimeError); instead, `torch.linalg.solve`"),
     "Tensor.symeig": (s(square), "torch removed it (calling it raises RuntimeError); instead, `torch.linalg.eigh`"),
-    "torch.broadcast_shapes": (s((3, 1), (1, 4)), "loops over the shapes' run-time lengths; instead, broadcast the "
-                                                  "tensors themselves"),
     "torch.eig": (s(square), "torch removed it (calling it raises RuntimeError); instead, `torch.linalg.eig`"),
     "torch.lobpcg": (s(square @ square.T, 1), "it iterates until it converges, a loop of run-time length; instead, "
                                               "`torch.linalg.eigh`"),
@@ -309,8 +310,6 @@ REFUSED: dict[str, tuple[Sample, str]] = {
 }
 # Calls of LOWERED functions in forms ppy refuses: (name, sample, what the finding says).
 REFUSED_FORMS: list[tuple[str, Sample, str]] = [
-    ("F.binary_cross_entropy", s(p(4), p(4), p(4)), "instead, `torch._C._nn.binary_cross_entropy(input, target, "
-                                                    "weight.expand_as(target), 1)`"),
     # A tuple of dims, counted from the rank: their sorted order is known only at run time.
     ("torch.masked.sum", s(t(3, 4), (0, 1)), "sorts values known only at run time"),
     # All dims: torch reduces them one by one, in a loop over the rank.

@@ -126,3 +126,38 @@ def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, int | None, float, 
     tokens = torch.tensor([[0, 2, 1]], device=device)
     yield r(1, 2, 4, 4, device=device), r(4, 3, device=device), tokens, 1, 2.0, 3.0, 1
     yield r(1, 2, 4, 4, device=device), r(4, 3, device=device), tokens, None, 2, 2, -1
+
+
+@ppy.opt(2)
+def selective_scan_prologue(delta: Tensor, B: Tensor, u: Tensor) -> Tensor:
+    # mamba's: three operands, so torch asks opt_einsum (where installed and enabled) which two to multiply first.
+    return torch.einsum("bdl,bnl,bdl->bdln", delta, B, u)
+
+
+@selective_scan_prologue.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+    yield r(2, 3, 5, device=device), r(2, 4, 5, device=device), r(2, 3, 5, device=device)
+
+
+@ppy.opt(2)
+def chain(a: Tensor, b: Tensor, c: Tensor, d: Tensor) -> Tensor:
+    # A contraction whose best order depends on the sizes: opt_einsum multiplies b and c first for thin a and c.
+    return torch.einsum("ij,jk,kl,lm->im", a, b, c, d)
+
+
+@chain.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, Tensor]]:
+    yield r(30, 2, device=device), r(2, 30, device=device), r(30, 2, device=device), r(2, 3, device=device)
+    yield r(2, 30, device=device), r(30, 2, device=device), r(2, 30, device=device), r(30, 3, device=device)
+
+
+@ppy.opt(2)
+def sublists(x: Tensor, y: Tensor, z: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    # einsum's other spelling: each operand followed by its subscripts as numbers (0-25 "A"-"Z", 26-51 "a"-"z").
+    return (torch.einsum(x, [0, 1], y, [1, 2], [0, 2]), torch.einsum(x, [0, Ellipsis], z, [1, Ellipsis], [0, 1]),
+            torch.einsum(x, [27, 1], y, [1, 40], z, [27, 1]))
+
+
+@sublists.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+    yield r(3, 4, device=device), r(4, 5, device=device), r(3, 4, device=device)

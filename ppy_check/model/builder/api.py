@@ -298,6 +298,9 @@ class CallsAPI(Protocol):
     def keyword_spread(self, keyword: ast.keyword) -> dict[str, Expr] | None:
         ...
 
+    def call_value(self, callee: object, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str, node: ast.Call) -> Value:
+        ...
+
     def invoke_function(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
         ...
 
@@ -321,6 +324,9 @@ class HostMathAPI(Protocol):
         ...
 
     def math(self, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Expr:
+        ...
+
+    def standard_library(self, namespace: str, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str, node: ast.Call) -> Value:
         ...
 
     def disconnect(self) -> None:

@@ -44,6 +44,7 @@ from ppy_check.model.builder.values import (
     KeywordDict,
     LibraryModule,
     ModuleRef,
+    Partial,
     Poisoned,
     ProjectModule,
     UntypedParam,
@@ -98,6 +99,10 @@ class Calls(Part):
                 callee.dotted.removeprefix("builtins.") in LIBRARY_BUILTINS | {"list", "tuple"}:
             self.state.consumed.update((id(a), callee.dotted.removeprefix("builtins.")) for a in node.args
                                  if isinstance(a, ast.GeneratorExp))
+        if self.state.frame.dialect.models_python_data and isinstance(func, ast.Attribute) and func.attr == "join" \
+                and isinstance(callee, Const) and isinstance(callee.value, str):
+            # `",".join(f(s) for s in items)` (torch.einsum's sublists): every item is taken, as `tuple(...)` takes.
+            self.state.consumed.update((id(a), "join") for a in node.args if isinstance(a, ast.GeneratorExp))
         if isinstance(callee, UntypedParam) and isinstance(func, ast.Attribute):
             self.arguments(node)
             return self.state.unsupported(span, shown, refusals.METHOD_TENSOR(callee_name=callee.name))
@@ -134,18 +139,31 @@ class Calls(Part):
                 return self.modules.call_member(callee, func.attr, args, keywords, span, shown)
             receiver = self.exprs.atom(callee, func.value)
             return self.call_method(func.attr, receiver, args, keywords, span, shown, node)
-        if isinstance(callee, FunctionRef):
-            if callee.helper is not None:
-                return self.inliner.inline(callee.helper, args, keywords, span, shown)
-            return self.call_function(_strip_dotted(callee.dotted), args, keywords, span, shown, node)
-        if isinstance(callee, BooleanDispatch):
-            return self.library_dialect.dispatch(callee, args, keywords, span, shown)
+        if isinstance(callee, (FunctionRef, BooleanDispatch, Partial)):
+            return self.call_value(callee, args, keywords, span, shown, node)
         if isinstance(callee, ModuleValue):
             return self.modules.call_module(callee, args, keywords, span, shown)
         if isinstance(callee, (ModuleRef, ProjectModule)):
             return self.state.unsupported(span, shown, refusals.MODULE_CANNOT_CALLED())
         return self.state.unsupported(span, shown,
                                 refusals.MODULE_CANNOT_CALLED_2(shown=shown, callee_type=callee.type))  # type: ignore[union-attr]
+
+    def call_value(self, callee: object, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
+                   node: ast.Call) -> Value:
+        """A call of a function known where the region is built: named, passed as a value, or a
+        ``functools.partial`` of one (its arguments first, its keywords overridden by the call's)."""
+        if isinstance(callee, Const) and isinstance(callee.type, t.FunctionT):
+            callee = callee.value
+        if isinstance(callee, Partial):
+            return self.call_value(callee.func, [*callee.args, *args], {**dict(callee.keywords), **keywords}, span,
+                                   shown, node)
+        if isinstance(callee, FunctionRef):
+            if callee.helper is not None:
+                return self.inliner.inline(callee.helper, args, keywords, span, shown)
+            return self.call_function(_strip_dotted(callee.dotted), args, keywords, span, shown, node)
+        if isinstance(callee, BooleanDispatch):
+            return self.library_dialect.dispatch(callee, args, keywords, span, shown)
+        return self.state.unsupported(span, shown, refusals.NOT_CALLABLE(shown=shown))
 
     def instance_of_frame(self) -> ModuleValue | None:
         """The instance a method region's method runs on (its first parameter's value), if the frame is one."""
@@ -251,7 +269,7 @@ class Calls(Part):
         """``torch.tensor(number)`` or of a tuple of numbers, as ``scalar_tensor`` (stacked): the numbers may be
         known only at run time. Without ``dtype`` torch infers it from the data: bool, int64, or for a float the
         default dtype, a setting read when the region runs; a ``float`` parameter may hold an int, so its dtype is
-        not known and it stays refused."""
+        decided when the region runs too (in a tuple it stays refused)."""
         if len(args) != 1 or args[0].spread or not set(keywords) <= {"dtype", "device", "requires_grad"}:
             return None
         data = args[0].value
@@ -262,10 +280,13 @@ class Calls(Part):
             return None
         if "dtype" not in keywords:
             kinds = list(data.type.items) if isinstance(data.type, t.TupleT) else [data.type]
-            if any(isinstance(k, t.NumberT) for k in kinds):
+            if scalar and isinstance(data.type, t.NumberT):
+                # A `float` parameter may hold an int: torch's dtype is int64 then, else the default one.
+                inferred: Expr = Host(HostOp.NUMBER_DTYPE, (self.exprs.atom(data),), t.DTYPE, span)
+            elif any(isinstance(k, t.NumberT) for k in kinds):
                 return None
-            if any(isinstance(k, t.FloatT) for k in kinds):
-                inferred: Expr = Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)
+            elif any(isinstance(k, t.FloatT) for k in kinds):
+                inferred = Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)
             else:
                 inferred = Const(DtypeName("Bool" if all(isinstance(k, t.BoolT) for k in kinds) else "Long"),
                                  t.DTYPE, span)
@@ -305,6 +326,8 @@ class Calls(Part):
             return self.host_math.math(name, args, keywords, span, shown)
         if namespace == "einops":
             return self.einops_lowering.einops(name, args, keywords, span, shown)
+        if namespace in ("functools", "operator"):
+            return self.host_math.standard_library(namespace, name, args, keywords, span, shown, node)
         if dotted in LIBRARY_ANSWERS and (self.state.frame.dialect.answers_user_switches or dotted not in USER_QUESTIONS):
             answer = LIBRARY_ANSWERS[dotted]
             return Const(answer, hostmath.type_of_value(answer), span)
@@ -312,8 +335,10 @@ class Calls(Part):
             return self.library_dialect.ntuple(NTUPLES[dotted], args, span, shown)
         if dotted == "torch.Size" and len(args) == 1 and not keywords and not args[0].spread and \
                 isinstance(args[0].value.type, (t.TupleT, t.SeqT)) and t.element_type(args[0].value.type) == t.INT:
-            # A shape, a tuple of ints: the value a region's shapes already are.
-            return self.state.mark(self.exprs.concatenate([(args[0].value, True)], span), "tuple")
+            # A shape, a tuple of ints: the value a region's shapes already are, and a torch.Size where Python's is.
+            made = self.exprs.concatenate([(args[0].value, True)], span)
+            self.state.sizes.add(made)
+            return self.state.mark(made, "tuple")
         if dotted == "torch.get_default_dtype" and not args and not keywords:
             # A setting the caller may change between calls: read when the region runs, never folded.
             return Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)

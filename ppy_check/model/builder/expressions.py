@@ -17,7 +17,7 @@ from ppy_check.model.budgets import Budget, Exceeded
 from ppy_check.model.builder.control import _Abandon, _LibraryRefused
 from ppy_check.model.builder.facts import _harmless, _item, _needs_binding
 from ppy_check.model.builder.part import Part
-from ppy_check.model.builder.tables import BINARY_OPS, LIBRARY_CONSTANTS, MODULE_PATHS
+from ppy_check.model.builder.tables import BINARY_OPS, LIBRARY_CONSTANTS, MODULE_PATHS, STANDARD_ROOTS
 from ppy_check.model.builder.text import _strip_dotted, display
 from ppy_check.model.builder.values import (
     POISON,
@@ -69,6 +69,11 @@ class Expressions(Part):
                 elif isinstance(child, ast.expr):
                     if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.target:
                         self.stmts.bind_poison(child)
+                    elif isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter and \
+                            isinstance(child, ast.Call) and display(child.func) == "range" and "range" not in self.state.env:
+                        # A loop over `range` keeps the finding that names `range` too (where it stood before
+                        # range() became a value a region may take whole): ppy-check's users select on both.
+                        self._range_in_loop(child)
                     elif isinstance(node, ast.withitem) and child is node.optional_vars:
                         self.stmts.bind_poison(child)
                     elif not isinstance(node, (ast.ExceptHandler, ast.match_case, ast.arguments)):
@@ -185,6 +190,11 @@ class Expressions(Part):
             return self.state.mark(MakeTuple(items, value.type, value.span, value.aliases), self.state.kind_of(value))
         assert _is_expr(value), f"{value} has no value a region can hold"  # modules stay names (bind_name)
         return self.state.mark(self.state.let(value), self.state.kind_of(value))
+
+    def _range_in_loop(self, node: ast.Call) -> None:
+        for arg in node.args:
+            self.expr(arg)
+        self.state.unsupported(Span.of(node), display(node.func), refusals.PYTHON_BUILTIN_RUNS())
 
     # --- expressions --------------------------------------------------------------------
 
@@ -346,7 +356,7 @@ class Expressions(Part):
                 if self.state.frame.dialect.reads_torch_source and target != "torch":
                     if torch_python.shipped(target):
                         return LibraryModule(target)
-                if target.split(".")[0] not in ("torch", "math", "builtins", "einops"):
+                if target.split(".")[0] not in STANDARD_ROOTS:
                     found = self.project_value(target, name)
                     if isinstance(found, ProjectModule):
                         return found
@@ -380,6 +390,8 @@ class Expressions(Part):
                 return self.state.rebound_capture(span, name, scope.star_imports[0])  # it may be what the import binds
             if f"builtins.{name}" in scope.patched and self.state.frame.dialect.refuses_rebound_names:
                 return self.state.rebound_capture(span, name, scope.patched[f"builtins.{name}"])
+            if name == "Ellipsis":
+                return Const(..., t.ELLIPSIS, span)  # `...` by its name (torch.einsum's sublists hold it)
             return FunctionRef(f"builtins.{name}", name)
         return self.state.capture(span, name, CaptureOrigin.UNDEFINED, "")
 
@@ -421,7 +433,7 @@ class Expressions(Part):
         if root == "torch" and self.state.frame.dialect.reads_torch_source:
             if torch_python.shipped(dotted):
                 return LibraryModule(dotted)
-        if root in ("torch", "math", "builtins", "einops"):
+        if root in STANDARD_ROOTS:
             return FunctionRef(dotted, shown)
         project_found = self.project_value(dotted, shown)
         if project_found is not None:

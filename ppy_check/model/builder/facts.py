@@ -87,7 +87,8 @@ _HARMLESS_NATIVES = frozenset({"is_complex", "is_floating_point", "is_signed", "
 
 
 _HARMLESS_HOST = frozenset({HostOp.EQ, HostOp.NE, HostOp.LT, HostOp.LE, HostOp.GT, HostOp.GE, HostOp.NOT, HostOp.ALL,
-                            HostOp.DEVICE_TYPE, HostOp.DEFAULT_DTYPE, HostOp.DTYPE_IS, HostOp.RANGE})
+                            HostOp.DEVICE_TYPE, HostOp.DEFAULT_DTYPE, HostOp.DTYPE_IS, HostOp.RANGE,
+                            HostOp.NUMBER_DTYPE})
 
 
 def _ends_in_return(statements: list[ast.stmt]) -> bool:
@@ -220,7 +221,7 @@ def _never_equal(left: t.Type, right: t.Type) -> bool:
             kinds.append("sequence")
         elif t.is_number(kind):
             kinds.append("number")
-        elif isinstance(kind, (t.NoneT, t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT)):
+        elif isinstance(kind, (t.NoneT, t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT, t.EllipsisT)):
             kinds.append(str(kind))
         else:
             return False  # a tensor compares elementwise; an optional may hold either
@@ -230,6 +231,12 @@ def _never_equal(left: t.Type, right: t.Type) -> bool:
 def _fold_str_method(text: str, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span) -> Expr | None:
     """A method of a string known here, on arguments known here (``op_name.rsplit(".", 1)``): its value, as Python
     computes it; None when an argument is not known here."""
+    if name == "join" and len(args) == 1 and not args[0].spread and not keywords and \
+            isinstance(args[0].value, MakeTuple) and all(isinstance(i, Const) and isinstance(i.value, str)
+                                                          for i in args[0].value.items):
+        pieces = [str(i.value) for i in args[0].value.items if isinstance(i, Const)]  # every item is, tested above
+        budgets.check_text(sum(len(p) for p in pieces) + len(text) * max(len(pieces) - 1, 0))
+        return Const(text.join(pieces), t.STR, span)
     values = [a.value for a in args if not a.spread and isinstance(a.value, Const)]
     named = {k: v for k, v in keywords.items() if isinstance(v, Const)}
     if len(values) != len(args) or len(named) != len(keywords):

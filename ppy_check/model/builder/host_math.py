@@ -1,4 +1,5 @@
-"""Python builtins (``int``, ``min``, ``len``...) and ``math`` functions on host values.
+"""Python builtins (``int``, ``min``, ``len``...), ``math`` functions on host values, and the few functions of
+``functools`` and ``operator`` real code passes functions to (``reduce``, ``partial``, ``operator.mul``).
 
 A new builtin a region may call goes in ``HostMath.builtin``; one only
 torch's Python code uses goes in the library dialect's ``library_builtin``.
@@ -6,16 +7,26 @@ torch's Python code uses goes in the library dialect's ``library_builtin``.
 
 from __future__ import annotations
 
+import ast
+
 from ppy_check import torch_python
 from ppy_check.messages import refusals
-from ppy_check.model import hostmath
+from ppy_check.model import budgets, hostmath
+from ppy_check.model.budgets import Budget, Exceeded
 from ppy_check.model import types as t
 from ppy_check.model.bind import Argument
 from ppy_check.model.builder.control import _Abandon
 from ppy_check.model.builder.facts import _item
 from ppy_check.model.builder.part import Part
-from ppy_check.model.builder.values import Helper
+from ppy_check.model.builder.tables import BINARY_OPS
+from ppy_check.model.builder.values import Helper, Partial, Value
 from ppy_check.model.ir import Const, Expr, Host, HostOp, Length, MakeSeq, MakeTuple, Query, Span, TensorQuery
+
+# operator.<name> and the operator it is (`reduce(operator.mul, sizes, 1)`).
+OPERATOR_FUNCTIONS = {name: op for op, name in (
+    (ast.Add, "add"), (ast.Sub, "sub"), (ast.Mult, "mul"), (ast.Div, "truediv"), (ast.FloorDiv, "floordiv"),
+    (ast.Mod, "mod"), (ast.Pow, "pow"), (ast.LShift, "lshift"), (ast.RShift, "rshift"), (ast.BitAnd, "and_"),
+    (ast.BitOr, "or_"), (ast.BitXor, "xor"), (ast.MatMult, "matmul")) if op in BINARY_OPS or op is ast.MatMult}
 
 
 class HostMath(Part):
@@ -53,6 +64,8 @@ class HostMath(Part):
             if isinstance(values[0].type, t.TensorT):
                 return self.calls.invoke_method("abs", values[0], [], {}, span, shown)
             return self.ops.host(HostOp.ABS, values, span, shown)
+        if name in ("min", "max") and len(values) == 1 and isinstance(values[0].type, (t.TupleT, t.SeqT)):
+            return self.extreme_of(name, values[0], span, shown)
         if name in ("min", "max") and len(values) >= 2:
             if not all(t.is_number(v.type) for v in values):
                 self.state.unsupported(span, shown,
@@ -94,8 +107,26 @@ class HostMath(Part):
                 return self.state.mark(MakeSeq(((value, True),), value.type, span, value.aliases), name)
             # `list(x.shape[2:])`: a region's sequences are values, either spelling; a new one of that kind.
             return self.state.mark(self.exprs.concatenate([(value, True)], span), name)
+        if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v.type, (t.IntT, t.BoolT)) for v in values):
+            return self.range_of(values, span, shown)
         self.state.unsupported(span, shown, refusals.PYTHON_BUILTIN_RUNS())
         raise _Abandon
+
+    def range_of(self, values: list[Expr], span: Span, shown: str) -> Expr:
+        """``range(...)`` taken whole (``tuple(range(len(x.shape)))``, ``x.sum(dim=tuple(range(1, x.ndim)))``):
+        of literals, the tuple of its numbers; else a sequence computed when the region runs. (A loop over it is
+        a loop, ppy-loop's.)"""
+        if all(isinstance(v, Const) for v in values):
+            try:
+                numbers = range(*(int(v.value) for v in values if isinstance(v, Const)))  # all are, tested above
+            except ValueError as error:
+                self.state.type_problem(span, shown, refusals.ALWAYS_RAISES_VALUEERROR(error=error))
+                raise _Abandon from None
+            if len(numbers) > budgets.MAX_ITEMS:
+                self.state.over_budget(span, shown, Exceeded(Budget.ITEMS, budgets.MAX_ITEMS))
+                raise _Abandon
+            return MakeTuple(tuple(Const(n, t.INT, span) for n in numbers), t.TupleT((t.INT,) * len(numbers)), span)
+        return Host(HostOp.RANGE, tuple(self.exprs.atom(v) for v in values), t.SeqT(t.INT), span)
 
     def extreme(self, name: str, values: list[Expr], span: Span, shown: str) -> Expr:
         """`min()` or `max()` of numbers: the winning operand itself, of its own type."""
@@ -106,6 +137,30 @@ class HostMath(Part):
             raise _Abandon
         return self.ops.host(HostOp.MIN if name == "min" else HostOp.MAX, values, span, shown,
                          kind=t.join_numbers(*(v.type for v in values)))
+
+    def extreme_of(self, name: str, sequence: Expr, span: Span, shown: str) -> Expr:
+        """`min(x.shape)`, `max(sizes)`: of a tuple, the extreme of its items; of a sequence known only at run
+        time (a shape), computed then, with Python's ValueError where it is empty."""
+        kind = sequence.type
+        if isinstance(kind, t.TupleT):
+            if not kind.items:
+                try:
+                    (min if name == "min" else max)(())
+                except ValueError as error:  # what this Python says (3.11's words differ from 3.12's)
+                    self.state.type_problem(span, shown, refusals.ALWAYS_RAISES_VALUEERROR(error=error))
+                raise _Abandon
+            items = [_item(sequence, i) for i in range(len(kind.items))]
+            if not all(t.is_number(i.type) for i in items):
+                self.state.unsupported(span, shown,
+                                       (refusals.MIN_OF_TENSORS if name == "min" else refusals.MAX_OF_TENSORS)(name=name))
+                raise _Abandon
+            return items[0] if len(items) == 1 else self.extreme(name, items, span, shown)
+        assert isinstance(kind, t.SeqT)
+        if not isinstance(kind.item, (t.IntT, t.FloatT)):
+            self.state.unsupported(span, shown,
+                                   (refusals.MIN_OF_TENSORS if name == "min" else refusals.MAX_OF_TENSORS)(name=name))
+            raise _Abandon
+        return Host(HostOp.MIN if name == "min" else HostOp.MAX, (self.exprs.atom(sequence),), kind.item, span)
 
     def _refuse_conversion(self, name: str, value: Expr, span: Span, shown: str) -> Expr:
         self.state.type_problem(span, shown, refusals.BOOL_NUMBER_BOOL_2(name=name, type=value.type))
@@ -132,3 +187,45 @@ class HostMath(Part):
             self.state.type_problem(span, shown, refusals.MATH_TAKES_INTS(name=name))
             raise _Abandon
         return self.ops.host(HostOp.MATH, values, span, shown, function=name, kind=kind)
+
+    def standard_library(self, namespace: str, name: str, args: list[Argument], keywords: dict[str, Expr], span: Span,
+                         shown: str, node: ast.Call) -> Value:
+        """``functools.reduce`` over a tuple of known length, folded into one call per item; ``functools.partial``,
+        a function known where the region is built; ``operator.add`` and the other binary operators."""
+        if namespace == "operator":
+            if name not in OPERATOR_FUNCTIONS:
+                return self.state.unsupported(span, shown, refusals.OPERATOR_OTHER())
+            if len(args) != 2 or any(a.spread for a in args) or keywords:
+                self.state.type_problem(span, shown, refusals.OPERATOR_TAKES_TWO())
+                raise _Abandon
+            return self.ops.operator(OPERATOR_FUNCTIONS[name](), args[0].value, args[1].value, span, text=shown)
+        if name == "partial":
+            if not args or args[0].spread or not isinstance(args[0].value.type, t.FunctionT):
+                self.state.type_problem(span, shown, refusals.PARTIAL_TAKES())
+                raise _Abandon
+            bound = Partial(args[0].value, tuple(args[1:]), tuple(keywords.items()))
+            return Const(bound, t.FunctionT(args[0].value.type.name), span)
+        if name != "reduce":
+            return self.state.unsupported(span, shown, refusals.FUNCTOOLS_OTHER())
+        if not 2 <= len(args) <= 3 or any(a.spread for a in args) or keywords or \
+                not isinstance(args[0].value.type, t.FunctionT):
+            self.state.type_problem(span, shown, refusals.REDUCE_TAKES())
+            raise _Abandon
+        function, sequence = args[0].value, args[1].value
+        if isinstance(sequence.type, t.SeqT):
+            return self.state.unsupported(span, shown, refusals.REDUCE_RUN_TIME_LENGTH(type=sequence.type))
+        if not isinstance(sequence.type, t.TupleT):
+            self.state.type_problem(span, shown, refusals.REDUCE_TAKES())
+            raise _Abandon
+        items = [_item(sequence, i) for i in range(len(sequence.type.items))]
+        if len(args) == 3:
+            items.insert(0, args[2].value)
+        if not items:
+            self.state.type_problem(span, shown, refusals.REDUCE_EMPTY())
+            raise _Abandon
+        result = items[0]
+        for item in items[1:]:
+            # Python's order: the running value first, then the next item.
+            result = self.exprs.atom(self.calls.call_value(function, [Argument(result), Argument(item)], {}, span,
+                                                           shown, node))
+        return result

@@ -30,7 +30,7 @@ from ppy_check.model.builder.facts import (
 )
 from ppy_check.model.builder.frame import Frame
 from ppy_check.model.builder.part import Part
-from ppy_check.model.builder.tables import EAGER_CONSUMERS, LIBRARY_BUILTINS, LIBRARY_CHECKS, MAX_UNROLLED, MODULE_PATHS
+from ppy_check.model.builder.tables import EAGER_CONSUMERS, EINSUM_PATH, LIBRARY_BUILTINS, LIBRARY_CHECKS, MAX_UNROLLED, MODULE_PATHS
 from ppy_check.model.builder.text import _strip_dotted, _text_of, display
 from ppy_check.model.builder.values import (
     POISON,
@@ -128,6 +128,12 @@ class LibraryDialect(Part):
                 isinstance(func.value, ast.Name) and func.value.id in self.state.frame.lists:
             return self.grow_list(node, func.value.id)
         check = _strip_dotted(self.state.frame.scope.resolve(func) or "")
+        if check == "torch._refs._broadcast_shapes":
+            args, keywords = self.calls.arguments(node)
+            return POISON if args is None else self.broadcast_shapes(args, keywords, Span.of(node), display(func))
+        if check == EINSUM_PATH:
+            args, keywords = self.calls.arguments(node)
+            return POISON if args is None else self.einsum_path(args, keywords, Span.of(node), display(func))
         if check in LIBRARY_CHECKS:
             return self.library_check(node, LIBRARY_CHECKS[check])
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
@@ -282,6 +288,42 @@ class LibraryDialect(Part):
         grown = self.exprs.atom(self.exprs.concatenate([(current, True), (value, func.attr == "extend")], Span.of(node)))
         self.state.env[name] = self.state.mark(grown, "list")
         return Const(None, t.NONE, Span.of(node))
+
+    def einsum_path(self, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        """``contract_path(equation, *operands)`` in ppy's version of ``torch.einsum``: the path torch's Python code
+        would pass for these operands, asked when the region runs (it depends on settings and sizes)."""
+        operands: list[Expr] = []
+        for arg in args:
+            kind = arg.value.type
+            operands += [_item(arg.value, i) for i in range(len(kind.items))] \
+                if arg.spread and isinstance(kind, t.TupleT) else [arg.value]
+        if keywords or any(a.spread and not isinstance(a.value.type, t.TupleT) for a in args) or not operands or not isinstance(operands[0].type, t.StrT) or \
+                not all(isinstance(o.type, t.TensorT) for o in operands[1:]):
+            return self.state.unsupported(span, shown, refusals.OTHER_ARGUMENTS(node_func=shown))
+        # Bound to a name: C++ passes it to einsum as a view of the vector, which must outlive the call.
+        return self.state.let(Host(HostOp.EINSUM_PATH, tuple(self.exprs.atom(o) for o in operands),
+                                   t.OptionalT(t.SeqT(t.INT)), span))
+
+    def broadcast_shapes(self, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        """``torch._refs._broadcast_shapes(*shapes)``, which loops over the shapes' lengths: computed when the
+        region runs, with torch's errors, each shape printed in them as Python prints it."""
+        shapes: list[Expr] = []
+        for arg in args:
+            kind = arg.value.type
+            shapes += [_item(arg.value, i) for i in range(len(kind.items))] \
+                if arg.spread and isinstance(kind, t.TupleT) else [arg.value]
+        kinds = ""
+        sequences: list[Expr] = []
+        for shape in shapes:
+            if isinstance(shape.type, t.IntT):
+                shape = MakeTuple((shape,), t.TupleT((t.INT,)), span)  # `(x,)`, as torch's code makes it
+            if keywords or any(a.spread and not isinstance(a.value.type, t.TupleT) for a in args) or \
+                    not isinstance(shape.type, (t.TupleT, t.SeqT)) or t.element_type(shape.type) != t.INT:
+                return self.state.unsupported(span, self.state.frame.called_as,
+                                              refusals.LIBRARY_NOT_FOLLOWED_SHAPES(shown=shown))
+            kinds += "S" if self.exprs.is_size(shape) else "L" if self.state.kind_of(shape) == "list" else "T"
+            sequences.append(self.exprs.atom(self.members.as_sequence(shape)))
+        return Host(HostOp.BROADCAST_SHAPES, tuple(sequences), t.SeqT(t.INT), span, function=kinds)
 
     def library_check(self, node: ast.Call, error: PythonException) -> Value:
         """``torch._check(cond, lambda: message)`` in torch's Python code: a check the compiled region keeps."""
@@ -514,11 +556,22 @@ class LibraryDialect(Part):
             return Host(HostOp.TENSOR_FLOAT, (values[0],), t.FLOAT, span)
         if name == "float":
             return None
-        if name == "range" and len(values) == 1 and isinstance(values[0].type, t.IntT) and \
-                not isinstance(values[0], Const):
-            # Taken whole (`tuple(range(x.ndim))`), a sequence built at run time; a loop over it is refused
-            # (static_items).
-            return Host(HostOp.RANGE, (values[0],), t.SeqT(t.INT), span)
+        if name in ("ord", "chr"):
+            # On what is known here (torch.einsum's sublists, letters numbered from "A"): folded, as Python computes.
+            known = values[0].value if len(values) == 1 and isinstance(values[0], Const) else None
+            try:
+                if name == "ord" and isinstance(known, str):
+                    return Const(ord(known), t.INT, span)
+                if name == "chr" and isinstance(known, int) and not isinstance(known, bool):
+                    return Const(chr(known), t.STR, span)
+            except (TypeError, ValueError, OverflowError):
+                pass  # Python's error: the general rules refuse the builtin
+            return None
+        if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v.type, t.IntT) for v in values) and \
+                not all(isinstance(v, Const) for v in values):
+            # Taken whole (`tuple(range(x.ndim))`, tensordot's `list(range(-dims, 0))`), a sequence built at run
+            # time; a loop over it is refused (static_items).
+            return Host(HostOp.RANGE, tuple(values), t.SeqT(t.INT), span)
         if name == "range" and not all(isinstance(v, Const) for v in values):
             self.state.unsupported(span, shown, refusals.LIBRARY_COUNTS())
         if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and isinstance(v.type, t.IntT)

@@ -45,6 +45,7 @@ from ppy_check.model.ir import (
     Host,
     HostOp,
     IndexList,
+    NoneRun,
     IndexPart,
     Item,
     MakeSeq,
@@ -282,9 +283,31 @@ class Members(Part):
 
     def index_parts(self, node: ast.expr) -> tuple[IndexPart, ...]:
         """Python indexing, part by part: ints, slices, None, ..., tensors, and lists of ints (advanced indexing)."""
+        leaves = _joined(node)
+        if any(_none_run(leaf) is not None for leaf in leaves):
+            # `x[(...,) + (None,) * n]`: the tuple joined where the index is read, its run of Nones counted then.
+            joined: list[IndexPart] = []
+            for leaf in leaves:
+                count_node = _none_run(leaf)
+                if count_node is None:
+                    joined += self.index_parts(leaf)
+                    continue
+                count = self.exprs.atom(self.exprs.expr(count_node), count_node)
+                if not isinstance(count.type, (t.IntT, t.BoolT)):
+                    self.state.type_problem(Span.of(leaf), display(leaf), refusals.TUPLE_REPEATED(count_type=count.type))
+                    raise _Abandon
+                joined += [Const(None, t.NONE, Span.of(leaf))] * max(int(count.value), 0) \
+                    if isinstance(count, Const) else [NoneRun(count)]
+            if any(isinstance(p, NoneRun) for p in joined) and any(
+                    isinstance(p, SliceIndex) and p.step is not None and not isinstance(p.step, Const) for p in joined):
+                # Where each part stands is known only at run time: a step's zero check could not name its place.
+                self.state.unsupported(Span.of(node), display(node), refusals.NONE_RUN_WITH_STEP())
+                raise _Abandon
+            return tuple(joined)
         elements = node.elts if isinstance(node, ast.Tuple) else [node]
         parts: list[IndexPart] = []
         for element in elements:
+            element = self._slice_written(element)
             if isinstance(element, ast.Slice):
                 bounds: list[Expr | None] = []
                 for bound in (element.lower, element.upper, element.step):
@@ -318,6 +341,18 @@ class Members(Part):
                 parts.append(value)
         return tuple(parts)
 
+    def _slice_written(self, element: ast.expr) -> ast.expr:
+        """``slice(None)`` in an index (``x[(slice(None), None)]``) is the slice ``:``, and ``slice(a, b, c)``
+        is ``a:b:c``."""
+        if not isinstance(element, ast.Call) or element.keywords or not 1 <= len(element.args) <= 3 or \
+                any(isinstance(a, ast.Starred) for a in element.args) or "slice" in self.state.env or \
+                self.state.frame.scope.resolve(element.func) not in ("slice", "builtins.slice"):
+            return element
+        bounds: list[ast.expr | None] = [None if isinstance(a, ast.Constant) and a.value is None else a
+                                         for a in element.args]
+        lower, upper, step = ([None, bounds[0], None] if len(bounds) == 1 else [*bounds, None][:3])
+        return ast.copy_location(ast.Slice(lower, upper, step), element)
+
     def index_list(self, node: ast.List) -> IndexList:
         """``x[[0, 1]]``: Python makes an index tensor of the list (ints, or bools as a mask)."""
         items = [self.exprs.atom(self.exprs.expr(e), e) for e in node.elts]
@@ -329,6 +364,24 @@ class Members(Part):
 
     def tensor_index(self, base: Expr, parts: tuple[IndexPart, ...], span: Span) -> Expr:
         # Basic indexing returns a view of the tensor; advanced indexing a copy.
-        view = all(isinstance(p, SliceIndex) or (not isinstance(p, IndexList) and not isinstance(p.type, t.TensorT))
+        view = all(isinstance(p, (SliceIndex, NoneRun)) or (not isinstance(p, IndexList) and not isinstance(p.type, t.TensorT))
                    for p in parts)
         return TensorIndex(base, parts, t.TENSOR, span, base.aliases if view else frozenset())
+
+
+def _joined(node: ast.expr) -> list[ast.expr]:
+    """The operands of ``a + b + c`` in order (an index written as joined tuples); ``[node]`` for anything else."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _joined(node.left) + _joined(node.right)
+    return [node]
+
+
+def _none_run(node: ast.expr) -> ast.expr | None:
+    """The count of ``(None,) * n`` (or ``n * (None,)``), a tuple of Nones repeated; None for anything else."""
+    if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.Mult):
+        return None
+    for nones, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(nones, ast.Tuple) and nones.elts and all(
+                isinstance(e, ast.Constant) and e.value is None for e in nones.elts):
+            return count if len(nones.elts) == 1 else None
+    return None

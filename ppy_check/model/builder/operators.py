@@ -65,12 +65,25 @@ class Operators(Part):
                 self.state.over_budget(span, text, Exceeded(Budget.TEXT, budgets.MAX_TEXT))
                 raise _Abandon
             return Const(left.value + right.value, t.STR, span)
+        if isinstance(op, ast.Mult) and {type(left.type), type(right.type)} in ({t.StrT, t.IntT}, {t.StrT, t.BoolT}):
+            return self.repeat_str(left, right, span, text)
         host = BINARY_OPS.get(type(op))
         if host is None:
             self.state.type_problem(span, text,
                               refusals.DOES_TAKE(operator_names=OPERATOR_NAMES[type(op)], left_type=left.type, right_type=right.type))
             raise _Abandon
         return self.host(host, [left, right], span, text)
+
+    def repeat_str(self, left: Expr, right: Expr, span: Span, text: str) -> Expr:
+        """``"a" * n`` (or ``n * "a"``): the text repeated, empty for a count below one, as Python's."""
+        text_value, count = (left, right) if isinstance(left.type, t.StrT) else (right, left)
+        if isinstance(text_value, Const) and isinstance(count, Const):
+            repeated = max(int(count.value), 0) * len(text_value.value)
+            if repeated > budgets.MAX_TEXT:
+                self.state.over_budget(span, text, Exceeded(Budget.TEXT, budgets.MAX_TEXT))
+                raise _Abandon
+            return Const(text_value.value * int(count.value), t.STR, span)
+        return Host(HostOp.MUL, (text_value, count), t.STR, span)
 
     def host(self, op: HostOp, operands: list[Expr], span: Span, text: str, function: str = "",
              kind: t.Type | None = None) -> Expr:
@@ -266,7 +279,7 @@ class Operators(Part):
             # Shapes compared (`target.size() == input.size()`): Python's tuple order is std::vector's.
             return Host(COMPARE_OPS[type(op)], (self.members.as_sequence(left), self.members.as_sequence(right)), t.BOOL, span)
         if isinstance(op, (ast.Eq, ast.NotEq)) and type(left.type) is type(right.type) and \
-                isinstance(left.type, (t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT, t.DeviceT)):
+                isinstance(left.type, (t.StrT, t.DtypeT, t.LayoutT, t.MemoryFormatT, t.DeviceT, t.EllipsisT)):
             if isinstance(left, Const) and isinstance(right, Const):
                 return Const((left.value == right.value) == isinstance(op, ast.Eq), t.BOOL, span)
             return Host(COMPARE_OPS[type(op)], (left, right), t.BOOL, span)  # `x.layout == torch.strided`

@@ -28,7 +28,7 @@ LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear"
 
 # Methods of a string that compute a value from it and change nothing: folded where the string is known.
 STR_METHODS = frozenset({"rsplit", "split", "lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith",
-                         "replace", "removeprefix", "removesuffix"})
+                         "replace", "removeprefix", "removesuffix", "join"})
 
 
 SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "round", "len", "list", "tuple"})
@@ -36,14 +36,14 @@ SUPPORTED_BUILTINS = frozenset({"int", "float", "bool", "abs", "min", "max", "ro
 
 # Builtins torch's Python code uses on sequences whose length is known where a region is built.
 LIBRARY_BUILTINS = frozenset({"range", "zip", "enumerate", "reversed", "sorted", "all", "any", "sum", "min", "max",
-                              "float"})
+                              "float", "ord", "chr"})
 
 
 MAX_UNROLLED = 64  # items of a `range` that torch's Python code loops over
 
 
 # What consumes every item of a generator, in order, before anything else runs.
-EAGER_CONSUMERS = frozenset({"list", "tuple", "sum", "min", "max", "sorted"})
+EAGER_CONSUMERS = frozenset({"list", "tuple", "sum", "min", "max", "sorted", "join"})
 
 
 # What torch's Python code asks about the world, answered for a region's plain tensors in plain eager code.
@@ -70,6 +70,14 @@ LIBRARY_CHECKS = {
 
 # Of those, the ones a user's region may not have answered so: a switch the user sets.
 USER_QUESTIONS = frozenset({"torch.are_deterministic_algorithms_enabled"})
+
+
+# Modules whose functions ppy knows itself, never read as the project's: a region calls them by name.
+STANDARD_ROOTS = frozenset({"torch", "math", "builtins", "einops", "functools", "operator"})
+
+
+# What ppy's version of torch.einsum calls for the contraction path, a question asked when the region runs.
+EINSUM_PATH = "ppy.einsum.contract_path"
 
 
 # Read (not called) by torch's Python code; cudnn_enabled only picks a backend for the same result.

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TypeGuard, TypeVar
 
 from ppy_check.classes import ClassModel
+from ppy_check.model.bind import Argument
 from ppy_check.model.ir import Expr, ShownSeq
 from ppy_check.scope import ModuleScope
 
@@ -57,6 +58,16 @@ class BooleanDispatch:
     if_false: str
     scope: ModuleScope
     path: str
+
+
+@dataclass(frozen=True)
+class Partial:
+    """``functools.partial(func, *args, **keywords)``: known where the region is built (the value of a
+    ``Const`` of ``FunctionT``), so a call of it is a call of ``func`` with these arguments first."""
+
+    func: object  # what is called: a FunctionRef, a BooleanDispatch or another Partial
+    args: tuple[Argument, ...]
+    keywords: tuple[tuple[str, Expr], ...]
 
 
 @dataclass(frozen=True)

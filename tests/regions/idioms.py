@@ -1,0 +1,144 @@
+"""Idioms real model code writes, compiled: each is checked against its Python body on its samples
+(``pytest --ppy-verify``; tests/compiler/test_idioms.py builds this module and compares values and gradients)."""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Iterator
+from functools import partial, reduce
+
+import ppy
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def r(*shape: int, device: str = "cpu", dtype: torch.dtype = torch.float32) -> Tensor:
+    return torch.randn(*shape, dtype=dtype).to(device)
+
+
+def apply(function, x):  # type: ignore[no-untyped-def]  # a helper a function is passed to
+    return function(x)
+
+
+@ppy.opt(2)
+def promoted_sum(a: Tensor, b: Tensor) -> Tensor:
+    # The dtype both promote to, folded where the region is built into one torch.promote_types call.
+    dtype = reduce(torch.promote_types, (a.dtype, b.dtype))
+    return a.to(dtype) + b.to(dtype)
+
+
+@promoted_sum.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor]]:
+    yield r(3, 4, device=device), r(3, 4, device=device, dtype=torch.float64)
+    yield r(3, 4, device=device, dtype=torch.float16), r(4, device=device)
+
+
+@ppy.opt(2)
+def partial_activations(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    act = partial(F.gelu, approximate="tanh")
+    softmax = functools.partial(torch.softmax, dim=-1)
+    # A partial called directly, passed to a helper, and with its keyword overridden by the call's.
+    return act(x), apply(act, x), softmax(x, dim=0)
+
+
+@partial_activations.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(3, 4, device=device),)
+
+
+@ppy.opt(2)
+def reduced(a: Tensor, b: Tensor, c: Tensor, n: int) -> tuple[Tensor, Tensor, int]:
+    # Python's order: the running value, then each item; with an initial value, it comes first.
+    return (functools.reduce(torch.add, (a, b, c)), reduce(operator.mul, [a, b], 2.0),
+            reduce(operator.mul, (a.shape[0], a.shape[1]), n))
+
+
+@reduced.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor, int]]:
+    yield r(3, 4, device=device), r(3, 4, device=device), r(3, 4, device=device), 3
+
+
+def append_dims(x, target_dims):  # type: ignore[no-untyped-def]
+    # k-diffusion's, less its check of a negative count (a raise on a run-time value)
+    dims_to_append = target_dims - x.ndim
+    return x[(...,) + (None,) * dims_to_append]
+
+
+@ppy.opt(2)
+def appended_dims(x: Tensor, sigma: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
+    # The count known only at run time (a rank, an int parameter); a negative one adds none, as Python's repeat.
+    return x * append_dims(sigma, x.ndim), sigma[(None,) * n + (..., None)], x[(slice(None), None) + n * (None,)]
+
+
+@appended_dims.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, int]]:
+    yield r(2, 3, 4, device=device), r(2, device=device), 2
+    yield r(2, 3, device=device), r(2, 3, device=device), -1
+    yield r(2, device=device), r(2, device=device), 0
+
+
+@ppy.opt(2)
+def ranges(x: Tensor) -> tuple[Tensor, Tensor, tuple[int, ...]]:
+    # range() taken whole over a rank known only at run time.
+    return (x.permute(tuple(range(len(x.shape)))[::-1]), x.sum(dim=tuple(range(1, len(x.shape)))),
+            tuple(range(x.ndim - 1, -1, -1)))
+
+
+@ranges.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(2, 3, 4, device=device),)
+    yield (r(5, device=device),)
+
+
+@ppy.opt(2)
+def shape_extremes(x: Tensor) -> tuple[int, int, int]:
+    # Python's ValueError for an empty one (a 0-d tensor's shape).
+    return min(x.shape), max(x.shape[1:] + (1,)), max((x.shape[0], 3))
+
+
+@shape_extremes.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(4, 2, 5, device=device),)
+    yield (r(7, device=device),)
+    yield (torch.tensor(1.0).to(device),)
+
+
+@ppy.opt(2)
+def number_tensors(x: Tensor, f: float) -> Tensor:
+    # A `float` parameter may hold an int: int64 then, as eager infers, else the default dtype.
+    return x + torch.tensor(f)
+
+
+@number_tensors.samples
+def _(device: str) -> Iterator[tuple[Tensor, float]]:
+    yield r(3, device=device), 2.5
+    yield r(3, device=device), 2
+    yield torch.arange(3).to(device), 2
+
+
+@ppy.opt(2)
+def texts(n: int, flag: bool) -> tuple[str, str, str]:
+    return "ab" * n, n * "-", "x" * flag
+
+
+@texts.samples
+def _() -> Iterator[tuple[int, bool]]:
+    yield 3, True
+    yield -2, False
+    yield 0, True
+
+
+@ppy.opt(2)
+def contracted(a: Tensor, b: Tensor, n: int) -> Tensor:
+    # `dims` an int known only at run time: torch's checks on it run then (a negative one, one past a rank).
+    return torch.tensordot(a, b, dims=n)
+
+
+@contracted.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, int]]:
+    yield r(2, 3, 4, device=device), r(3, 4, 5, device=device), 2
+    yield r(2, 3, device=device), r(4, 5, device=device), 0
+    yield r(2, 3, device=device), r(3, 5, device=device), -1
+    yield r(2, 3, device=device), r(3, device=device), 2
