@@ -115,6 +115,8 @@ class RegionDialect(Part):
     def fails(self, holds: Expr, error: PythonException, text: ast.expr | None, span: Span) -> None:
         """Raise ``error`` where ``holds`` is false, with the message ``text`` computes, computed only then (as
         Python computes it only then: what could fail computing it fails only there too)."""
+        if isinstance(holds, Const) and holds.value:
+            return  # it always holds: Python never computes the message (`assert isinstance(x, T), type(x)`)
         saved = self.state.body
         self.state.body = []
         try:
@@ -122,8 +124,6 @@ class RegionDialect(Part):
             computed = self.state.body
         finally:
             self.state.body = saved
-        if isinstance(holds, Const) and holds.value:
-            return  # it always holds: Python never computes the message
         if not computed:
             self.state.body.append(Require(holds, error, message, span))
             return
@@ -180,6 +180,11 @@ class RegionDialect(Part):
         if known is not None:
             value = known.value
             return (str(value),) if isinstance(value, (str, int, float, bool)) or value is None else None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist") \
+                and not node.args and not node.keywords:
+            read = self.exprs.expr(node.func.value)  # `(x > 0).all().item()`: a check on a tensor's value
+            if isinstance(read, Expr) and isinstance(read.type, t.TensorT):
+                raise self.refuse(node, m.BRANCH_CHECK_TENSOR, test=display(node))
         value = self.exprs.expr(node)
         if isinstance(value, Poisoned):
             raise _Abandon  # its problem is recorded
@@ -198,6 +203,11 @@ class RegionDialect(Part):
             for operand in node.values[1:]:
                 result = self.short_circuit(result, operand, is_or, span)
             return self.negated(result, span) if negate else result
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist") \
+                and not node.args and not node.keywords:
+            read = self.exprs.expr(node.func.value)  # `(x > 0).all().item()`: a check on a tensor's value
+            if isinstance(read, Expr) and isinstance(read.type, t.TensorT):
+                raise self.refuse(node, m.BRANCH_CHECK_TENSOR, test=display(node))
         value = self.exprs.expr(node)
         if isinstance(value, Poisoned):
             raise _Abandon  # its problem is recorded
