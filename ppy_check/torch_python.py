@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 from pathlib import Path
 
 from ppy_check.module import ModuleRegions
@@ -34,11 +35,42 @@ REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.
 
 @functools.cache
 def module(dotted: str) -> ModuleRegions | None:
-    """The parsed source of torch's Python module ``dotted``, when ppy ships it."""
+    """The parsed source of torch's Python module ``dotted``, when ppy ships it: the installed torch's own
+    where there is one (what runs there, whatever its release), else the shipped copy."""
     path = SOURCES / f"{dotted}.py.txt"
     if not path.is_file():
         return None
-    return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(path).text)
+    return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(source_path(dotted)).text)
+
+
+def source_path(dotted: str) -> Path:
+    """Where the source of shipped module ``dotted`` is read from. Another release's functions differ (2.11's
+    ``F.interpolate`` has no ``lanczos`` mode, so 2.13's would raise for the wrong modes): a region inlines the
+    installed torch's, found without importing torch, so the checker stays light."""
+    installed = installed_module_file(dotted)
+    return installed if installed is not None else SOURCES / f"{dotted}.py.txt"
+
+
+@functools.cache
+def _installed_torch() -> Path | None:
+    try:
+        spec = importlib.util.find_spec("torch")  # a top-level package: found on sys.path, not imported
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
+
+
+def installed_module_file(dotted: str) -> Path | None:
+    """The installed torch's file of module ``dotted`` (``torch.nn.functional``); None without one."""
+    root = _installed_torch()
+    if root is None or not dotted.startswith("torch."):
+        return None
+    relative = Path(*dotted.split(".")[1:])
+    for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 @functools.cache

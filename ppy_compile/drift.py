@@ -5,7 +5,11 @@ generated from one torch release (the one ppy is tested with). Under another
 torch, an operator the data knows may be gone (a region calling it fails to
 compile, and runs as Python with a warning saying why) and new operators are
 unknown to the checker. This says which, once per process, instead of
-letting a region fail mysteriously.
+letting a region fail mysteriously. It also names torch's Python modules
+whose source differs from the shipped copy: regions inline the installed
+torch's own (``ppy_check/torch_python.py``), so what the checker said of a
+call into one (made with the shipped copy, where torch is absent) may not
+hold here.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ class Drift:
     installed: str
     missing: tuple[str, ...]  # overloads the op data knows and this torch lacks
     unknown: tuple[str, ...]  # aten overloads this torch has and the op data does not know
+    sources: tuple[str, ...] = ()  # torch's Python modules ppy inlines whose source here is not the shipped copy
 
     @property
     def same(self) -> bool:
@@ -30,7 +35,13 @@ class Drift:
             return f"torch {self.installed} (the op data's own)"
         return (f"torch {self.installed}, but ppy's op data comes from torch {self.shipped}: {len(self.missing)} "
                 f"operator overloads it knows are missing here (regions calling them run as Python), "
-                f"{len(self.unknown)} of this torch are unknown to ppy-check")
+                f"{len(self.unknown)} of this torch are unknown to ppy-check" + self._sources())
+
+    def _sources(self) -> str:
+        if not self.sources:
+            return ""
+        return (f"; the source of {len(self.sources)} of torch's Python modules regions inline differs from the "
+                f"shipped copy ({', '.join(self.sources)}): regions inline this torch's own")
 
 
 class TorchVersionWarning(UserWarning):
@@ -61,4 +72,18 @@ def drift() -> Drift:
         installed=str(torch.__version__),
         missing=tuple(sorted(known - installed)),
         unknown=tuple(sorted(n for n in installed - known if not n.startswith("_"))),
+        sources=differing_sources(),
     )
+
+
+def differing_sources() -> tuple[str, ...]:
+    """The shipped modules of torch's Python source whose installed file reads otherwise."""
+    from ppy_check import torch_python
+
+    found = []
+    for path in sorted(torch_python.SOURCES.glob("*.py.txt")):
+        dotted = path.name.removesuffix(".py.txt")
+        installed = torch_python.installed_module_file(dotted)
+        if installed is not None and installed.read_bytes() != path.read_bytes():
+            found.append(dotted)
+    return tuple(found)
