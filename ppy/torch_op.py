@@ -566,9 +566,12 @@ def _refuse_writes(entry: Registered) -> Callable[..., Any]:
 # --- routing: what Region.__call__ does while torch compiles or exports ----------------------
 
 
-def _ready(region: Region[Any, Any]) -> bool:
-    """Whether the region runs as its operator; registers it on the way. Dynamo calls this, it does not trace it
-    (see _teach_dynamo)."""
+def _ready(serial: int) -> bool:
+    """Whether the region numbered ``serial`` runs as its operator; registers it on the way. Dynamo calls this,
+    it does not trace it (see _teach_dynamo)."""
+    region = decorators.region_of(serial)
+    if region is None:
+        return False
     try:
         _registered(region)
     except TorchOpError as error:
@@ -588,7 +591,7 @@ _warned: set[Any] = set()
 
 def call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A region call made while torch compiles or exports: one operator call, or the body where it has none."""
-    if _ready(region):
+    if _ready(region.serial):
         return region._ppy_torch_op.call(*args, **kwargs)  # type: ignore[attr-defined]
     return region.python(*args, **kwargs)
 
