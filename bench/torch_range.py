@@ -158,6 +158,19 @@ def judge(report: Path, step: Step) -> None:
     step.counts = counts
 
 
+def judged_only(venv: Path, name: str, args: tuple[str, ...]) -> Step:
+    """A step's last report read again, not rerun (its run was interrupted, or made by hand): the wall time
+    is pytest's own."""
+    report = venv / f"junit-{name}.xml"
+    wall = 0.0
+    if report.is_file():
+        wall = sum(float(suite.get("time", 0)) for suite in ElementTree.parse(report).getroot().iter("testsuite"))
+    step = Step(name, "pytest " + " ".join(args), None, round(wall, 1))
+    judge(report, step)
+    step.exit_code = 1 if step.counts.get("failed") or step.counts.get("errors") or not step.counts else 0
+    return step
+
+
 def run_step(python: Path, venv: Path, name: str, args: tuple[str, ...], limit: float) -> Step:
     report = venv / f"junit-{name}.xml"
     report.unlink(missing_ok=True)
@@ -239,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", default=",".join(name for name, _, _ in STEPS),
                         help="which steps to run, comma-separated")
     parser.add_argument("--no-install", action="store_true", help="use the venv as it is")
+    parser.add_argument("--judge-only", action="store_true",
+                        help="run nothing: read the steps' last JUnit reports in the venv again")
     parser.add_argument("--update-readme", action="store_true", help="rewrite README.md's torch-range table")
     parser.add_argument("--results", type=Path, default=RESULTS)
     options = parser.parse_args(argv)
@@ -249,15 +264,20 @@ def main(argv: list[str] | None = None) -> int:
     venv = options.venvs.expanduser().resolve() / f"torch-{options.torch}"
     if venv.is_relative_to(ROOT):
         parser.error(f"{venv} is inside the repository: a torch venv is several GB, keep it elsewhere")
-    if not options.no_install:
+    if not options.no_install and not options.judge_only:
         prepare(venv, options.torch, options.python)
     python = venv_python(venv)
     facts = environment(python)
     print(f"torch_range: {facts['summary']}", flush=True)
-    steps = [run_step(python, venv, name, args, limit) for name, args, limit in STEPS if name in chosen]
+    steps = [judged_only(venv, name, args) if options.judge_only else run_step(python, venv, name, args, limit)
+             for name, args, limit in STEPS if name in chosen]
     report = load_runs(options.results)
+    # A step not run this time keeps its last result under this release (one entry per release).
+    earlier = report["runs"].get(options.torch, {}).get("steps", [])
+    kept = [step for step in earlier if step["name"] not in chosen]
     report["runs"][options.torch] = {"environment": facts, "machine": cpu(), "date": today(),
-                                     "steps": [asdict(step) for step in steps]}
+                                     "steps": sorted(kept + [asdict(step) for step in steps],
+                                                     key=lambda step: [n for n, _, _ in STEPS].index(step["name"]))}
     publish(STEM, MARKER, report, markdown(report), options.update_readme, options.results)
     failed = [step.name for step in steps if step.exit_code != 0]
     print(f"torch_range: torch {facts['torch']}: " + ("every step passed" if not failed else

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from ppy_check.schema import DATA_PATH, Base, BaseType, ListType, opdata
 
 
 
+@pytest.mark.opdata_torch
 def test_shipped_schemas_match_installed_torch() -> None:
     shipped = DATA_PATH.read_text(encoding="utf-8")
     regenerated = gen_opdata.render(gen_opdata.build(probe=False, previous=json.loads(shipped)))
@@ -131,3 +133,39 @@ def test_another_torch_is_named_with_what_differs(monkeypatch: pytest.MonkeyPatc
     finally:
         module.drift.cache_clear()
         module.warn_once.cache_clear()
+
+
+def test_regions_inline_the_installed_torchs_python_source() -> None:
+    # Another release's functions differ (2.11's F.interpolate has no `lanczos` mode): what a region inlines is
+    # what the installed torch would run.
+    import importlib
+
+    from ppy_check import torch_python
+
+    for path in sorted(torch_python.SOURCES.glob("*.py.txt")):
+        dotted = path.name.removesuffix(".py.txt")
+        installed = Path(importlib.import_module(dotted).__file__ or "").resolve()
+        assert torch_python.source_path(dotted).resolve() == installed, dotted
+
+
+@pytest.mark.opdata_torch
+def test_the_shipped_python_sources_are_the_op_data_torchs() -> None:
+    from ppy_compile.drift import differing_sources
+
+    assert differing_sources() == (), "ppy_check/torch_python/ is stale: run `python -m ppy_check.gen_opdata`"
+
+
+def test_python_modules_that_differ_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from ppy_check import torch_python
+    from ppy_compile import drift as module
+
+    edited = tmp_path / "functional.py"
+    edited.write_text(torch_python.source_path("torch.nn.functional").read_text(encoding="utf-8") + "# edited\n",
+                      encoding="utf-8")
+    real = torch_python.installed_module_file
+    monkeypatch.setattr(torch_python, "installed_module_file",
+                        lambda dotted: edited if dotted == "torch.nn.functional" else real(dotted))
+    found = module.Drift("2.12.0", "2.13.0", (), (), module.differing_sources())
+    assert found.sources == ("torch.nn.functional",)
+    assert "the source of 1 of torch's Python modules regions inline differs from the shipped copy " \
+           "(torch.nn.functional): regions inline this torch's own" in found.summary()
