@@ -252,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", default=",".join(name for name, _, _ in STEPS),
                         help="which steps to run, comma-separated")
     parser.add_argument("--no-install", action="store_true", help="use the venv as it is")
+    parser.add_argument("--limit", type=float, default=None,
+                        help="each step's time limit in seconds (default: the step's own); one stopped there is "
+                        "interrupted as Ctrl-C would, and the tests that ran are counted")
     parser.add_argument("--judge-only", action="store_true",
                         help="run nothing: read the steps' last JUnit reports in the venv again")
     parser.add_argument("--update-readme", action="store_true", help="rewrite README.md's torch-range table")
@@ -269,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     python = venv_python(venv)
     facts = environment(python)
     print(f"torch_range: {facts['summary']}", flush=True)
-    steps = [judged_only(venv, name, args) if options.judge_only else run_step(python, venv, name, args, limit)
+    steps = [judged_only(venv, name, args) if options.judge_only else run_step(python, venv, name, args, options.limit or limit)
              for name, args, limit in STEPS if name in chosen]
     report = load_runs(options.results)
     # A step not run this time keeps its last result under this release (one entry per release).

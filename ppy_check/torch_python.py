@@ -35,20 +35,17 @@ REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.
 
 @functools.cache
 def module(dotted: str) -> ModuleRegions | None:
-    """The parsed source of torch's Python module ``dotted``, when ppy ships it: the installed torch's own
-    where there is one (what runs there, whatever its release), else the shipped copy."""
+    """The parsed source of torch's Python module ``dotted``, when ppy ships it.
+
+    Always the shipped copy, also where another torch is installed: the checker (which runs where torch is
+    absent) and the compiler must agree on what a region is. Another release's functions may differ (2.11's
+    ``F.interpolate`` has no ``lanczos`` mode, 2.11's ``Tensor.unflatten`` tests an ``isinstance`` the model
+    cannot fold); ppy_compile/drift.py's warning names the modules whose installed source is not the shipped
+    copy (``installed_module_file``)."""
     path = SOURCES / f"{dotted}.py.txt"
     if not path.is_file():
         return None
-    return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(source_path(dotted)).text)
-
-
-def source_path(dotted: str) -> Path:
-    """Where the source of shipped module ``dotted`` is read from. Another release's functions differ (2.11's
-    ``F.interpolate`` has no ``lanczos`` mode, so 2.13's would raise for the wrong modes): a region inlines the
-    installed torch's, found without importing torch, so the checker stays light."""
-    installed = installed_module_file(dotted)
-    return installed if installed is not None else SOURCES / f"{dotted}.py.txt"
+    return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(path).text)
 
 
 @functools.cache

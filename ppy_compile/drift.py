@@ -6,10 +6,10 @@ torch, an operator the data knows may be gone (a region calling it fails to
 compile, and runs as Python with a warning saying why) and new operators are
 unknown to the checker. This says which, once per process, instead of
 letting a region fail mysteriously. It also names torch's Python modules
-whose source differs from the shipped copy: regions inline the installed
-torch's own (``ppy_check/torch_python.py``), so what the checker said of a
-call into one (made with the shipped copy, where torch is absent) may not
-hold here.
+whose installed source differs from the shipped copy: regions inline the
+shipped copy (``ppy_check/torch_python.py``, so that the checker and the
+compiler agree), so a compiled call into one computes, checks and raises as
+the op data's release does, which may not be what this torch's Python does.
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ class Drift:
     def _sources(self) -> str:
         if not self.sources:
             return ""
-        return (f"; the source of {len(self.sources)} of torch's Python modules regions inline differs from the "
-                f"shipped copy ({', '.join(self.sources)}): regions inline this torch's own")
+        return (f"; {len(self.sources)} of torch's Python modules regions inline differ here from torch "
+                f"{self.shipped}'s ({', '.join(self.sources)}): compiled calls into them behave as in torch "
+                f"{self.shipped} (install it for exact agreement)")
 
 
 class TorchVersionWarning(UserWarning):
