@@ -125,8 +125,10 @@ def test_another_torch_is_named_with_what_differs(monkeypatch: pytest.MonkeyPatc
     module.drift.cache_clear()
     try:
         found = module.drift()
-        assert not found.same and found.missing == ("gone_in_this_torch.Tensor",)
-        assert "op data comes from torch 2.12.0: 1 operator overloads it knows are missing here" in found.summary()
+        # Under another torch than the op data's, its own missing overloads are listed too.
+        assert not found.same and "gone_in_this_torch.Tensor" in found.missing
+        assert f"op data comes from torch 2.12.0: {len(found.missing)} operator overloads it knows are missing here" \
+            in found.summary()
         with pytest.warns(module.TorchVersionWarning, match="op data comes from torch 2.12.0"):
             module.warn_once.cache_clear()
             module.warn_once()
