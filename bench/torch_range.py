@@ -190,7 +190,7 @@ def run_step(python: Path, venv: Path, name: str, args: tuple[str, ...], limit: 
             # Interrupted as Ctrl-C would: pytest still writes its report of the tests that ran.
             os.killpg(process.pid, signal.SIGINT)
             try:
-                process.wait(timeout=60)
+                process.wait(timeout=300)  # xdist's workers stop first: a minute was not enough for the report
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
@@ -272,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     python = venv_python(venv)
     facts = environment(python)
     print(f"torch_range: {facts['summary']}", flush=True)
-    steps = [judged_only(venv, name, args) if options.judge_only else run_step(python, venv, name, args, options.limit or limit)
+    steps = [judged_only(venv, name, args) if options.judge_only
+             else run_step(python, venv, name, args, options.limit or limit)
              for name, args, limit in STEPS if name in chosen]
     report = load_runs(options.results)
     # A step not run this time keeps its last result under this release (one entry per release).
