@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ppy-installed
 
-.PHONY: test lint typecheck demo check venv clean bench opdata gpu gpu-dry
+.PHONY: test test-torch lint typecheck demo check venv clean bench opdata gpu gpu-dry
 
 venv: $(STAMP)
 
@@ -23,6 +23,16 @@ $(STAMP): pyproject.toml constraints.txt
 # lint and typecheck first: a finding stops the run before the minutes of pytest.
 test: lint typecheck
 	$(PY) -m pytest --ppy-verify -n 2 --dist loadfile
+
+# The declared torch range (README.md, "Install"): the torch and compiler groups with --ppy-verify, the torch
+# stack and the mypy plugin's tests under release $(TORCH), in a venv of its own under $(TORCH_VENVS) (a CUDA
+# build of several GB: never inside the repository), with ppy installed editable from this tree. Slow (every
+# build is made again against that torch's headers); writes bench/results/torch_range.* and README's table.
+TORCH ?=
+TORCH_VENVS ?= $(HOME)/.cache/ppy/venvs
+test-torch: $(STAMP)
+	@test -n "$(TORCH)" || { echo "make test-torch: name a release, e.g. make test-torch TORCH=2.11.0"; exit 2; }
+	$(PY) bench/torch_range.py --torch $(TORCH) --venvs $(TORCH_VENVS) --python $(PYTHON) --update-readme
 
 # ruff's rules and files are in pyproject.toml ([tool.ruff]).
 lint: $(STAMP)

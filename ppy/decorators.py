@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import os
 import types
 import weakref
@@ -234,7 +235,11 @@ class Region(Generic[P, R]):
         # The file the body was compiled from, as it was then (path, sha256): the C++ must be built from
         # that text, not from an edit made since, which Python has not loaded.
         self.defined_from = defined_from(python)
+        # What Dynamo hands ppy.torch_op's `_ready` in the region's place: a result it takes as constant must
+        # come from constant arguments before torch 2.13 (which takes the object itself, guarded by its id).
+        self.serial = next(_serials)
         _live.add(self)
+        _by_serial[self.serial] = self
         _attached_runtime().created(self)
 
     # --- the compiled state: set by ppy.runtime through these methods alone -------------------
@@ -437,6 +442,13 @@ def _parameters_only(function: Callable[..., Any]) -> Callable[..., None]:
 # Every region object alive in the process: nested regions and methods are not
 # reachable from their module's globals, so tools find them here by site.
 _live: weakref.WeakSet[Region[Any, Any]] = weakref.WeakSet()
+_by_serial: weakref.WeakValueDictionary[int, Region[Any, Any]] = weakref.WeakValueDictionary()
+_serials = itertools.count()
+
+
+def region_of(serial: int) -> Region[Any, Any] | None:
+    """The live region whose ``serial`` this is."""
+    return _by_serial.get(serial)
 
 
 def live_regions(path: str | None = None) -> list[Region[Any, Any]]:

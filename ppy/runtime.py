@@ -70,7 +70,30 @@ def _route(region: Region[Any, Any]) -> None:
     """Calls of the region reach its compiled entry straight from the caller's frame, or, while an observer
     watches, ``Region.__call__`` (the runtime's path, which shows the observer every call)."""
     # PPY_LOG=calls wants every call seen, so it takes the runtime's path too (costly, only when asked).
-    region.route(watched=_observer is not None or log.on("calls") or _profile.active is not None)
+    region.route(watched=_observer is not None or log.on("calls") or _profile.active is not None
+                 or _dynamo_needs_python_call)
+
+
+# Dynamo before torch 2.13 does not trace a call of an object whose class's __call__ is a C function, even one
+# substituted (torch.compiler.substitute_in_graph): "does not know how to trace method `__call__` of class
+# Region". There, once torch._dynamo is loaded, every region takes the runtime's path (Region.__call__, a
+# Python frame of about 2 us a call), which Dynamo traces to the region's operator.
+_dynamo_needs_python_call = False
+_old_dynamo_hooked = False
+
+
+def _old_dynamo_loaded() -> None:
+    global _dynamo_needs_python_call
+    _dynamo_needs_python_call = True
+    for region in list(_prepared):
+        _route(region)
+
+
+def _dynamo_traces_c_calls() -> bool:
+    import torch
+
+    release = tuple(int(part) for part in str(torch.__version__).split("+")[0].split(".")[:2] if part.isdigit())
+    return release >= (2, 13)
 
 
 def _entry_class(region: Region[Any, Any], entry: Any) -> type:
@@ -86,6 +109,10 @@ def _entry_class(region: Region[Any, Any], entry: Any) -> type:
         torch.compiler.substitute_in_graph(entry, skip_signature_check=True)(Region.__call__)
 
     dynamo_hooks.when_loaded(teach_dynamo)
+    global _old_dynamo_hooked
+    if not _old_dynamo_hooked and not _dynamo_traces_c_calls():
+        _old_dynamo_hooked = True
+        dynamo_hooks.when_loaded(_old_dynamo_loaded)
     return region.entry_class(entry)
 
 

@@ -298,6 +298,9 @@ def _dig(value: Any, path: str) -> Any:
     return value
 
 
+_CUSTOM_OP_TAGS = "tags" in inspect.signature(torch.library.custom_op).parameters
+
+
 def _registered(region: Region[Any, Any]) -> Registered:
     found = getattr(region, "_ppy_torch_op", None)
     if found is not None:
@@ -335,10 +338,12 @@ def _register(region: Region[Any, Any]) -> Registered:
         return existing
     entry = Registered(name, schema, region, layout, _values_function(layout), bool(writes), random)
     kernel, fake = _kernels(entry)
-    tags = (torch.Tag.nondeterministic_seeded,) if random else ()
+    # torch.library.custom_op takes tags from torch 2.7 on; before, an operator that draws random numbers has
+    # none (compiled graphs may then reorder or merge its calls: README.md, "Install", says so).
+    tagging: dict[str, Any] = {"tags": (torch.Tag.nondeterministic_seeded,) if random else ()} if _CUSTOM_OP_TAGS else {}
     try:
         definition = torch.library.custom_op(f"{NAMESPACE}::{name}", kernel, mutates_args=layout.mutated(writes),
-                                             schema=schema, tags=tags)
+                                             schema=schema, **tagging)
     except (RuntimeError, ValueError) as error:
         raise TorchOpError(f"ppy: region `{region.__qualname__}` cannot be a torch operator: torch.library refused "
                            f"the schema {schema}: {str(error).splitlines()[0]}") from None
@@ -567,9 +572,12 @@ def _refuse_writes(entry: Registered) -> Callable[..., Any]:
 # --- routing: what Region.__call__ does while torch compiles or exports ----------------------
 
 
-def _ready(region: Region[Any, Any]) -> bool:
-    """Whether the region runs as its operator; registers it on the way. Dynamo calls this, it does not trace it
-    (see _teach_dynamo)."""
+def _ready(serial: int) -> bool:
+    """Whether the region numbered ``serial`` runs as its operator; registers it on the way. Dynamo calls this,
+    it does not trace it (see _teach_dynamo)."""
+    region = decorators.region_of(serial)
+    if region is None:
+        return False
     try:
         _registered(region)
     except TorchOpError as error:
@@ -589,7 +597,7 @@ _warned: set[Any] = set()
 
 def call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A region call made while torch compiles or exports: one operator call, or the body where it has none."""
-    if _ready(region):
+    if _ready(region.serial):
         return region._ppy_torch_op.call(*args, **kwargs)  # type: ignore[attr-defined]
     return region.python(*args, **kwargs)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 from pathlib import Path
 
 from ppy_check.module import ModuleRegions
@@ -36,11 +37,39 @@ REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.
 
 @functools.cache
 def module(dotted: str) -> ModuleRegions | None:
-    """The parsed source of torch's Python module ``dotted``, when ppy ships it."""
+    """The parsed source of torch's Python module ``dotted``, when ppy ships it.
+
+    Always the shipped copy, also where another torch is installed: the checker (which runs where torch is
+    absent) and the compiler must agree on what a region is. Another release's functions may differ (2.11's
+    ``F.interpolate`` has no ``lanczos`` mode, 2.11's ``Tensor.unflatten`` tests an ``isinstance`` the model
+    cannot fold); ppy_compile/drift.py's warning names the modules whose installed source is not the shipped
+    copy (``installed_module_file``)."""
     path = SOURCES / f"{dotted}.py.txt"
     if not path.is_file():
         return None
     return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(path).text)
+
+
+@functools.cache
+def _installed_torch() -> Path | None:
+    try:
+        spec = importlib.util.find_spec("torch")  # a top-level package: found on sys.path, not imported
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
+
+
+def installed_module_file(dotted: str) -> Path | None:
+    """The installed torch's file of module ``dotted`` (``torch.nn.functional``); None without one."""
+    root = _installed_torch()
+    if root is None or not dotted.startswith("torch."):
+        return None
+    relative = Path(*dotted.split(".")[1:])
+    for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 @functools.cache

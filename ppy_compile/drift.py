@@ -5,7 +5,11 @@ generated from one torch release (the one ppy is tested with). Under another
 torch, an operator the data knows may be gone (a region calling it fails to
 compile, and runs as Python with a warning saying why) and new operators are
 unknown to the checker. This says which, once per process, instead of
-letting a region fail mysteriously.
+letting a region fail mysteriously. It also names torch's Python modules
+whose installed source differs from the shipped copy: regions inline the
+shipped copy (``ppy_check/torch_python.py``, so that the checker and the
+compiler agree), so a compiled call into one computes, checks and raises as
+the op data's release does, which may not be what this torch's Python does.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ class Drift:
     installed: str
     missing: tuple[str, ...]  # overloads the op data knows and this torch lacks
     unknown: tuple[str, ...]  # aten overloads this torch has and the op data does not know
+    sources: tuple[str, ...] = ()  # torch's Python modules ppy inlines whose source here is not the shipped copy
 
     @property
     def same(self) -> bool:
@@ -30,7 +35,14 @@ class Drift:
             return f"torch {self.installed} (the op data's own)"
         return (f"torch {self.installed}, but ppy's op data comes from torch {self.shipped}: {len(self.missing)} "
                 f"operator overloads it knows are missing here (regions calling them run as Python), "
-                f"{len(self.unknown)} of this torch are unknown to ppy-check")
+                f"{len(self.unknown)} of this torch are unknown to ppy-check" + self._sources())
+
+    def _sources(self) -> str:
+        if not self.sources:
+            return ""
+        return (f"; {len(self.sources)} of torch's Python modules regions inline differ here from torch "
+                f"{self.shipped}'s ({', '.join(self.sources)}): compiled calls into them behave as in torch "
+                f"{self.shipped} (install it for exact agreement)")
 
 
 class TorchVersionWarning(UserWarning):
@@ -61,4 +73,18 @@ def drift() -> Drift:
         installed=str(torch.__version__),
         missing=tuple(sorted(known - installed)),
         unknown=tuple(sorted(n for n in installed - known if not n.startswith("_"))),
+        sources=differing_sources(),
     )
+
+
+def differing_sources() -> tuple[str, ...]:
+    """The shipped modules of torch's Python source whose installed file reads otherwise."""
+    from ppy_check import torch_python
+
+    found = []
+    for path in sorted(torch_python.SOURCES.glob("*.py.txt")):
+        dotted = path.name.removesuffix(".py.txt")
+        installed = torch_python.installed_module_file(dotted)
+        if installed is not None and installed.read_bytes() != path.read_bytes():
+            found.append(dotted)
+    return tuple(found)

@@ -713,7 +713,9 @@ inline double finfo(at::ScalarType dtype, FInfo attribute) {
         case at::kFloat8_e4m3fn: return finfo_of<c10::Float8_e4m3fn>(attribute);
         case at::kFloat8_e5m2fnuz: return finfo_of<c10::Float8_e5m2fnuz>(attribute);
         case at::kFloat8_e4m3fnuz: return finfo_of<c10::Float8_e4m3fnuz>(attribute);
+#if __has_include(<c10/util/Float8_e8m0fnu.h>)  // torch 2.7 on: the declared range's older releases lack it
         case at::kFloat8_e8m0fnu: return finfo_of<c10::Float8_e8m0fnu>(attribute);
+#endif
         default:
             TORCH_CHECK_TYPE(false, "torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                              "'torch.finfo'");

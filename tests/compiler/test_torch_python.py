@@ -417,6 +417,7 @@ def enumerated() -> set[str]:
     return {f"{SPELLED[namespace]}.{name}" for namespace, names in python_functions().items() for name in names}
 
 
+@pytest.mark.opdata_torch  # which functions are Python-level changes by release (2.14 made torch.qr one)
 def test_every_function_is_classified() -> None:
     kinds = {"LOWERED": set(LOWERED), "REFUSED": set(REFUSED), "NOT_A_COMPUTATION": set(NOT_A_COMPUTATION)}
     twice = [f"{name} ({a}, {b})" for a in kinds for b in kinds if a < b for name in sorted(kinds[a] & kinds[b])]

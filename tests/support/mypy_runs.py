@@ -14,9 +14,16 @@ BIN = Path(sys.executable).parent
 SHARED_CACHE = Path(__file__).resolve().parents[2] / ".ppy-cache" / "mypy"
 
 
+# Where mypy reads ppy's own modules from (the ppy a project imports, which the plugin knows by name). An
+# editable install in setuptools' default mode puts ppy on sys.path through an import hook that mypy cannot
+# follow (it then sees `ppy` as missing and every region untyped), so ppy's folder is named to it outright.
+PPY_ROOT = Path(__file__).resolve().parents[2]
+
+
 def mypy(args: list[str], cwd: Path, config: str = "", env: dict[str, str] | None = None,
          command: str = "mypy") -> subprocess.CompletedProcess[str]:
-    (cwd / "mypy.ini").write_text("[mypy]\nplugins = ppy\nshow_column_numbers = True\nignore_missing_imports = True\n" + config)
+    (cwd / "mypy.ini").write_text("[mypy]\nplugins = ppy\nshow_column_numbers = True\nignore_missing_imports = True\n"
+                                  f"mypy_path = {PPY_ROOT}\n" + config)
     if command == "mypy" and "--cache-dir" not in args:
         args = ["--cache-dir", str(SHARED_CACHE), *args]
     return subprocess.run([str(BIN / command), *args], cwd=cwd, capture_output=True, text=True,

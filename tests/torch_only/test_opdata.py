@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from ppy_check.schema import DATA_PATH, Base, BaseType, ListType, opdata
 
 
 
+@pytest.mark.opdata_torch
 def test_shipped_schemas_match_installed_torch() -> None:
     shipped = DATA_PATH.read_text(encoding="utf-8")
     regenerated = gen_opdata.render(gen_opdata.build(probe=False, previous=json.loads(shipped)))
@@ -123,11 +125,39 @@ def test_another_torch_is_named_with_what_differs(monkeypatch: pytest.MonkeyPatc
     module.drift.cache_clear()
     try:
         found = module.drift()
-        assert not found.same and found.missing == ("gone_in_this_torch.Tensor",)
-        assert "op data comes from torch 2.12.0: 1 operator overloads it knows are missing here" in found.summary()
+        # Under another torch than the op data's, its own missing overloads are listed too.
+        assert not found.same and "gone_in_this_torch.Tensor" in found.missing
+        assert f"op data comes from torch 2.12.0: {len(found.missing)} operator overloads it knows are missing here" \
+            in found.summary()
         with pytest.warns(module.TorchVersionWarning, match="op data comes from torch 2.12.0"):
             module.warn_once.cache_clear()
             module.warn_once()
     finally:
         module.drift.cache_clear()
         module.warn_once.cache_clear()
+
+
+@pytest.mark.opdata_torch
+def test_the_shipped_python_sources_are_the_op_data_torchs() -> None:
+    from ppy_compile.drift import differing_sources
+
+    assert differing_sources() == (), "ppy_check/torch_python/ is stale: run `python -m ppy_check.gen_opdata`"
+
+
+def test_python_modules_that_differ_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from ppy_check import torch_python
+    from ppy_compile import drift as module
+
+    edited = tmp_path / "functional.py"
+    edited.write_text((torch_python.SOURCES / "torch.nn.functional.py.txt").read_text(encoding="utf-8") + "# edited\n",
+                      encoding="utf-8")
+    real = torch_python.installed_module_file
+    monkeypatch.setattr(torch_python, "installed_module_file",
+                        lambda dotted: edited if dotted == "torch.nn.functional" else real(dotted))
+    found = module.Drift("2.12.0", "2.13.0", (), (), module.differing_sources())
+    assert found.sources == ("torch.nn.functional",)
+    assert "1 of torch's Python modules regions inline differ here from torch 2.12.0's (torch.nn.functional): " \
+           "compiled calls into them behave as in torch 2.12.0 (install it for exact agreement)" in found.summary()
+    # The model reads the shipped copy all the same: the checker, without torch, says what the compiler builds.
+    assert torch_python.module("torch.nn.functional") is not None
+    assert torch_python.module("torch.nn.functional").lines[-1] != "# edited"
