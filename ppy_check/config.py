@@ -13,11 +13,16 @@ import fnmatch
 import functools
 import os
 import re
-import tomllib
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import cast
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, as a package (pyproject.toml's dependency for 3.10 only)
+    import tomli as tomllib
 
 from ppy_check.messages import ALL_CODES, KNOWN_CODES, OPT_IN_CODES
 

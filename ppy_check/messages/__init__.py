@@ -14,7 +14,7 @@ import enum
 from dataclasses import dataclass, replace
 
 
-class Code(enum.StrEnum):
+class Code(str, enum.Enum):  # enum.StrEnum is 3.11's; this is the same on 3.10
     """Every rule code, defined once here: the rule module (``ppy_check.rules.<module>``) that reports it and
     documents it in its docstring, and whether a default selection runs it. Order is the rules' order in
     ``--explain``, the README, SARIF and ``--statistics``."""
@@ -34,6 +34,12 @@ class Code(enum.StrEnum):
     module: str
     structural: bool  # read from a function's syntax alone, so a region's helpers are checked by it too
     default: bool  # in the default selection, and a region rule every front-end runs
+
+    def __str__(self) -> str:  # the code itself, as StrEnum prints it, not `Code.LOOP`
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
 
     def __new__(cls, code: str, module: str, structural: bool = False, default: bool = True) -> Code:
         member = str.__new__(cls, code)

@@ -39,9 +39,10 @@ def test_the_bridge_and_the_header_build_together(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(cache, "valid", fake_valid)
     assert shared.ensure_all_shared(cache, with_pch=True) == ("key-bridge", "key-pch")
     assert {kind for kind, progress in calls if not progress} == {"bridge", "pch"}
-    step = capsys.readouterr().err
-    assert step.count("\n") == 1, step
-    assert step.startswith("ppy: building the bridge to torch and precompiling torch's headers (once per torch version) ...")
+    # One step for both: its start line and its done line, whole lines each.
+    step = capsys.readouterr().err.splitlines()
+    what = "ppy: building the bridge to torch and precompiling torch's headers (once per torch version)"
+    assert len(step) == 2 and step[0] == f"{what} ..." and step[1].startswith(f"{what}: done in "), step
 
 
 def test_only_what_is_missing_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 import idioms  # noqa: E402
 
@@ -31,3 +31,24 @@ def test_region_matches_python(built: dict[str, ppy.Region], name: str) -> None:
     for call in calls:
         outcome = compare_call(region, call)
         assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
+
+
+# Calls whose Python body raises (a sample must run, so these are not samples): the build raises alike, with Python's
+# message, from the check it compiled.
+RAISING = [
+    ("shape_extremes", ppy.Call(torch.tensor(1.0)), ValueError),
+    ("contracted", ppy.Call(torch.ones(2, 3), torch.ones(3, 5), -1), RuntimeError),
+    ("contracted", ppy.Call(torch.ones(2, 3), torch.ones(3), 2), RuntimeError),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "error"), RAISING, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(RAISING)])
+def test_region_raises_as_python(built: dict[str, ppy.Region], name: str, call: ppy.Call,
+                                 error: type[Exception]) -> None:
+    outcome = compare_call(built[name], call)
+    assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
+    assert isinstance(outcome.raised, error), outcome.raised
+    with pytest.raises(error) as compiled:
+        built[name](*call.args, **call.kwargs)
+    # Python's message, then where in the region the compiled check stands.
+    assert str(compiled.value).startswith(str(outcome.raised)), (str(compiled.value), str(outcome.raised))

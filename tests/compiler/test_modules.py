@@ -316,7 +316,7 @@ def test_batch_norm_in_training_and_eval_updates_the_running_statistics_as_eager
             for (name, mine), (_, theirs) in zip(net.named_parameters(), twin.named_parameters()):
                 assert mine.grad is not None and torch.allclose(mine.grad, theirs.grad), name
             for (name, mine), (_, theirs) in zip(net.named_buffers(), twin.named_buffers()):
-                assert torch.equal(mine, theirs), name
+                assert torch.equal(mine, theirs), f"{name} after {mode}: {mine.tolist()} != {theirs.tolist()}"
     assert [(r.calls, r.compiled) for r in profile.rows()] == [(4, 4)]
     if track:
         assert int(net.bn.num_batches_tracked) == 3

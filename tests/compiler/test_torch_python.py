@@ -195,6 +195,8 @@ LOWERED: dict[str, list[Sample]] = {
     "torch.chain_matmul": [s(t(2, 3), t(3, 4), t(4, 2))],
     # the operands as one sequence: torch's einsum calls itself on them spread
     "torch.einsum": [s("ij,jk->ik", t(2, 3), t(3, 4)), s("ij,jk->ik", (t(2, 3), t(3, 4)))],
+    # Answered from the parameter's type, at build time (ppy_check/model/builder/region_dialect.py).
+    "torch.is_tensor": [s(t(2))],
     "torch.lu": [s(square), s(square, get_infos=True)],
     "torch.meshgrid": [s(t(2), t(3), indexing="ij"), s(t(2), t(3), indexing="xy")],
     "torch.norm": [s(t(3, 4)), s(t(3, 4), 1, 1), s(t(3, 4), "nuc", (0, 1)), s(t(3, 4), dim=(0, 1), keepdim=True),
@@ -337,7 +339,6 @@ NOT_A_COMPUTATION: dict[str, str] = {
     "torch.initial_seed": "reads the global generator's seed",
     "torch.is_deterministic_algorithms_warn_only_enabled": "reads a global setting",
     "torch.is_storage": "a type test on a Python object",
-    "torch.is_tensor": "a type test on a Python object; a region's parameters are typed",
     "torch.is_warn_always_enabled": "reads a global setting",
     "torch.load": "reads a file",
     "torch.manual_seed": "seeds the global generator",

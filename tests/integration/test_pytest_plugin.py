@@ -176,7 +176,8 @@ def test_xdist_workers_build_each_module_once(project: pytest.Pytester, fresh_ca
     outcomes = spread.parseoutcomes()
     # `called` is verified only if its item runs in the worker that ran the test calling it.
     assert outcomes.get("failed", 0) == 0 and outcomes["passed"] + outcomes["skipped"] == 2 + 6, outcomes
-    builds = [line for line in spread.stderr.lines if re.match(r"ppy: building \d+ regions? of regions\.py", line)]
+    builds = [line for line in spread.stderr.lines
+              if re.match(r"ppy: building \d+ regions? of regions\.py .*: done in ", line)]
     assert len(builds) == 1, spread.stderr.str()
     added = [p for p in (fresh_cache / "builds").iterdir() if p.name not in before and not p.name.startswith(".")]
     # Each region built once, whichever module holds it.

@@ -1,7 +1,10 @@
 """A region's own checks: `assert`s and `if ...: raise` on shapes, ranks, numbers and dtypes, compiled as checks
 that raise Python's exception with Python's message. Each region's samples pass its checks (`--ppy-verify`);
 tests/compiler/test_checks.py makes the calls that fail them, holding each exception to Python's, and runs the
-asserts under `python -O`, which skips them."""
+asserts under `python -O`, which skips them.
+
+PYTEST_DONT_REWRITE: named on pytest's command line this file is imported as a test module, and pytest's rewritten
+asserts would add their own explanation to the messages the tests hold to Python's."""
 
 from __future__ import annotations
 
@@ -62,7 +65,7 @@ def heads_divide(x: Tensor, heads: int, causal: bool) -> Tensor:
         raise RuntimeError("expected (batch, seq, features) or (batch, 1, seq, features)")
     if causal and x.shape[-2] > 1024:
         raise NotImplementedError(f"causal attention over {x.shape[-2]} positions")
-    return x.unflatten(-1, (heads, -1)).softmax(-1).flatten(-2)
+    return x.unflatten(-1, (heads, -1)).softmax(-1).flatten(-2)  # type: ignore[no-untyped-call, no-any-return]
 
 
 @heads_divide.samples
