@@ -24,6 +24,7 @@ import pytest
 
 from ppy.decorators import Region
 from ppy.pytest_settings import VERIFIER
+from ppy_check.compat import add_note
 from ppy_check.site import RegionSite
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ class RegionItem(pytest.Item):
         try:
             calls: list[Call] = region.sample_calls(self.device)
         except Exception as error:
-            error.add_note(self.describe("producing its samples raised this"))
+            add_note(error, self.describe("producing its samples raised this"))
             raise
         signature = inspect.signature(region.python)
         for index, call in enumerate(calls):

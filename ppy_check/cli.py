@@ -101,7 +101,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except BrokenPipeError:
+        # `--help` or `--version` to a reader that went away (Python 3.11's argparse ignores it itself): no check
+        # ran, so nothing is claimed by exiting 0 as argparse does after printing.
+        stdout_closed()
+        return 0
     if args.explain:
         text = explain(args.explain)
         if text is None:

@@ -8,6 +8,7 @@ is called.
 from __future__ import annotations
 
 import ast
+import sys
 import warnings
 from dataclasses import dataclass, field
 
@@ -23,7 +24,13 @@ def parse_module(text: str, path: str) -> ast.Module | Diagnostic:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
-            return ast.parse(text, filename=path)
+            tree = ast.parse(text, filename=path)
+            if sys.version_info < (3, 11):
+                # 3.10's parser builds trees deeper than its compiler takes (3.11's refuses them itself): what
+                # Python would refuse to run is a syntax finding on both. (From the text, as Python compiles a
+                # file: converting the tree back to C hits the recursion limit long before.)
+                compile(text, path, "exec", dont_inherit=True)
+            return tree
     except SyntaxError as error:
         line = error.lineno or 1
         column = error.offset or 1

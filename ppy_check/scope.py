@@ -17,6 +17,8 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ppy_check.compat import is_try
+
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
@@ -95,7 +97,7 @@ def _top_level(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
         if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
             yield from _top_level(statement.body)
             yield from _top_level(statement.orelse)
-        elif isinstance(statement, (ast.Try, ast.TryStar)):
+        elif is_try(statement):
             yield from _top_level(statement.body)
             for handler in statement.handlers:
                 yield from _top_level(handler.body)
@@ -281,7 +283,7 @@ def _bindings_of(statement: ast.stmt) -> Iterator[tuple[str, _Bound]]:
         for target in statement.targets:
             for name in target_names(target):
                 yield name.id, _Bound(line, BindingKind.VALUE)
-    elif isinstance(statement, (ast.Try, ast.TryStar)):
+    elif is_try(statement):
         for handler in statement.handlers:
             if handler.name:
                 yield handler.name, _Bound(handler.lineno, BindingKind.VALUE)

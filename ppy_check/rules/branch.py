@@ -67,11 +67,13 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ppy_check import messages as m, written
+from ppy_check import messages as m
+from ppy_check import written
+from ppy_check.compat import TRY_STATEMENTS
+from ppy_check.finding import Finding
 from ppy_check.model import types as t
 from ppy_check.model.builder import Analysis
 from ppy_check.region import Region, check_parts, is_check
-from ppy_check.finding import Finding
 from ppy_check.scope import BindingKind
 
 CODE = m.BRANCH
@@ -166,7 +168,7 @@ def _raise(region: Region, node: ast.Raise) -> m.Message:
 
 _MESSAGES: dict[type, Callable[[Region, Any], m.Message]] = {
     ast.If: _if, ast.IfExp: _if_expression, ast.BoolOp: _bool_op, ast.Match: _match,
-    ast.Try: _try, ast.TryStar: _try, ast.Raise: _raise,
+    ast.Raise: _raise, **{statement: _try for statement in TRY_STATEMENTS},
 }
 
 

@@ -41,13 +41,13 @@ def test_names_of_one_node_are_kept_apart() -> None:
 
 
 def test_displayed_text_and_locals_are_the_nodes_own() -> None:
-    tree = ast.parse("def f(x):\n    y = x\n    return y\n\ndef g(z):\n    w, v = z\n    return w\n")
+    tree = ast.parse("def f(x):\n    y = x\n    return y\n\ndef g(z):\n    w = v = z\n    return w\n")
     first, second = tree.body
     assert isinstance(first, ast.FunctionDef) and isinstance(second, ast.FunctionDef)
     assert (function_locals(first), function_locals(second), function_locals(first)) == (
         frozenset({"x", "y"}), frozenset({"w", "v", "z"}), frozenset({"x", "y"}))
     texts = [display(node) for node in (first.body[0], second.body[0], first.body[0])]
-    assert texts == ["y = x", "w, v = z", "y = x"]
+    assert texts == ["y = x", "w = v = z", "y = x"]
 
 
 def _softmax_dtypes(model: RegionModel) -> list[object]:
