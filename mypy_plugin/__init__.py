@@ -29,9 +29,10 @@ from typing import Any
 
 from mypy import errorcodes
 from mypy.errorcodes import ErrorCode
-from mypy.nodes import CallExpr, Context, Decorator, FuncDef, MypyFile, OverloadedFuncDef, RefExpr, Var
+from mypy.nodes import ARG_STAR, ARG_STAR2, CallExpr, Context, Decorator, FuncDef, MypyFile, OverloadedFuncDef, RefExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigContext
-from mypy.types import CallableType, Instance, NoneType, ProperType, TupleType, Type, UnionType, get_proper_type
+from mypy.types import (CallableType, Instance, NoneType, Overloaded, ProperType, TupleType, Type, UnionType,
+                        get_proper_type)
 
 from ppy_check import messages
 from ppy_check.config import ConfigError
@@ -270,16 +271,24 @@ def _binding(placed: Placed) -> bool:
 class _CallsMypyChecks:
     """The calls in a region's body whose binding mypy checks itself: the body is checked, and the callee is a
     module-level name (or an attribute of an imported module, to any depth) bound to a def, overloaded or not,
-    whose signature mypy has. A call of anything else (a method, a local) keeps ppy's finding."""
+    whose signature mypy has, or a method of a parameter the body never rebinds, declared as a class whose
+    method mypy has with no `*args` or `**kwargs` (a stub that takes those refuses no argument: ppy's finding
+    stays). A call of anything else (a local, an attribute) keeps ppy's finding."""
 
     def __init__(self, region: Region, func: FuncDef, api: Any):
         options = api.options
         self.region = region
         self.globals = getattr(getattr(api, "tree", None), "names", None)
-        self.checked = self.globals is not None and (not func.is_dynamic() or options.check_untyped_defs) and \
-            errorcodes.CALL_ARG not in options.disabled_error_codes
-        self.local = {node.id for node in ast.walk(region.node) if isinstance(node, ast.Name)
-                      and isinstance(node.ctx, ast.Store)} | {a.arg for a in ast.walk(region.node.args) if isinstance(a, ast.arg)}
+        self.checked = self.globals is not None and (not func.is_dynamic() or options.check_untyped_defs)
+        self.disabled = options.disabled_error_codes
+        stored = {node.id for node in ast.walk(region.node) if isinstance(node, ast.Name)
+                  and isinstance(node.ctx, ast.Store)}
+        self.local = stored | {a.arg for a in ast.walk(region.node.args) if isinstance(a, ast.arg)}
+        signature = func.type
+        self.parameters: dict[str, ProperType] = {}
+        if isinstance(signature, CallableType):
+            self.parameters = {name: get_proper_type(kind) for name, kind in zip(signature.arg_names, signature.arg_types)
+                               if name is not None and name not in stored}
 
     def reports(self, diagnostic: Diagnostic, found: list[Placed], lines: list[str]) -> bool:
         if not self.checked or not any(_binding(p) and p.diagnostic == diagnostic for p in found):
@@ -289,7 +298,11 @@ class _CallsMypyChecks:
         call = next((node for node in ast.walk(self.region.node) if isinstance(node, ast.Call)
                      and node.lineno == diagnostic.line and node.col_offset == offset), None)
         parts = _dotted(call.func) if call is not None else None
-        if not parts or parts[0] in self.local:
+        if not parts:
+            return False
+        if len(parts) == 2 and parts[0] in self.parameters:
+            return self._checks(self._method(self.parameters[parts[0]], parts[1]))
+        if parts[0] in self.local:
             return False
         names = self.globals
         for part in parts[:-1]:
@@ -298,7 +311,23 @@ class _CallsMypyChecks:
                 return False
             names = symbol.node.names
         symbol = names.get(parts[-1]) if names is not None else None
-        return symbol is not None and isinstance(symbol.node, (FuncDef, OverloadedFuncDef))
+        return symbol is not None and self._checks(symbol.node)
+
+    @staticmethod
+    def _method(receiver: ProperType, name: str) -> Any:
+        return receiver.type.get_method(name) if isinstance(receiver, Instance) else None
+
+    def _checks(self, callee: Any) -> bool:
+        """Whether mypy reports a call of ``callee`` that Python's binding refuses: a def it has a signature of,
+        under the error code it would report with (`call-overload` for an overloaded one) switched on."""
+        if isinstance(callee, FuncDef):
+            # An unannotated def too: mypy binds a call of it, to parameters of type Any.
+            code, kinds = errorcodes.CALL_ARG, [callee.arg_kinds]
+        elif isinstance(callee, OverloadedFuncDef) and isinstance(callee.type, Overloaded):
+            code, kinds = errorcodes.CALL_OVERLOAD, [item.arg_kinds for item in callee.type.items]
+        else:
+            return False
+        return code not in self.disabled and not any({ARG_STAR, ARG_STAR2} & set(item) for item in kinds)
 
 
 def _dotted(node: ast.expr) -> list[str] | None:
