@@ -90,6 +90,12 @@ _SCALARS: dict[Any, str] = {
     torch.dtype: "ScalarType",
     torch.device: "Device",
 }
+# Results an operator cannot give back as the region does: a `ScalarType` result reaches the caller as its
+# number (torch.float32 as 6) and Dynamo stops at a `str` result ("torch.* op returned non-Tensor").
+_UNRETURNABLE = {
+    "ScalarType": "torch.library's operators return a dtype as its number (torch.float32 as 6)",
+    "str": "Dynamo takes no str from an operator",
+}
 # The lists torch's Python custom operators convert both ways, by item type.
 _LISTS = {"Tensor": "Tensor[]", "Tensor?": "Tensor?[]", "SymInt": "SymInt[]", "Scalar": "Scalar[]", "bool": "bool[]"}
 _OPTIONAL_LISTS = {"Tensor[]": "Tensor[]?", "SymInt[]": "SymInt[]?", "bool[]": "bool[]?"}
@@ -210,6 +216,9 @@ class Layout:
                 taken.add(name)
                 arguments.append((name, leaf))
         results = [leaf for leaf, _ in _leaves(returns, "")] if returns is not None else []
+        for kind in (leaf.schema.rstrip("?") for leaf in results):
+            if kind in _UNRETURNABLE:
+                raise TorchOpError(f"the return is {_shown(returned)}: {_UNRETURNABLE[kind]}")
         return cls(parameters, returns, arguments, results)
 
     def schema(self, writes: Sequence[str]) -> str:

@@ -134,7 +134,18 @@ def _project_regions() -> dict[str, ppy.Region[Any, Any]]:
 
 
 REGIONS = _project_regions()
-EXPRESSIBLE = sorted(name for name in REGIONS if not name.endswith(".first_of"))
+# The project's regions no torch operator can stand for (each traced as its body under torch.compile): why.
+NOT_OPERATORS = {
+    "idioms.texts": "the return is tuple[str, str, str]: Dynamo takes no str from an operator",
+}
+EXPRESSIBLE = sorted(name for name in REGIONS if name not in NOT_OPERATORS)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_OPERATORS))
+def test_the_regions_no_operator_stands_for_say_why(name: str) -> None:
+    with pytest.raises(torch_op.TorchOpError) as refused:
+        torch_op.op(REGIONS[name])
+    assert NOT_OPERATORS[name] in str(refused.value)
 
 
 def _clone(value: Any, grad: bool = False) -> Any:
@@ -184,10 +195,9 @@ def test_every_region_is_an_operator_opcheck_accepts(name: str) -> None:
         if not entry.random:
             _same(expected, actual, "output")
             _same(expected_args, actual_args, "argument")
-        # assert_close holds a NaN float result unequal to itself, and AOTAutograd traces only tensor and number
-        # outputs (a str result stops it as unreachable): those calls' eager-against-AOT comparison is skipped.
-        untraceable = any((isinstance(v, float) and v != v) or isinstance(v, str) for v in _leaves(expected))
-        aot = [] if untraceable else ["test_aot_dispatch_dynamic"]
+        # assert_close holds a NaN float result unequal to itself: that call's eager-against-AOT comparison is skipped.
+        nan = any(isinstance(v, float) and v != v for v in _leaves(expected))
+        aot = [] if nan else ["test_aot_dispatch_dynamic"]
         torch.library.opcheck(operator, _clone(flat), test_utils=["test_schema", "test_autograd_registration",
                                                                   "test_faketensor", *aot])
         if not entry.mutates and not entry.random and _gradients_agree(region, entry, call):
@@ -253,6 +263,26 @@ def test_a_signature_torch_library_cannot_express_is_refused_clearly() -> None:
         compiled = torch.compile(cast, fullgraph=True, backend="eager")
         result = compiled(torch.ones(2))
     assert result.dtype == torch.float64 and result.tolist() == [2.0, 2.0]
+
+
+@ppy.opt(2)
+def typed_like(x: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.dtype, str]:
+    return x * n, x.dtype, "ab" * n
+
+
+def test_a_dtype_or_str_result_is_the_bodys_under_compile() -> None:
+    """An operator hands a dtype back as its number (torch.float32 as 6), and Dynamo takes no str from one: such
+    a region is traced as its body, so the caller gets what eager gives."""
+    assert typed_like.build()
+    with pytest.raises(torch_op.TorchOpError, match="torch.library's operators return a dtype as its number"):
+        torch_op.op(typed_like)
+
+    def caller(x: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.dtype, str]:
+        return typed_like(x, n)
+
+    with pytest.warns(torch_op.TorchOpFallbackWarning, match="traced as its Python body"):
+        y, dtype, text = torch.compile(caller, fullgraph=True, backend="eager")(torch.ones(2, dtype=torch.float64), 3)
+    assert (y.tolist(), dtype, text) == ([3.0, 3.0], torch.float64, "ababab")
 
 
 def test_eager_calls_never_reach_the_operator(monkeypatch: pytest.MonkeyPatch) -> None:
