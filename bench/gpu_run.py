@@ -67,7 +67,8 @@ MAX_FILES = 8
 DEFAULT_BUDGET_S = 450.0
 # Files the dry run verifies on the CPU: a few regions, already built by the suite's own tests.
 DRY_VERIFY = ("tests/regions/tiny.py", "tests/regions/fast_regions.py", "examples/gpt2/gpt2.py")
-# The markers summary.md holds the README's part between (README.md's "GPU run" section).
+# The markers summary.md holds the README's part between (README.md's "Benchmarks": "GPU run results", and
+# "GPT-2 end to end" for the CUDA table).
 RUN_MARKER = "gpu-run"
 BENCH_MARKER = "gpt2-cuda"
 # pytest exit statuses (pytest.ExitCode), without importing pytest here.
