@@ -91,10 +91,11 @@ _SCALARS: dict[Any, str] = {
     torch.device: "Device",
 }
 # Results an operator cannot give back as the region does: a `ScalarType` result reaches the caller as its
-# number (torch.float32 as 6) and Dynamo stops at a `str` result ("torch.* op returned non-Tensor").
+# number (torch.float32 as 6) and Dynamo stops at a `str` or `Device` result ("torch.* op returned non-Tensor").
 _UNRETURNABLE = {
     "ScalarType": "torch.library's operators return a dtype as its number (torch.float32 as 6)",
     "str": "Dynamo takes no str from an operator",
+    "Device": "Dynamo takes no device from an operator",
 }
 # The lists torch's Python custom operators convert both ways, by item type.
 _LISTS = {"Tensor": "Tensor[]", "Tensor?": "Tensor?[]", "SymInt": "SymInt[]", "Scalar": "Scalar[]", "bool": "bool[]"}

@@ -270,9 +270,14 @@ def typed_like(x: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.dtype, str]
     return x * n, x.dtype, "ab" * n
 
 
-def test_a_dtype_or_str_result_is_the_bodys_under_compile() -> None:
-    """An operator hands a dtype back as its number (torch.float32 as 6), and Dynamo takes no str from one: such
-    a region is traced as its body, so the caller gets what eager gives."""
+@ppy.opt(2)
+def placed(x: torch.Tensor) -> tuple[torch.Tensor, torch.device]:
+    return x + 1, x.device
+
+
+def test_a_dtype_str_or_device_result_is_the_bodys_under_compile() -> None:
+    """An operator hands a dtype back as its number (torch.float32 as 6), and Dynamo takes no str or device from
+    one: such a region is traced as its body, so the caller gets what eager gives."""
     assert typed_like.build()
     with pytest.raises(torch_op.TorchOpError, match="torch.library's operators return a dtype as its number"):
         torch_op.op(typed_like)
@@ -283,6 +288,11 @@ def test_a_dtype_or_str_result_is_the_bodys_under_compile() -> None:
     with pytest.warns(torch_op.TorchOpFallbackWarning, match="traced as its Python body"):
         y, dtype, text = torch.compile(caller, fullgraph=True, backend="eager")(torch.ones(2, dtype=torch.float64), 3)
     assert (y.tolist(), dtype, text) == ([3.0, 3.0], torch.float64, "ababab")
+    with pytest.raises(torch_op.TorchOpError, match="Dynamo takes no device from an operator"):
+        torch_op.op(placed)
+    with pytest.warns(torch_op.TorchOpFallbackWarning, match="traced as its Python body"):
+        moved, device = torch.compile(lambda x: placed(x), fullgraph=True, backend="eager")(torch.ones(2))
+    assert (moved.tolist(), device) == ([2.0, 2.0], torch.device("cpu"))
 
 
 def test_eager_calls_never_reach_the_operator(monkeypatch: pytest.MonkeyPatch) -> None:
