@@ -184,3 +184,28 @@ def helper_flags(x: Tensor, b: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
 @helper_flags.samples
 def _(device: str) -> Iterator[tuple[Tensor, Tensor]]:
     yield r(3, 4, device=device), r(4, device=device)
+
+
+@ppy.opt(2)
+def resized(x: Tensor, size: tuple[int, int]) -> tuple[Tensor, Tensor]:
+    # A size of the parameter's type: each item an int, as torch's Python code asks of it item by item.
+    return F.interpolate(x, size=size, mode="bilinear", align_corners=False), F.interpolate(x, size=size)
+
+
+@resized.samples
+def _(device: str) -> Iterator[tuple[Tensor, tuple[int, int]]]:
+    yield r(2, 3, 4, 5, device=device), (6, 7)
+    yield r(1, 2, 8, 8, device=device), (3, 5)
+
+
+@ppy.opt(2)
+def resized_by_mode(x: Tensor, size: tuple[int, int], mode: str) -> Tensor:
+    # The mode known only at run time: torch's choice of operator by rank and mode, compiled as C++ `if`s (a mode
+    # that takes no `align_corners`, "nearest", raises Python's ValueError: tests/compiler/test_idioms.py).
+    return F.interpolate(x, size=size, mode=mode, align_corners=False)
+
+
+@resized_by_mode.samples
+def _(device: str) -> Iterator[tuple[Tensor, tuple[int, int], str]]:
+    yield r(2, 3, 4, 5, device=device), (6, 7), "bilinear"
+    yield r(2, 3, 4, 5, device=device), (3, 9), "bicubic"
