@@ -104,11 +104,14 @@ def region_findings(region: Region, path: str, lines: list[str], codes: Iterable
                     path, span.line, column, finding.code, finding.message, region.name, span.end_line,
                     _column(lines, span.end_line, span.end_column), _fix(finding.fix, lines)), finding.text)
     for callee, context, anchor in analysis.callees:
-        # A helper's loops and branches are the region's: the structural rules read its syntax too.
+        # A helper's loops and branches are the region's: the structural rules read its syntax too, and the tests
+        # it decided at build time on this reach (the branch rule skips them).
+        decided = frozenset(entry for entry in analysis.decided if entry[1] == context and entry[2] == anchor)
+        reached = Analysis(None, Problems(), decided=decided) if decided else EMPTY_ANALYSIS
         for code in STRUCTURAL:
             if code not in wanted:
                 continue
-            for finding in RULES[code].check(callee, EMPTY_ANALYSIS):
+            for finding in RULES[code].check(callee, reached):
                 any_finding = True
                 span = anchor or finding.span
                 column = _column(lines, span.line, span.column)

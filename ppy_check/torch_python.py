@@ -219,6 +219,15 @@ _MASKED = ("fill what the mask hides with the operation's identity and call the 
 _UPSAMPLE = ("call the ATen operator for the input's rank and mode with the output size, as in "
              "`torch._C._nn.upsample_nearest2d(input, (h, w))` or `torch._C._nn.upsample_bilinear2d(input, (h, w), "
              "align_corners)`")
+_UPSAMPLE_MODE = ("write `mode` as a literal (`mode=\"bilinear\"`, `mode=\"nearest\"`), one region per mode: torch's "
+                  "Python code picks the ATen operator by it at run time, but also `align_corners`' default and, with "
+                  "`scale_factor`, whether it computes the output size (for `\"area\"`) in a loop over the rank")
+# A refused call whose argument picks what torch's Python code does, that argument known only at run time: its
+# name, its position, and what to write instead (rather than ALTERNATIVES', which take the choice as made).
+RUN_TIME_CHOICES: dict[str, tuple[str, int, str]] = {
+    "torch.nn.functional.interpolate": ("mode", 3, _UPSAMPLE_MODE),
+    "torch.nn.functional.upsample": ("mode", 3, _UPSAMPLE_MODE),
+}
 # What to write instead of a Python-level function of torch that ppy refuses, by the function the user's call
 # reaches: a finding refusing that call ends with it.
 ALTERNATIVES: dict[str, str] = {

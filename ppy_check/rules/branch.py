@@ -21,6 +21,14 @@ is reported here when it cannot compile: its test reads a tensor's value
 (`assert (x >= 0).all()`), it raises another exception (a class of your own),
 or its message is one ppy cannot build as Python does (a format spec, `!r`).
 
+Nor is an `if` or `x if c else y` inside a helper the region calls whose test
+is known where the region is built: a literal argument (`helper(x, True)`, a
+default), a value folded from literals, None passed for an Optional. It picks
+its way then, as torch's own Python code is folded, and the compiled region
+holds that way alone. The same test on a value known only at run time (a
+`bool` parameter of the region passed on to the helper) is a branch, on
+every call that passes it.
+
 **Why.** One build serves every call, so the code cannot depend on values
 known only at run time. Reading a tensor's value to decide also forces a
 device sync: a check on one would copy the value back and wait for it on
@@ -176,6 +184,8 @@ def check(region: Region, analysis: Analysis) -> Iterator[Finding]:
     # A check is no branch: the builder compiles it (or says, through analysis.problems, why it cannot).
     checks = [node for node in region.nodes if isinstance(node, (ast.Assert, ast.If)) and is_check(node)]
     own = {id(node) for check in checks for node in (check, *check_parts(check))}
+    # Nor is an `if` of a helper whose test the builder knew (a literal argument): it picked its way at build time.
+    own.update(node for node, _, _ in analysis.decided)
     for node in region.nodes:
         message = _MESSAGES.get(type(node))
         if message is not None and id(node) not in own:

@@ -114,7 +114,7 @@ KNOWN_GAPS: dict[str, str] = {
     'sequence.gen_slopes': 'ppy-branch `if` on `_n_heads != n_heads` is a branch; ppy-branch `if` on `return_1d` is '
                            'a branch',
     'sequence.build_alibi_bias': 'ppy-branch `if` on `_n_heads != n_heads` is a branch; ppy-branch `if` on '
-                                 '`return_1d` is a branch (+1 more)',
+                                 '`full` is a branch',
     'yolo.xywh2xyxy': 'ppy-branch conditional expression on `isinstance(x, torch.Tensor)` is a branch; ppy-'
                       'unsupported `isinstance` has no ATen lowering (a Python builtin, which runs in the '
                       'interpreter)',

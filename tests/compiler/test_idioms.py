@@ -39,6 +39,9 @@ RAISING = [
     ("shape_extremes", ppy.Call(torch.tensor(1.0)), ValueError),
     ("contracted", ppy.Call(torch.ones(2, 3), torch.ones(3, 5), -1), RuntimeError),
     ("contracted", ppy.Call(torch.ones(2, 3), torch.ones(3), 2), RuntimeError),
+    ("resized_by_mode", ppy.Call(torch.ones(1, 2, 4, 4), (6, 7), "nearest"), ValueError),
+    ("resized_by_mode", ppy.Call(torch.ones(1, 2, 4), (6, 7), "bilinear"), ValueError),
+    ("resized_by_mode", ppy.Call(torch.ones(1, 2, 4, 4), (6, 7), "linear"), NotImplementedError),
 ]
 
 

@@ -142,3 +142,70 @@ def contracted(a: Tensor, b: Tensor, n: int) -> Tensor:
 def _(device: str) -> Iterator[tuple[Tensor, Tensor, int]]:
     yield r(2, 3, 4, device=device), r(3, 4, 5, device=device), 2
     yield r(2, 3, device=device), r(4, 5, device=device), 0
+
+
+def doubled_unless(x: Tensor, flag: bool) -> Tensor:
+    if not flag:
+        return x
+    return x * 2
+
+
+def activation(x: Tensor, name: str = "gelu", slope: float = 0.0) -> Tensor:
+    if name == "gelu":
+        return F.gelu(x)
+    elif name == "leaky" and slope:
+        y = F.leaky_relu(x, slope)
+    elif name == "leaky":
+        y = F.relu(x)
+    else:
+        raise ValueError(f"unknown activation {name}")
+    return y if slope < 0.5 else -y
+
+
+def biased(x: Tensor, bias: Tensor | None, scale: float) -> Tensor:
+    if bias is not None:
+        x = x + bias
+    return x * scale if scale != 1.0 else x
+
+
+def through(x: Tensor, flag: bool) -> Tensor:
+    return doubled_unless(x, flag)
+
+
+@ppy.opt(2)
+def helper_flags(x: Tensor, b: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    # Each test of the helpers is on a literal argument (or a default, or None for an Optional): it picks its way
+    # where the region is built, and the way not taken (its `raise` too) is not compiled.
+    return (doubled_unless(x, True) + doubled_unless(x, False), activation(x) + activation(x, "leaky", 0.1),
+            activation(x, "leaky", 0.75) + activation(x, name="leaky"), biased(x, None, 2.0) + biased(x, b, 1.0)
+            + through(x, True))
+
+
+@helper_flags.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor]]:
+    yield r(3, 4, device=device), r(4, device=device)
+
+
+@ppy.opt(2)
+def resized(x: Tensor, size: tuple[int, int]) -> tuple[Tensor, Tensor]:
+    # A size of the parameter's type: each item an int, as torch's Python code asks of it item by item.
+    return F.interpolate(x, size=size, mode="bilinear", align_corners=False), F.interpolate(x, size=size)
+
+
+@resized.samples
+def _(device: str) -> Iterator[tuple[Tensor, tuple[int, int]]]:
+    yield r(2, 3, 4, 5, device=device), (6, 7)
+    yield r(1, 2, 8, 8, device=device), (3, 5)
+
+
+@ppy.opt(2)
+def resized_by_mode(x: Tensor, size: tuple[int, int], mode: str) -> Tensor:
+    # The mode known only at run time: torch's choice of operator by rank and mode, compiled as C++ `if`s (a mode
+    # that takes no `align_corners`, "nearest", raises Python's ValueError: tests/compiler/test_idioms.py).
+    return F.interpolate(x, size=size, mode=mode, align_corners=False)
+
+
+@resized_by_mode.samples
+def _(device: str) -> Iterator[tuple[Tensor, tuple[int, int], str]]:
+    yield r(2, 3, 4, 5, device=device), (6, 7), "bilinear"
+    yield r(2, 3, 4, 5, device=device), (3, 9), "bicubic"

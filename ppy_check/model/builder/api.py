@@ -55,6 +55,8 @@ class BuildStateAPI(Protocol):
     callees: list[tuple[Region, str, Span | None]]
     callees_reached: list[tuple[Region, str, Span | None]]
     callees_seen: set[tuple[int, str, Span | None]]
+    decided: list[tuple[int, str, Span | None]]
+    branched: set[tuple[int, str, Span | None]]
     complete: bool
     consumed: dict[int, str]
     data: OpData
@@ -395,6 +397,9 @@ class LibraryDialectAPI(Dialect, Protocol):
         ...
 
     def try_constant(self, node: ast.expr) -> Const | None:
+        ...
+
+    def try_truth(self, node: ast.expr) -> Const | None:
         ...
 
     def library_binding(self, value: ast.expr, span: Span, name: str) -> Value:

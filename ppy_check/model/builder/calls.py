@@ -261,8 +261,20 @@ class Calls(Part):
                       node: ast.Call) -> Value:
         if not self.state.frame.dialect.offers_fixes or dotted not in torch_python.ALTERNATIVES:  # nothing to offer: no context manager
             return self._call_function(dotted, args, keywords, span, shown, node)
-        with self.offering_alternative(dotted):
+        with self.offering_alternative(dotted, self.run_time_choice(dotted, args, keywords)):
             return self._call_function(dotted, args, keywords, span, shown, node)
+
+    def run_time_choice(self, dotted: str, args: list[Argument], keywords: dict[str, Expr]) -> str | None:
+        """What to write instead where the call passes a choice torch's Python code makes by (``mode``) that is known
+        only at run time (``torch_python.RUN_TIME_CHOICES``); None where it passes none, or a literal."""
+        choice = torch_python.RUN_TIME_CHOICES.get(dotted)
+        if choice is None:
+            return None
+        name, position, alternative = choice
+        before = args[:position + 1]
+        value = keywords.get(name) if name in keywords else \
+            args[position].value if len(args) > position and not any(a.spread for a in before) else None
+        return alternative if value is not None and not isinstance(value, Const) else None
 
     def tensor_of_numbers(self, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str,
                           node: ast.Call) -> Value | None:
@@ -304,14 +316,14 @@ class Calls(Part):
         return self.call_function("torch.stack", [Argument(stacked)], {}, span, shown, node)
 
     @contextlib.contextmanager
-    def offering_alternative(self, dotted: str) -> Iterator[None]:
+    def offering_alternative(self, dotted: str, instead: str | None = None) -> Iterator[None]:
         """A user's call of torch's Python layer that ppy refuses: its finding ends with what to write instead,
-        where ppy knows (``torch_python.ALTERNATIVES``)."""
+        where ppy knows (``instead``, else ``torch_python.ALTERNATIVES``)."""
         start = len(self.state.problems.unsupported)
         try:
             yield
         finally:
-            alternative = torch_python.ALTERNATIVES.get(dotted)
+            alternative = instead or torch_python.ALTERNATIVES.get(dotted)
             records = self.state.problems.unsupported
             if alternative is not None and len(records) > start:
                 records[start] = dataclasses.replace(records[start], why=m.message(m.WITH_ALTERNATIVE, why=records[start].why,

@@ -121,6 +121,10 @@ def _cannot_raise(value: Expr) -> bool:
         return not value.args
     if isinstance(value, IsNone):
         return _cannot_raise(value.base)
+    if isinstance(value, Item):
+        # An item of a tuple of known length (`for x in size` of a `tuple[int, int]`): no IndexError to raise.
+        return isinstance(value.base.type, t.TupleT) and -len(value.base.type.items) <= value.index < \
+            len(value.base.type.items) and _cannot_raise(value.base)
     if isinstance(value, Call):
         return value.native.name in _HARMLESS_NATIVES
     if isinstance(value, Host):

@@ -22,6 +22,10 @@ class Analysis:
     # Helpers and regions the region calls (inlined): the structural rules check their syntax too.
     # (helper, how the region reached it, the call in the region's file when the helper is in another file)
     callees: list[tuple[Region, str, Span | None]] = field(default_factory=list)
+    # The `if`s and conditional expressions of those helpers whose test the builder knew, on every way the region
+    # reached them (by node, how the region reached the helper, anchor as in ``callees``): each picked its way
+    # while the region was built, so it is no branch (the branch rule reads this).
+    decided: frozenset[tuple[int, str, Span | None]] = frozenset()
 
 
 @dataclass
@@ -42,3 +46,5 @@ class Frame:
     # None where a loop's body ends (what follows it is the next round, no straight continuation).
     rests: list[list[ast.stmt] | None] = field(default_factory=list)
     finished: bool = False  # the rest of the function was built inside a run-time branch (library_if)
+    # A helper's frame: the anchor its reach was recorded with (Analysis.callees), which its decided tests name.
+    anchor: Span | None = None

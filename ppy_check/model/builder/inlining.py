@@ -73,17 +73,18 @@ class Inliner(Part):
             return self.instantiate(template, bound, chain)
         start = _TemplateStart(len(self.state.body), self.state.vars, self.state.snapshot(), len(self.state.problems.structural),
                                len(self.state.problems.branches), len(self.state.problems.budgets), len(self.state.callees_reached),
-                               set(self.state.natives), len(self.state.sequence_kinds), set(self.state.sizes), len(self.state.inlined))
+                               set(self.state.natives), len(self.state.sequence_kinds), set(self.state.sizes), len(self.state.inlined),
+                               len(self.state.decided))
+        anchor = self.state.anchor or span if helper.path != self.state.region.site.path else None
         if not helper.library:
-            self.add_callee(describe_function(node, helper.scope, helper.path), chain,
-                            self.state.anchor or span if helper.path != self.state.region.site.path else None)
+            self.add_callee(describe_function(node, helper.scope, helper.path), chain, anchor)
         self.state.inlined.append(id(node))
         saved: tuple[Any, Frame, Any, Any, Any] = (self.state.env, self.state.frame, self.state.returned, self.state.returned_value, self.state.anchor)
         # A nested function reads its enclosing function's names as they are now, at the call (Python's cells).
         self.state.env = {**{name: self.state.env[name] for name in sorted(helper.closure) if name in self.state.env}, **bound}
         called_as = (self.state.frame.called_as or shown) if helper.library else ""
         self.state.frame = Frame(function_locals(node), [], chain, node, helper.scope, helper.path, self.state.dialect_for(helper),
-                           called_as)
+                           called_as, anchor=anchor)
         if helper.path != self.state.region.site.path and self.state.anchor is None:
             self.state.anchor = span
         self.state.returned, self.state.returned_value = False, None
@@ -170,7 +171,8 @@ class Inliner(Part):
             tuple(leaves), body, value, start.vars, self.state.vars, tuple(self.state.writes[saved[4]:]),
             tuple(self.state.callees_reached[start.callees:]), chain, frozenset(self.state.natives - start.natives), self.state.random,
             tuple(self.state.sizes - start.sizes), tuple(list(self.state.sequence_kinds.values())[start.kinds:]),
-            frozenset(self.state.inlined[start.inlined:]), _count_statements(body) + len(self.state.callees_reached) - start.callees)
+            frozenset(self.state.inlined[start.inlined:]), _count_statements(body) + len(self.state.callees_reached) - start.callees,
+            tuple(self.state.decided[start.decided:]))
 
     def instantiate(self, template: _Template, bound: dict[str, Value], chain: str) -> Expr:
         """A helper's model built before, for these arguments: its statements again, on these arguments' values,
@@ -197,6 +199,8 @@ class Inliner(Part):
         self.state.writes.extend(template.writes)
         for callee, callee_chain, anchor in template.callees:
             self.add_callee(callee, callee_chain[:len(callee_chain) - len(template.chain)] + chain, anchor)
+        for decided, decided_chain, anchor in template.decided:
+            self.state.decided.append((decided, decided_chain[:len(decided_chain) - len(template.chain)] + chain, anchor))
         self.state.natives |= template.natives
         self.state.random = self.state.random or template.random
         self.state.sizes.update(cloner.clone(size) for size in template.sizes)

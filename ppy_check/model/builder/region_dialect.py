@@ -61,7 +61,14 @@ class RegionDialect(Part):
         return None
 
     def block_if(self, statements: list[ast.stmt], index: int) -> RestTaken:
-        return RestTaken.NOT_HANDLED
+        node = statements[index]
+        assert isinstance(node, ast.If)  # Statements.statements asks this of an `if` alone
+        known = None if is_check(node) else self.decided(node.test)
+        if known is None:
+            return RestTaken.NOT_HANDLED  # a check (statement), or a branch the rule reports
+        self.record_decided(node, node.orelse if known.value else node.body)
+        self.stmts.statements(node.body if known.value else node.orelse)
+        return RestTaken.NO
 
     def statement(self, node: ast.stmt) -> bool:
         if isinstance(node, ast.Assert):
@@ -73,7 +80,46 @@ class RegionDialect(Part):
         return False
 
     def expression(self, node: ast.expr) -> Value | None:
+        if isinstance(node, ast.IfExp):
+            known = self.decided(node.test)
+            if known is not None:
+                self.record_decided(node, [node.orelse if known.value else node.body])
+                return self.exprs._expr(node.body if known.value else node.orelse)  # only the way taken, as Python
+        if isinstance(node, ast.BoolOp) and self.state.frame.node is not self.state.region.node:
+            return self.decided_bool(node)
         return None
+
+    # --- a helper's tests known where the region is built --------------------------------
+
+    def decided(self, test: ast.expr) -> Const | None:
+        """Whether the test of an `if` (or `x if test else y`) in a helper holds, where the builder knows it: a literal
+        argument (`helper(x, True)`), a value folded from literals, or a truth the type decides (None, a tuple).
+        Then the `if` picks its way as the region is built, as torch's own Python code folds (library_dialect):
+        the compiled region holds only that way, for every call. A region's own tests are on its parameters, known
+        only at run time: a branch."""
+        if self.state.frame.node is self.state.region.node:
+            return None
+        return self.library_dialect.try_truth(test)
+
+    def decided_bool(self, node: ast.BoolOp) -> Const | None:
+        """`a and b` (`or`) in a helper, where the operands Python evaluates are known here: the operand Python's
+        short-circuit gives, those after it never evaluated. None where one it needs is known only at run time."""
+        is_or = isinstance(node.op, ast.Or)
+        for taken, operand in enumerate(node.values):
+            known = self.library_dialect.try_constant(operand)
+            if known is None:
+                return None
+            if bool(known.value) == is_or or taken == len(node.values) - 1:
+                self.record_decided(node, node.values[taken + 1:])
+                return known
+        return None  # unreachable: a BoolOp has operands
+
+    def record_decided(self, node: ast.If | ast.IfExp | ast.BoolOp, untaken: list[ast.stmt] | list[ast.expr]) -> None:
+        """The test, and what the way not taken holds (its `elif`s, a `raise` there), are no branch on this reach:
+        that code never runs here."""
+        frame = self.state.frame
+        for decided in (node, *(inner for way in untaken for inner in ast.walk(way))):
+            self.state.decided.append((id(decided), frame.context, frame.anchor))
 
     def call(self, node: ast.Call) -> Value | None:
         resolved = self.state.frame.scope.resolve(node.func)

@@ -90,6 +90,11 @@ class BuildState(Part):
         # Each (helper, how it was reached, anchor) once: a helper called on many paths is checked once per path.
         self.callees_seen: set[tuple[int, str, Span | None]] = set()
         self.callees_reached: list[tuple[Region, str, Span | None]] = []
+        # The `if`s and conditional expressions of helpers that picked their way here, their test known (by node,
+        # the helper's reach and anchor), and those built as branches: a test known on one call of a helper and not
+        # on another of the same reach (`f(x, True) + f(x, flag)` on one line) is a branch.
+        self.decided: list[tuple[int, str, Span | None]] = []
+        self.branched: set[tuple[int, str, Span | None]] = set()
         # A helper's model, by what it depends on (template_key), and the helpers each inlining reached.
         self.templates: dict[tuple[Any, ...], _Template] = {}
         self.inlined: list[int] = []
@@ -155,8 +160,9 @@ class BuildState(Part):
         if self.complete and not self.returned and not isinstance(returns, t.NoneT):
             self.type_problem(Span.of(region.node), region.name,
                               refusals.ENDS_WITHOUT_RETURN(returns=returns))
+        decided = frozenset(self.decided) - self.branched
         if not self.complete or self.problems:
-            return Analysis(None, self.problems, self.writes, self.callees)
+            return Analysis(None, self.problems, self.writes, self.callees, decided)
         instance = None
         if region.self_name is not None:
             # The entry takes every input positionally: the region's parameters, then what it reads through `self`.
@@ -170,7 +176,7 @@ class BuildState(Part):
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
                             self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes,
                             tuple(self.assumptions.values()), instance)
-        return Analysis(model, self.problems, self.writes, self.callees)
+        return Analysis(model, self.problems, self.writes, self.callees, decided)
 
     def stopped(self, exceeded: Exceeded | None, error: str = "") -> Analysis:
         """The region's analysis when building stopped part way: one finding, at the statement of the region's body
@@ -256,6 +262,7 @@ class BuildState(Part):
         """A construct the loop, branch or syntax rule reports from the syntax (of the region or a helper it calls)."""
         self.frame.dialect.structural(node)
         self.problems.structural.append(Span.of(node))
+        self.branched.add((id(node), self.frame.context, self.frame.anchor))
         self.complete = False
 
     def snapshot(self) -> tuple[int, int, int, int, int, bool]:

@@ -25,6 +25,7 @@ class _TemplateStart:
     kinds: int
     sizes: set[Expr]
     inlined: int
+    decided: int
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class _Template:
     kinds: tuple[tuple[Expr, str], ...]
     reached: frozenset[int]  # the helpers inlined, by identity: reused only where none of them is being inlined
     statements: int  # its cost in steps (budgets.MAX_STEPS): its statements and the helpers it reaches
+    decided: tuple[tuple[int, str, Span | None], ...]  # its tests known at build time (BuildState.decided)
 
 
 class _Cloner:
