@@ -1,8 +1,11 @@
 """Check a compiled region against its own Python body, on one call.
 
-Both run on their own clones of the inputs. Compared: every output (shape,
-dtype, device, values within a dtype-aware tolerance; integers and bools
-exactly), every tensor parameter afterwards (so an in-place write the compiled
+Both run on their own clones of the inputs, a method region's instance
+included (a copy each: the module state a call writes, BatchNorm's running
+statistics, moves once, in the caller's own call, and each side starts alike).
+Compared: every output (shape, dtype, device, values within a dtype-aware
+tolerance; integers and bools exactly), every tensor parameter and the
+instance's parameters and buffers afterwards (so an in-place write the compiled
 code misses is caught), and, where the call writes nothing, the gradients of
 the floating inputs through a backward pass with one random cotangent. For a
 ``@ppy.pure`` region, a tensor argument whose version counter moved during
@@ -12,6 +15,7 @@ either call is a write the static check missed.
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -162,9 +166,10 @@ def compare_call(region: Region[Any, Any], call: Call, device: str | None = "cpu
 
     import torch
 
-    compiled = region.compiled
-    if compiled is None:
+    form = region.compiled_form
+    if form is None:
         raise RuntimeError(f"region `{region.site.qualname}` is not compiled")
+    compiled = form.entry
     if device is None:
         args, kwargs = call.args, dict(call.kwargs)
         tensors = [v for v in list(args) + list(kwargs.values()) if isinstance(v, torch.Tensor)]
@@ -173,6 +178,9 @@ def compare_call(region: Region[Any, Any], call: Call, device: str | None = "cpu
         args = _to(call.args, device)
         kwargs = {k: _to(v, device) for k, v in call.kwargs.items()}
     signature = inspect.signature(region.python)
+    # A method region's first parameter is its instance, which `_clone` passes as it is: every run here would
+    # write its state (BatchNorm's running statistics, in training) before the caller's own call writes it again.
+    instance = next(iter(signature.parameters)) if form.instance is not None else None
     mismatches: list[Mismatch] = []
     worst = 0.0
     worst_tolerance: tuple[float, float] | None = None
@@ -187,8 +195,7 @@ def compare_call(region: Region[Any, Any], call: Call, device: str | None = "cpu
             worst_tolerance = tolerance or worst_tolerance
 
     def run(function: Any, with_grad: bool) -> tuple[Any, inspect.BoundArguments, Exception | None]:
-        bound = signature.bind(*_clone(args, with_grad), **{k: _clone(v, with_grad) for k, v in kwargs.items()})
-        bound.apply_defaults()
+        bound = _bind(signature, args, kwargs, with_grad, instance)
         if region.pure:
             versions = _versions(bound)
         try:
@@ -227,9 +234,39 @@ def compare_call(region: Region[Any, Any], call: Call, device: str | None = "cpu
             if isinstance(before, torch.Tensor) and not torch.equal(e, before):
                 written = True
             note(compare_values(f"parameter `{name}`", e, a, scale))
+        elif name == instance:
+            found = _state(a)
+            for path, value in _state(e).items():
+                note(compare_values(f"attribute `{name}.{path}`", value, found.get(path), scale))
     if gradients and not written and not mismatches:
-        mismatches.extend(m for m, _, _ in _gradients(region, compiled, signature, args, kwargs, scale) if m is not None)
+        mismatches.extend(m for m, _, _ in _gradients(region, compiled, signature, args, kwargs, scale, instance)
+                          if m is not None)
     return Outcome(tuple(mismatches), worst, worst_tolerance)
+
+
+def _bind(signature: Any, args: Any, kwargs: dict[str, Any], with_grad: bool, instance: str | None) -> Any:
+    """One run's arguments: clones of the tensors, and a copy of the instance (``instance``: its parameter) of the
+    run's own. A copy, not a snapshot put back after: writing the caller's parameters back in place would bump
+    their version counters under any graph the caller's earlier calls saved them in."""
+    bound = signature.bind(*_clone(args, with_grad), **{k: _clone(v, with_grad) for k, v in kwargs.items()})
+    bound.apply_defaults()
+    if instance is not None:
+        try:
+            bound.arguments[instance] = copy.deepcopy(bound.arguments[instance])
+        except Exception as error:  # pylint: disable=broad-except
+            raise RuntimeError(f"`{instance}` cannot be copied for the comparison (copy.deepcopy raised {error!r}), "
+                               "and the runs would write the caller's own object") from error
+    return bound
+
+
+def _state(instance: Any) -> dict[str, Any]:
+    """The tensors a method region's call may write through its instance: a module's parameters and buffers, by
+    their paths (`bn.running_mean`), or another object's tensor attributes."""
+    import torch
+
+    if isinstance(instance, torch.nn.Module):
+        return {**dict(instance.named_parameters()), **dict(instance.named_buffers())}
+    return {name: value for name, value in getattr(instance, "__dict__", {}).items() if isinstance(value, torch.Tensor)}
 
 
 def _versions(bound: Any) -> dict[str, int]:
@@ -266,12 +303,12 @@ def _seeded(cuda: bool) -> Iterator[None]:
             torch.cuda.set_rng_state_all(cuda_state)
 
 
-def _gradients(region: Region[Any, Any], compiled: Any, signature: Any, args: Any, kwargs: dict[str, Any], scale: float) -> list[Any]:
+def _gradients(region: Region[Any, Any], compiled: Any, signature: Any, args: Any, kwargs: dict[str, Any], scale: float,
+               instance: str | None) -> list[Any]:
     import torch
 
     def forward(function: Any) -> tuple[list[Any], dict[str, Any]]:
-        bound = signature.bind(*_clone(args, True), **{k: _clone(v, True) for k, v in kwargs.items()})
-        bound.apply_defaults()
+        bound = _bind(signature, args, kwargs, True, instance)
         on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in bound.arguments.values())
         with _seeded(on_cuda):
             result = function(*bound.arguments.values()) if function is compiled else function(*bound.args, **bound.kwargs)

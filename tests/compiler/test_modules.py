@@ -10,6 +10,7 @@ import torch
 
 import ppy
 from ppy.runtime import RegionDeclinedWarning
+from ppy.verify import compare_call
 
 import module_regions as mr
 
@@ -320,3 +321,16 @@ def test_batch_norm_in_training_and_eval_updates_the_running_statistics_as_eager
     assert [(r.calls, r.compiled) for r in profile.rows()] == [(4, 4)]
     if track:
         assert int(net.bn.num_batches_tracked) == 3
+
+
+def test_comparing_a_training_call_writes_copies_of_the_module_not_the_module() -> None:
+    """`--ppy-verify` compares each call a test makes before the call itself runs (Verifier.observe): its four runs
+    (both sides, then both again for the gradients) write copies of the instance. On the module itself they would
+    move BatchNorm's running statistics five times a training call, the test's own call the fifth."""
+    torch.manual_seed(0)
+    net = mr.Normed(3).train()
+    before = {name: buffer.clone() for name, buffer in net.named_buffers()}
+    outcome = compare_call(mr.Normed.forward, ppy.Call(net, torch.randn(2, 3, 5, 5)))
+    assert outcome.mismatches == ()
+    for name, buffer in net.named_buffers():
+        assert torch.equal(buffer, before[name]), f"{name}: {before[name].tolist()} -> {buffer.tolist()}"

@@ -15,10 +15,13 @@ from ppy.decorators import Compiled  # noqa: E402
 from ppy.verify import compare_call  # noqa: E402
 
 
-def region(python: Callable[..., Any], compiled: Callable[..., Any], pure: bool = False) -> ppy.Region:
+def region(python: Callable[..., Any], compiled: Callable[..., Any], pure: bool = False,
+           method: bool = False) -> ppy.Region:
     made = ppy.Region(python, level=1, pure=pure)
-    # What a build would install: every parameter positional.
-    made.settle_compiled(Compiled(entry=compiled, signature=inspect.signature(python)))
+    # What a build would install: every parameter positional; a method region's reads through its instance (any
+    # object: compare_call only asks whether there are some, the stand-in reads the instance itself).
+    made.settle_compiled(Compiled(entry=compiled, signature=inspect.signature(python),
+                                  instance=object() if method else None))
     return made
 
 
@@ -128,3 +131,30 @@ def test_comparing_a_call_leaves_the_callers_random_numbers_as_they_were() -> No
     torch.manual_seed(7)
     compare_call(tiny.scale_shift, Call(x, 2.0, 1))
     assert torch.equal(torch.rand(4), expected)
+
+
+def normed(self: torch.nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
+    return self(x)
+
+
+def normed_without_the_update(self: torch.nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
+    # Training's output (the batch's statistics), the running ones left as they were: a missed write.
+    return torch.nn.functional.batch_norm(x, None, None, self.weight, self.bias, True, 0.0, self.eps)
+
+
+def test_a_method_regions_runs_write_copies_of_the_instance_each_starting_from_the_callers() -> None:
+    """Each side (and each gradient run) gets a copy of the instance: the caller's module is left for its own call
+    to write once, and the compiled side does not start from the state the Python body left."""
+    torch.manual_seed(0)
+    bn = torch.nn.BatchNorm1d(3).train()
+    outcome = compare_call(region(normed, normed, method=True), ppy.Call(bn, torch.randn(4, 3)))
+    assert outcome.mismatches == ()
+    assert torch.equal(bn.running_mean, torch.zeros(3)) and int(bn.num_batches_tracked) == 0
+
+
+def test_an_instance_buffer_the_compiled_side_does_not_write_is_a_mismatch_naming_it() -> None:
+    torch.manual_seed(0)
+    outcome = compare_call(region(normed, normed_without_the_update, method=True),
+                           ppy.Call(torch.nn.BatchNorm1d(3).train(), torch.randn(4, 3)))
+    assert [m.what for m in outcome.mismatches] == ["attribute `self.running_mean`", "attribute `self.running_var`",
+                                                    "attribute `self.num_batches_tracked`"]
