@@ -268,16 +268,23 @@ def _binding(placed: Placed) -> bool:
         and any(why.template == reason.template for reason in refusals.BINDING)
 
 
+# The class ppy binds a method call of a tensor parameter against, as mypy names it.
+_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch._tensor.Tensor"})
+
+
 class _CallsMypyChecks:
-    """The calls in a region's body whose binding mypy checks itself: the body is checked, and the callee is a
-    module-level name (or an attribute of an imported module, to any depth) bound to a def, overloaded or not,
-    whose signature mypy has, or a method of a parameter the body never rebinds, declared as a class whose
-    method mypy has with no `*args` or `**kwargs` (a stub that takes those refuses no argument: ppy's finding
-    stays). A call of anything else (a local, an attribute) keeps ppy's finding."""
+    """The calls in a region's body whose binding mypy checks against the def ppy binds them to: the body is
+    checked, and the callee is a module-level name (or an attribute of an imported module, to any depth) bound
+    to a def, overloaded or not, in a source file or in torch's own stubs (another stub may take what its
+    source refuses), or a method of a `torch.Tensor` parameter the body never rebinds (a subclass's own method
+    is not the one ppy binds). A def that takes `*args` or `**kwargs` refuses no argument, and a line that
+    silences mypy, or a switched-off code mypy would report with, keeps ppy's finding; so does a call of
+    anything else (a local, an attribute)."""
 
     def __init__(self, region: Region, func: FuncDef, api: Any):
         options = api.options
         self.region = region
+        self.modules: dict[str, MypyFile] = getattr(api, "modules", {})
         self.globals = getattr(getattr(api, "tree", None), "names", None)
         self.checked = self.globals is not None and (not func.is_dynamic() or options.check_untyped_defs)
         self.disabled = options.disabled_error_codes
@@ -294,6 +301,8 @@ class _CallsMypyChecks:
         if not self.checked or not any(_binding(p) and p.diagnostic == diagnostic for p in found):
             return False
         text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
+        if "type: ignore" in text:
+            return False  # what the line silences is mypy's, not ppy's
         offset = len(text[:diagnostic.column - 1].encode("utf-8"))  # ast's columns count UTF-8 bytes
         call = next((node for node in ast.walk(self.region.node) if isinstance(node, ast.Call)
                      and node.lineno == diagnostic.line and node.col_offset == offset), None)
@@ -301,7 +310,9 @@ class _CallsMypyChecks:
         if not parts:
             return False
         if len(parts) == 2 and parts[0] in self.parameters:
-            return self._checks(self._method(self.parameters[parts[0]], parts[1]))
+            receiver = self.parameters[parts[0]]
+            return isinstance(receiver, Instance) and receiver.type.fullname in _TENSOR_CLASSES and \
+                self._checks(receiver.type.get_method(parts[1]))
         if parts[0] in self.local:
             return False
         names = self.globals
@@ -311,15 +322,17 @@ class _CallsMypyChecks:
                 return False
             names = symbol.node.names
         symbol = names.get(parts[-1]) if names is not None else None
-        return symbol is not None and self._checks(symbol.node)
+        return symbol is not None and self._from_source(symbol.node) and self._checks(symbol.node)
 
-    @staticmethod
-    def _method(receiver: ProperType, name: str) -> Any:
-        return receiver.type.get_method(name) if isinstance(receiver, Instance) else None
+    def _from_source(self, callee: Any) -> bool:
+        """Whether mypy's def of ``callee`` is the one ppy binds to: in a source file, or in torch's stubs."""
+        module = self.modules.get(getattr(callee, "fullname", "").rpartition(".")[0])
+        return module is not None and (not module.is_stub or module.fullname.split(".")[0] == "torch")
 
     def _checks(self, callee: Any) -> bool:
         """Whether mypy reports a call of ``callee`` that Python's binding refuses: a def it has a signature of,
-        under the error code it would report with (`call-overload` for an overloaded one) switched on."""
+        under the codes it would report with switched on (`call-overload` for an overloaded one; `misc` for a
+        value given twice)."""
         if isinstance(callee, FuncDef):
             # An unannotated def too: mypy binds a call of it, to parameters of type Any.
             code, kinds = errorcodes.CALL_ARG, [callee.arg_kinds]
@@ -327,7 +340,8 @@ class _CallsMypyChecks:
             code, kinds = errorcodes.CALL_OVERLOAD, [item.arg_kinds for item in callee.type.items]
         else:
             return False
-        return code not in self.disabled and not any({ARG_STAR, ARG_STAR2} & set(item) for item in kinds)
+        return not {code, errorcodes.MISC} & set(self.disabled) and \
+            not any({ARG_STAR, ARG_STAR2} & set(item) for item in kinds)
 
 
 def _dotted(node: ast.expr) -> list[str] | None:

@@ -26,10 +26,7 @@ def parse_module(text: str, path: str) -> ast.Module | Diagnostic:
             warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
             tree = ast.parse(text, filename=path)
             if sys.version_info < (3, 11):
-                # 3.10's parser builds trees deeper than its compiler takes (3.11's refuses them itself): what
-                # Python would refuse to run is a syntax finding on both. (From the text, as Python compiles a
-                # file: converting the tree back to C hits the recursion limit long before.)
-                compile(text, path, "exec", dont_inherit=True)
+                _compiles_as_deep(text, path)
             return tree
     except SyntaxError as error:
         line = error.lineno or 1
@@ -38,6 +35,17 @@ def parse_module(text: str, path: str) -> ast.Module | Diagnostic:
     except (ValueError, RecursionError, MemoryError) as error:
         reason = str(error) or type(error).__name__
         return Diagnostic(path, 1, 1, m.SYNTAX, m.SYNTAX_PARSE.format(error=reason), "")
+
+
+def _compiles_as_deep(text: str, path: str) -> None:
+    """Raise RecursionError where 3.10's compiler refuses the nesting its parser took (3.11's parser refuses it
+    itself, so a file too deep to run is a syntax finding on both). Only the depth: the compiler's other errors
+    (a late `from __future__`, a repeated parameter) are no finding on 3.11 either. From the text, as Python
+    compiles a file: converting the tree back to C hits the recursion limit long before."""
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError:
+        pass
 
 
 @dataclass

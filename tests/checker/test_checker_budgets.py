@@ -141,6 +141,12 @@ def test_a_deeper_expression_than_python_compiles_is_a_syntax_finding(tmp_path: 
     assert code == m.SYNTAX and "cannot parse" in message
 
 
+def test_what_only_the_compiler_refuses_besides_depth_is_no_finding(tmp_path: Path) -> None:
+    """A repeated parameter parses (the compiler refuses it): no ppy-syntax finding on any release, 3.10 too,
+    where the checker asks the compiler about depth."""
+    assert check(tmp_path, HEAD + "def g(a, a):\n    return a\n") == []
+
+
 def test_the_file_time_budget_refuses_what_it_did_not_finish(tmp_path: Path) -> None:
     """With no time left, a region that needs more than a glance is refused, by name, not passed."""
     total = " + ".join(["x"] * 100)

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from first_write import BY_DESIGN_CODES, Entry, corpus_files, judge_corpus_file  # noqa: E402
 from judge import check_file  # noqa: E402
 from ppy_check.messages import ALL_CODES  # noqa: E402
+from tests.support.first_write_checks import hold, param  # noqa: E402
 
 # First-write functions that ppy-check refuses today, and why. Delete an entry when its feature lands.
 REFUSED_TODAY: dict[str, str] = {}
@@ -39,22 +40,12 @@ REFUSED_TODAY: dict[str, str] = {}
 KNOWN_BUGS: dict[str, str] = {}
 
 
-class Refused(Exception):
-    """ppy-check refuses the function, and every finding is well formed."""
-
-
 def _functions() -> list[tuple[str, str]]:
     return [(path.stem, name) for path in corpus_files() for name in check_file(path)[0]]
 
 
 def _param(file: str, name: str) -> object:
-    key = f"{file}.{name}"
-    marks = []
-    if key in REFUSED_TODAY:
-        marks.append(pytest.mark.xfail(strict=True, raises=Refused, reason=f"refused today: {REFUSED_TODAY[key]}"))
-    elif key in KNOWN_BUGS:
-        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"ppy bug: {KNOWN_BUGS[key]}"))
-    return pytest.param(file, name, id=key, marks=marks)
+    return param(file, name, REFUSED_TODAY, KNOWN_BUGS, "refused today")
 
 
 @cache
@@ -62,25 +53,9 @@ def _judged(file: str) -> dict[str, Entry]:
     return {entry.name: entry for entry in judge_corpus_file(ROOT / "tests" / "corpus" / f"{file}.py")}
 
 
-def _well_formed(entry: Entry) -> None:
-    for finding in entry.verdict.findings:
-        assert finding.code in ALL_CODES, finding
-        assert finding.region == entry.name and f"`{entry.name}`" in finding.message, finding
-
-
 @pytest.mark.parametrize(("file", "name"), [_param(*f) for f in _functions()])
 def test_corpus_function(file: str, name: str) -> None:
-    entry = _judged(file)[name]
-    verdict = entry.verdict
-    _well_formed(entry)
-    if entry.by_design:
-        codes = {f.code for f in verdict.findings}
-        assert codes & set(BY_DESIGN_CODES), (
-            f"{entry.key} loops, branches or asserts by design, but ppy-check gave {sorted(codes) or 'no finding'}")
-        return
-    if verdict.status == "refused":
-        raise Refused("; ".join(f"{f.code} {f.message}" for f in verdict.findings))
-    assert verdict.status == "matched", f"{entry.key} passes ppy-check but is {verdict.status}: {verdict.detail}"
+    hold(_judged(file)[name], BY_DESIGN_CODES, ALL_CODES)
 
 
 def test_lists_name_corpus_functions() -> None:

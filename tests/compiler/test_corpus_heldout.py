@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from first_write import BY_DESIGN_CODES, Entry, corpus_files, judge_corpus_file  # noqa: E402
 from judge import check_file  # noqa: E402
 from ppy_check.messages import ALL_CODES  # noqa: E402
+from tests.support.first_write_checks import hold, param  # noqa: E402
 
 CORPUS = "heldout"
 FOLDER = ROOT / "tests" / "corpus_heldout"
@@ -128,22 +129,12 @@ KNOWN_BUGS: dict[str, str] = {}
 RATE_FLOOR = 29 / 62  # 2026-12-02: 29 of 62 work as first written (22 before checks compiled); no wrong answer
 
 
-class Refused(Exception):
-    """ppy-check refuses the function, and every finding is well formed."""
-
-
 def _functions() -> list[tuple[str, str]]:
     return [(path.stem, name) for path in corpus_files(CORPUS) for name in check_file(path)[0]]
 
 
 def _param(file: str, name: str) -> object:
-    key = f"{file}.{name}"
-    marks = []
-    if key in KNOWN_GAPS:
-        marks.append(pytest.mark.xfail(strict=True, raises=Refused, reason=f"gap: {KNOWN_GAPS[key]}"))
-    elif key in KNOWN_BUGS:
-        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"ppy bug: {KNOWN_BUGS[key]}"))
-    return pytest.param(file, name, id=key, marks=marks)
+    return param(file, name, KNOWN_GAPS, KNOWN_BUGS, "gap")
 
 
 @cache
@@ -151,26 +142,9 @@ def _judged(file: str) -> dict[str, Entry]:
     return {entry.name: entry for entry in judge_corpus_file(FOLDER / f"{file}.py")}
 
 
-def _well_formed(entry: Entry) -> None:
-    for finding in entry.verdict.findings:
-        assert finding.code in ALL_CODES, finding
-        assert finding.region == entry.name and f"`{entry.name}`" in finding.message, finding
-
-
 @pytest.mark.parametrize(("file", "name"), [_param(*f) for f in _functions()])
 def test_heldout_function(file: str, name: str) -> None:
-    entry = _judged(file)[name]
-    verdict = entry.verdict
-    _well_formed(entry)
-    if entry.by_design:
-        codes = {f.code for f in verdict.findings}
-        assert codes & set(BY_DESIGN_CODES), (
-            f"{entry.key} loops, branches or asserts on values by design, but ppy-check gave "
-            f"{sorted(codes) or 'no finding'}")
-        return
-    if verdict.status == "refused":
-        raise Refused("; ".join(f"{f.code} {f.message}" for f in verdict.findings))
-    assert verdict.status == "matched", f"{entry.key} passes ppy-check but is {verdict.status}: {verdict.detail}"
+    hold(_judged(file)[name], BY_DESIGN_CODES, ALL_CODES)
 
 
 def test_lists_name_heldout_functions() -> None:

@@ -233,3 +233,56 @@ def test_a_binding_mypy_checks_is_mypys_error_alone(tmp_path: Path) -> None:
     # With mypy's own check off, the plugin says it.
     quiet = mypy(["m.py"], tmp_path, config="disable_error_code = call-arg\n")
     assert {(12, "ppy-type"), (17, "ppy-type")} <= {(f[1], f[3]) for f in findings(quiet.stdout)}, quiet.stdout
+
+
+KEPT = textwrap.dedent(
+    """\
+    import ppy
+    import torch
+
+    from helpers import scale
+
+
+    class Mine(torch.Tensor):
+        def split(self, split_size, axis=0):  # type: ignore[no-untyped-def, override]
+            return super().split(split_size, axis)
+
+
+    def helper(x: torch.Tensor, n: int) -> torch.Tensor:
+        return x * n
+
+
+    @ppy.opt(3)
+    def subclass(x: Mine) -> torch.Tensor:
+        return x.split(2, axis=0)[0]
+
+
+    @ppy.opt(3)
+    def stubbed(x: torch.Tensor) -> torch.Tensor:
+        return scale(x)
+
+
+    @ppy.opt(3)
+    def silenced(x: torch.Tensor) -> torch.Tensor:
+        return x.split(2, dimm=0)[0]  # type: ignore[call-arg]
+
+
+    @ppy.opt(3)
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return helper(x, 2, n=3)
+    """
+)
+
+
+def test_a_binding_mypy_may_not_report_keeps_ppys_finding(tmp_path: Path) -> None:
+    """ppy's finding stays wherever mypy's own check may pass or be off: a subclass's own method (not the
+    `torch.Tensor` one ppy binds), a stub that takes what its source refuses, a line that silences mypy, and
+    a value given twice (mypy's `misc`) with `misc` switched off."""
+    (tmp_path / "helpers.py").write_text("def scale(x, n):\n    return x * n\n")
+    (tmp_path / "helpers.pyi").write_text("from typing import Any\n\ndef scale(x: Any, n: int = ...) -> Any: ...\n")
+    (tmp_path / "m.py").write_text(KEPT)
+    result = mypy(["m.py"], tmp_path)
+    assert {line for _, line, _, code, _ in findings(result.stdout) if code == "ppy-type"} == {18, 23, 28}, result.stdout
+    assert "m.py:33:12: error: " in result.stdout and "[misc]" in result.stdout, result.stdout  # mypy says it: once
+    quiet = mypy(["m.py"], tmp_path, config="disable_error_code = misc\n")
+    assert (33, "ppy-type") in {(f[1], f[3]) for f in findings(quiet.stdout)}, quiet.stdout

@@ -226,15 +226,21 @@ class RegionDialect(Part):
         if known is not None:
             value = known.value
             return (str(value),) if isinstance(value, (str, int, float, bool)) or value is None else None
+        value = self.checked_value(node)
+        return self.stmts.shown(value) if isinstance(value, Expr) else None
+
+    def checked_value(self, node: ast.expr) -> Value:
+        """The value a check reads: refused where it is a tensor's value read back (`(x > 0).all().item()`),
+        abandoned where its own problem is recorded already."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist") \
                 and not node.args and not node.keywords:
-            read = self.exprs.expr(node.func.value)  # `(x > 0).all().item()`: a check on a tensor's value
+            read = self.exprs.expr(node.func.value)
             if isinstance(read, Expr) and isinstance(read.type, t.TensorT):
                 raise self.refuse(node, m.BRANCH_CHECK_TENSOR, test=display(node))
         value = self.exprs.expr(node)
         if isinstance(value, Poisoned):
-            raise _Abandon  # its problem is recorded
-        return self.stmts.shown(value) if isinstance(value, Expr) else None
+            raise _Abandon
+        return value
 
     def truth(self, node: ast.expr, negate: bool = False) -> Expr:
         """Whether ``node`` is true, as Python's truth test asks it, as a host bool (``negate``: whether it is false).
@@ -249,14 +255,7 @@ class RegionDialect(Part):
             for operand in node.values[1:]:
                 result = self.short_circuit(result, operand, is_or, span)
             return self.negated(result, span) if negate else result
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist") \
-                and not node.args and not node.keywords:
-            read = self.exprs.expr(node.func.value)  # `(x > 0).all().item()`: a check on a tensor's value
-            if isinstance(read, Expr) and isinstance(read.type, t.TensorT):
-                raise self.refuse(node, m.BRANCH_CHECK_TENSOR, test=display(node))
-        value = self.exprs.expr(node)
-        if isinstance(value, Poisoned):
-            raise _Abandon  # its problem is recorded
+        value = self.checked_value(node)
         if not isinstance(value, Expr):
             raise self.refuse(node, m.BRANCH_CHECK_NOT_VALUE, test=display(node))
         if isinstance(value.type, t.TensorT) or \
