@@ -220,6 +220,9 @@ class Layout:
         for kind in (leaf.schema.rstrip("?") for leaf in results):
             if kind in _UNRETURNABLE:
                 raise TorchOpError(f"the return is {_shown(returned)}: {_UNRETURNABLE[kind]}")
+        if isinstance(returns, Leaf) and not returns.sequence and not returns.schema.startswith("Tensor"):
+            raise TorchOpError(f"the return is {_shown(returned)}: Dynamo takes no lone number from an operator "
+                               "(\"torch.* op returned non-Tensor\"; in a tuple with a tensor it does)")
         return cls(parameters, returns, arguments, results)
 
     def schema(self, writes: Sequence[str]) -> str:
