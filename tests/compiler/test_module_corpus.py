@@ -32,6 +32,7 @@ import pytest
 import torch
 
 from ppy.runtime import RegionDeclinedWarning
+from tests.support.first_write_checks import param
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "module_corpus"
@@ -171,13 +172,7 @@ def _outcome(stem: str, case: str) -> Outcome:
 
 
 def _param(stem: str, case: str) -> Any:
-    key = f"{stem}.{case}"
-    marks = []
-    if key in KNOWN_GAPS:
-        marks.append(pytest.mark.xfail(strict=True, raises=Gap, reason=f"gap: {KNOWN_GAPS[key]}"))
-    elif key in WRONG_VALUES:
-        marks.append(pytest.mark.xfail(strict=True, raises=Wrong, reason=f"ppy bug: {WRONG_VALUES[key]}"))
-    return pytest.param(stem, case, id=key, marks=marks)
+    return param(stem, case, KNOWN_GAPS, WRONG_VALUES, "gap", refusal=Gap, bug=Wrong)
 
 
 def _resolved_cases() -> dict[str, str]:

@@ -1,6 +1,7 @@
 """What the first-write corpus tests (tests/corpus and tests/corpus_heldout) hold each function to: its findings
 well formed; refused by a code of the by-design kind where it loops or branches on values by design; otherwise
-refused (an expected failure where a list names it) or built and matching its Python body."""
+refused (an expected failure where a list names it) or built and matching its Python body. The module corpus's
+test (tests/module_corpus) takes its cases' expected failures from here too."""
 
 from __future__ import annotations
 
@@ -14,15 +15,17 @@ class Refused(Exception):
     """ppy-check refuses the function, and every finding is well formed."""
 
 
-def param(file: str, name: str, refused: Mapping[str, str], bugs: Mapping[str, str], refused_as: str) -> Any:
-    """The test case of one function, an expected failure where ``refused`` (why it is refused, shown as
-    ``refused_as``) or ``bugs`` (what goes wrong) names it."""
+def param(file: str, name: str, refused: Mapping[str, str], bugs: Mapping[str, str], refused_as: str,
+          refusal: type[BaseException] = Refused, bug: type[BaseException] = AssertionError) -> Any:
+    """The test case of one function (or class) of a corpus file: a strict expected failure raising ``refusal``
+    where ``refused`` (why it is refused, shown as ``refused_as``) names it, or raising ``bug`` where ``bugs`` (what
+    goes wrong) does."""
     key = f"{file}.{name}"
     marks = []
     if key in refused:
-        marks.append(pytest.mark.xfail(strict=True, raises=Refused, reason=f"{refused_as}: {refused[key]}"))
+        marks.append(pytest.mark.xfail(strict=True, raises=refusal, reason=f"{refused_as}: {refused[key]}"))
     elif key in bugs:
-        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"ppy bug: {bugs[key]}"))
+        marks.append(pytest.mark.xfail(strict=True, raises=bug, reason=f"ppy bug: {bugs[key]}"))
     return pytest.param(file, name, id=key, marks=marks)
 
 
