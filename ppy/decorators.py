@@ -16,6 +16,7 @@ import functools
 import inspect
 import itertools
 import os
+import sys
 import types
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -35,6 +36,7 @@ R = TypeVar("R", covariant=True)
 Self_ = TypeVar("Self_")
 Rest = ParamSpec("Rest")
 Samples = TypeVar("Samples", bound=Callable[..., Iterable[object]])
+F = TypeVar("F", bound=Callable[..., Any])
 
 LEVELS = (0, 1, 2, 3)
 DEFAULT_LEVEL = 3
@@ -230,6 +232,7 @@ class Region(Generic[P, R]):
         self._samples: Callable[..., Iterable[object]] | None = None
         # What `__get__` binds to an instance while calls go straight to a method region's compiled code (route).
         self._method_call: Callable[..., Any] | None = None
+        self._unbuilt_call: Callable[..., Any] | None = None
         self._site: RegionSite | None = None
         self._binder: Callable[..., None] | None = None
         # The file the body was compiled from, as it was then (path, sha256): the C++ must be built from
@@ -237,7 +240,9 @@ class Region(Generic[P, R]):
         self.defined_from = defined_from(python)
         # What Dynamo hands ppy.torch_op's `_ready` in the region's place: a result it takes as constant must
         # come from constant arguments before torch 2.13 (which takes the object itself, guarded by its id).
-        self.serial = next(_serials)
+        # A str, not an int: Dynamo makes an int that differs between two compiles of one frame (Region.__call__,
+        # for a second region compiled) a symbolic one, which `_ready` then cannot take as a constant.
+        self.serial = f"region-{next(_serials)}"
         _live.add(self)
         _by_serial[self.serial] = self
         _attached_runtime().created(self)
@@ -407,10 +412,26 @@ class Region(Generic[P, R]):
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
             return self
-        fast = self._method_call
-        if fast is None or _compiling():  # Dynamo traces the partial's Region.__call__, which routes to torch
+        # Asked first: Dynamo traces the partial's Region.__call__, which routes to torch. Read while it traces,
+        # `_method_call` would be guarded as the None it is before the build that the trace itself starts.
+        if _compiling():
             return functools.partial(self, instance)
+        fast = self._method_call
+        if fast is None:
+            return types.MethodType(self._unbuilt_method(), instance)
         return types.MethodType(fast, instance)
+
+    def _unbuilt_method(self) -> Callable[..., Any]:
+        """The method an instance binds before the region is built: Region.__call__, from a frame of its own."""
+        found = self._unbuilt_call
+        if found is None:
+            region = self
+
+            def call(instance: Any, *args: Any, **kwargs: Any) -> Any:
+                return region(instance, *args, **kwargs)
+
+            found = self._unbuilt_call = own_code(call, self)
+        return found
 
     def __repr__(self) -> str:
         flags = ", pure" if self.pure else ""
@@ -442,11 +463,24 @@ def _parameters_only(function: Callable[..., Any]) -> Callable[..., None]:
 # Every region object alive in the process: nested regions and methods are not
 # reachable from their module's globals, so tools find them here by site.
 _live: weakref.WeakSet[Region[Any, Any]] = weakref.WeakSet()
-_by_serial: weakref.WeakValueDictionary[int, Region[Any, Any]] = weakref.WeakValueDictionary()
+_by_serial: weakref.WeakValueDictionary[str, Region[Any, Any]] = weakref.WeakValueDictionary()
 _serials = itertools.count()
 
 
-def region_of(serial: int) -> Region[Any, Any] | None:
+def own_code(function: F, region: Region[Any, Any]) -> F:
+    """``function`` with a code object of its own, named as the region: what an instance binds as the region's
+    method. torch.compile of a module keeps its graphs by the code of the frame it starts at, and stops recompiling
+    one code after eight (``recompile_limit``): one code shared by every method region would allow eight classes."""
+    code = function.__code__
+    if sys.version_info >= (3, 11):
+        code = code.replace(co_name=region.__name__, co_qualname=region.__qualname__)
+    else:
+        code = code.replace(co_name=region.__name__)
+    function.__code__ = code
+    return function
+
+
+def region_of(serial: str) -> Region[Any, Any] | None:
     """The live region whose ``serial`` this is."""
     return _by_serial.get(serial)
 

@@ -16,6 +16,7 @@ import dataclasses
 import operator
 import os
 import sys
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 import torch
 
 # Module.__call__ runs these around forward; inlined code would skip them.
-_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 
 # Hooks every module's call runs (``register_module_forward_hook`` and friends): dicts torch changes in place.
@@ -31,10 +32,15 @@ _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_
                  "_global_backward_pre_hooks")
 
 
-def _global_hooks() -> bool:
+def global_hook_dicts() -> tuple[Any, ...]:
+    """The dicts of hooks every module's call runs; torch changes them in place, so they are the same objects."""
     from torch.nn.modules import module
 
-    return any(getattr(module, name) for name in _GLOBAL_HOOKS)
+    return tuple(getattr(module, name) for name in _GLOBAL_HOOKS)
+
+
+def _global_hooks() -> bool:
+    return any(global_hook_dicts())
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,7 @@ class InstanceReader:
             if type(found) is not expected and not (not path and type(found) in self.accepted):
                 return Mismatch(self.shown(path), f"it is a {_class_name(type(found))}, and the build inlined the code "
                                                    f"of {_class_name(expected)}")
-            if path and isinstance(found, torch.nn.Module) and any(getattr(found, hooks, None) for hooks in _HOOK_DICTS):
+            if path and isinstance(found, torch.nn.Module) and any(getattr(found, hooks, None) for hooks in HOOK_DICTS):
                 return Mismatch(self.shown(path), "it has a hook, which its call would run and the inlined code skips")
         if _global_hooks():
             return Mismatch(self.name, "a global module hook is registered, which every module's call runs")
@@ -195,10 +201,8 @@ def read_program(reads: tuple[str, ...], classes: dict[str, type],
     for path in sorted(classes, key=lambda p: p.count(".")):
         walk(path)
     leaves = tuple(walk(path) for path in reads)
-    from torch.nn.modules import module
-
-    globals_ = tuple(getattr(module, name) for name in _GLOBAL_HOOKS) if classes else ()
-    return (tuple(steps), leaves, globals_, accepted, _HOOK_DICTS, ("_parameters", "_buffers", "_modules"))
+    globals_ = global_hook_dicts() if classes else ()
+    return (tuple(steps), leaves, globals_, accepted, HOOK_DICTS, ("_parameters", "_buffers", "_modules"))
 
 
 def _resolve_class(name: str, namespace: dict[str, Any]) -> type:
@@ -248,3 +252,65 @@ def _fits(kind: str, value: Any) -> bool:
         "torch.dtype": isinstance(value, torch.dtype),
     }
     return answers.get(kind, True)
+
+
+def stand_in(reader: InstanceReader, values: Sequence[Any]) -> Any:
+    """An object of the instance's class holding ``values`` at the paths the build read, for running the Python
+    body where there is no instance: the fake kernel of a method region's torch operator, which gets the reads as
+    its arguments. Each object the build inlined code from is made of its exact class without its ``__init__``
+    (nn.Module's own ``__init__`` gives a module its dicts); the read values are set on them. A ModuleList or
+    Sequential gets placeholders where the build read no item, so that its length (and a ``[-1]``) is the real one
+    wherever the build indexed from the end or iterated it."""
+    objects: dict[str, Any] = {}
+    for path, kind in sorted(reader.checks, key=lambda check: _depth_then_index(check[0])):
+        made = typing.cast(Any, kind).__new__(kind)
+        if isinstance(made, torch.nn.Module):
+            torch.nn.Module.__init__(made)
+        objects[path] = made
+        if path:
+            _place(objects, path, made)
+    for path, value in zip(reader.reads, values):
+        _place(objects, path, value)
+    return objects[""]
+
+
+def properties_read(reader: InstanceReader) -> list[str]:
+    """The reads a stand-in cannot hold: an attribute its owner's class defines as a data descriptor (a property),
+    which would compute its value from attributes the build did not read."""
+    classes = dict(reader.checks)
+    found = []
+    for path in reader.reads:
+        parent, _, name = path.rpartition(".")
+        owner = classes.get(parent)
+        if owner is None:
+            continue
+        defined = next((vars(base)[name] for base in owner.__mro__ if name in vars(base)), None)
+        if defined is not None and (hasattr(type(defined), "__set__") or hasattr(type(defined), "__delete__")):
+            found.append(reader.shown(path))
+    return found
+
+
+def _depth_then_index(path: str) -> tuple[int, str, int]:
+    parent, _, name = path.rpartition(".")
+    return (path.count(".") + bool(path), parent, int(name) if name.isdigit() else -1)
+
+
+def _place(objects: dict[str, Any], path: str, value: Any) -> None:
+    parent_path, _, name = path.rpartition(".")
+    parent = objects.get(parent_path)
+    if parent is None:  # an object the build read through but inlined nothing of: a plain holder of attributes
+        parent = objects[parent_path] = _Holder()
+        _place(objects, parent_path, parent)
+    if isinstance(parent, torch.nn.Module) and isinstance(value, torch.nn.Module):
+        if name.isdigit():
+            for missing in range(len(parent._modules), int(name)):  # pylint: disable=protected-access
+                parent._modules.setdefault(str(missing), torch.nn.Module())  # pylint: disable=protected-access
+        parent._modules[name] = value  # pylint: disable=protected-access
+    else:
+        # The instance's own dict comes first in Python's lookup, before nn.Module's dicts and the class's
+        # non-data attributes (which properties_read excludes).
+        vars(parent)[name] = value
+
+
+class _Holder:
+    """A stand-in for an object the region only reads values through (a config object of no class the build read)."""

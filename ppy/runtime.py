@@ -497,7 +497,7 @@ def _method_call(region: Region[Any, Any], reader: Any, count: int) -> Callable[
                     return result
         return slow(region, instance, *args, **kwargs)
 
-    return call
+    return decorators.own_code(call, region)
 
 
 def _rebound_reason(why: Exception) -> str:
@@ -617,7 +617,10 @@ def _call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any
     else:
         result = form.entry(*values)
     if result is NotImplemented and reader is not None:
-        _instance_declined(region, reader.declined(values[len(values) - len(reader.reads):]))
+        if not _traced(values):
+            _instance_declined(region, reader.declined(values[len(values) - len(reader.reads):]))
+        else:
+            _declined.flag = True
         return region.python(*args, **kwargs)
     if result is NotImplemented:
         # An argument is not exactly its annotated type (an int for a bool, a list for a tuple,
@@ -634,6 +637,20 @@ def _call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any
     if log.enabled:
         log.emit("calls", f"{region.__qualname__}: compiled")
     return result
+
+
+def _traced(values: list[Any]) -> bool:
+    """Whether torch is tracing this call: a value is one of torch's own tracing tensors (a fake tensor, a functional
+    one), as when a method region's operator runs the body of another that it calls on a stand-in of its instance.
+    Its Python body is then what torch traces, and no warning is due."""
+    return any(type(value).__module__.startswith("torch._subclasses.") for value in values
+               if isinstance(value, _torch_tensor()))
+
+
+def _torch_tensor() -> type:
+    import torch  # loaded already: a method region's instance is a module of it
+
+    return torch.Tensor
 
 
 class RegionDeclinedWarning(RuntimeWarning):

@@ -24,6 +24,18 @@ The operator is registered the first time a region is traced, or by
 A custom operator may not return its inputs or views of them, so an output
 that aliases an input (``x.t()``, a written cache handed back) is a copy when
 the region runs as its operator; values are the same, identity is not.
+
+A method region's operator takes, after the region's own arguments, what its
+build reads through the instance (``self.attn.c_proj.weight``, ``self.eps``,
+``self.training``), never the instance: one operator serves every instance.
+The traced caller first makes the compiled entry's checks (each inlined
+object's exact class, no hooks on them, no global module hooks): under Dynamo
+each is a guard, and an instance that fails one is traced as its Python body.
+The fake kernel runs the body on a stand-in of the instance holding the
+values (ppy.instance.stand_in). A method region that writes an attribute (a
+training BatchNorm's statistics) is traced as its body, since torch.library
+differentiates no operator that writes its inputs, and so is one that may
+draw random numbers while gradients are on, whose backward would draw again.
 """
 
 from __future__ import annotations
@@ -37,12 +49,12 @@ import types
 import typing
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from ppy import decorators, dynamo_hooks
+from ppy import decorators, dynamo_hooks, instance
 from ppy.decorators import Region
 
 NAMESPACE = "ppy"
@@ -165,6 +177,67 @@ def _rebuilt(node: Node, names: Sequence[str], at: list[int]) -> str:
     return "(" + "".join(f"{part}, " for part in parts) + ")"
 
 
+# --- a method region's attributes as schema parameters ----------------------------------------
+
+_NAMED_TYPES: dict[str, Any] = {"torch.Tensor": torch.Tensor, "int": int, "float": float, "bool": bool, "str": str,
+                                "torch.dtype": torch.dtype, "torch.device": torch.device}
+
+
+def _annotation(text: str, what: str) -> Any:
+    """The annotation a read's type (as the build's index writes it: ``tuple[int, ...]``, ``torch.Tensor | None``)
+    stands for; parsed, not evaluated, since the index is a file of the cache."""
+    text = text.strip()
+    if text.endswith(" | None"):
+        inner: Any = _annotation(text[: -len(" | None")], what)
+        return inner | None
+    if text.startswith("tuple[") and text.endswith("]"):
+        items, depth, start, inner = [], 0, 0, text[len("tuple["):-1]
+        for index, char in enumerate(inner + ","):
+            depth += {"[": 1, "]": -1}.get(char, 0)
+            if char == "," and depth == 0:
+                items.append(inner[start:index].strip())
+                start = index + 1
+        if items == ["()"]:
+            return tuple[()]
+        if len(items) == 2 and items[1] == "...":
+            return tuple[_annotation(items[0], what), ...]  # type: ignore[misc]
+        return tuple[tuple(_annotation(item, what) for item in items)]  # type: ignore[misc]
+    if text in _NAMED_TYPES:
+        return _NAMED_TYPES[text]
+    raise TorchOpError(f"{what} is {text}, which is not a type torch.library can take")
+
+
+def _attributes(region: Region[Any, Any], reader: Any, taken: set[str]) -> list[Parameter]:
+    """A method region's reads as schema parameters, named after their paths (``self_attn_c_proj_weight``)."""
+    written = list(region.effects.get("writes", []))
+    if written and not region.pure:
+        # torch.library differentiates no operator that writes its inputs: as its body, a training BatchNorm
+        # under torch.compile still trains.
+        raise TorchOpError(f"it writes `{written[0]}`, and torch.library cannot differentiate an operator that "
+                           "writes its inputs")
+    properties = instance.properties_read(reader)
+    if properties:
+        raise TorchOpError(f"it reads `{properties[0]}`, a property, which its fake kernel could not stand in for")
+    attributes = []
+    for path, kind in zip(reader.reads, reader.types):
+        shown = reader.shown(path)
+        name = re.sub(r"\W", "_", shown)
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        attributes.append(Parameter(name, _node(_annotation(kind, f"attribute `{shown}`"), f"attribute `{shown}`"),
+                                    inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.empty))
+    return attributes
+
+
+def _access(base: str, path: str) -> str:
+    """The expression reading ``path`` from ``base`` as Python's attribute lookup does (``getattr`` for a
+    ModuleList's ``0``)."""
+    for part in path.split(".") if path else []:
+        base = f"{base}.{part}" if part.isidentifier() and not keyword.iskeyword(part) else f"getattr({base}, {part!r})"
+    return base
+
+
 # --- one region's operator -------------------------------------------------------------------
 
 
@@ -180,36 +253,46 @@ class Parameter:
 class Layout:
     """How one region's arguments and results map onto its operator's flat schema."""
 
-    parameters: list[Parameter]
+    parameters: list[Parameter]  # the region's own, in signature order (a method's instance left out)
     returns: Node | None  # None: the region returns None
     arguments: list[tuple[str, Leaf]]  # the flat schema arguments, named
     results: list[Leaf]
+    # A method region's reads through its instance (ppy.instance.InstanceReader), and those reads as schema
+    # parameters after the region's own: the operator takes the values, never the instance.
+    reader: Any = None
+    attributes: list[Parameter] = field(default_factory=list)
+
+    @property
+    def every(self) -> list[Parameter]:
+        """The schema's parameters in order: the region's own, then a method region's attributes."""
+        return [*self.parameters, *self.attributes]
 
     @classmethod
     def of(cls, region: Region[Any, Any]) -> Layout:
-        form = region.compiled_form
-        if form is not None and form.instance is not None:
-            # Its fake kernel would need the instance the inputs were read from, which an operator cannot take.
-            raise TorchOpError("it is a method region, whose inputs are read through `self`; it is not an operator "
-                               "yet, and Dynamo traces its Python body, reading the module as it reads any")
         function = inspect.unwrap(region.python)
         try:
             hints = typing.get_type_hints(function)
         except Exception as error:  # an annotation that does not evaluate where the function lives
             raise TorchOpError(f"its annotations do not evaluate ({type(error).__name__}: {error})") from None
+        form = region.compiled_form
+        reader = form.instance if form is not None else None
+        declared_parameters = list(inspect.signature(function).parameters.values())
+        if reader is not None:
+            declared_parameters = declared_parameters[1:]  # the instance: the operator takes its reads instead
         parameters = []
-        for declared in inspect.signature(function).parameters.values():
+        for declared in declared_parameters:
             if declared.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
                 raise TorchOpError(f"parameter `{declared.name}` is variadic")
             if declared.name not in hints:
                 raise TorchOpError(f"parameter `{declared.name}` has no annotation")
             node = _node(hints[declared.name], f"parameter `{declared.name}`")
             parameters.append(Parameter(declared.name, node, declared.kind, declared.default))
+        attributes = _attributes(region, reader, {p.name for p in parameters}) if reader is not None else []
         returned = hints.get("return", type(None))
         returns = None if returned is type(None) else _node(returned, "the return")
-        taken = {p.name for p in parameters}
+        taken = {p.name for p in parameters} | {a.name for a in attributes}
         arguments = []
-        for parameter in parameters:
+        for parameter in [*parameters, *attributes]:
             for index, (leaf, _) in enumerate(_leaves(parameter.node, "")):
                 name = parameter.name if isinstance(parameter.node, Leaf) else f"{parameter.name}_{index}"
                 while name != parameter.name and name in taken:
@@ -223,14 +306,14 @@ class Layout:
         if isinstance(returns, Leaf) and not returns.sequence and not returns.schema.startswith("Tensor"):
             raise TorchOpError(f"the return is {_shown(returned)}: Dynamo takes no lone number from an operator "
                                "(\"torch.* op returned non-Tensor\"; in a tuple with a tensor it does)")
-        return cls(parameters, returns, arguments, results)
+        return cls(parameters, returns, arguments, results, reader, attributes)
 
     def schema(self, writes: Sequence[str]) -> str:
         """The schema, written parameters marked ``Tensor(aN!)``."""
         written = set(writes)
         entries = []
         alias = 0
-        for parameter in self.parameters:
+        for parameter in self.every:
             for name, leaf in self.arguments_of(parameter):
                 kind = leaf.schema
                 if parameter.name in written and kind.startswith("Tensor"):
@@ -243,7 +326,7 @@ class Layout:
 
     def arguments_of(self, parameter: Parameter) -> list[tuple[str, Leaf]]:
         start = 0
-        for other in self.parameters:
+        for other in self.every:
             count = len(_leaves(other.node, ""))
             if other is parameter:
                 return self.arguments[start:start + count]
@@ -252,7 +335,7 @@ class Layout:
 
     def mutated(self, writes: Sequence[str]) -> list[str]:
         """The schema arguments a write to ``writes`` reaches: every tensor entry of each written parameter."""
-        return [name for parameter in self.parameters if parameter.name in writes
+        return [name for parameter in self.every if parameter.name in writes
                 for name, leaf in self.arguments_of(parameter) if leaf.schema.startswith("Tensor")]
 
 
@@ -297,9 +380,14 @@ def flat_arguments(region: Region[Any, Any], args: Sequence[Any], kwargs: dict[s
     layout = _registered(region).layout
     bound = inspect.signature(inspect.unwrap(region.python)).bind(*args, **kwargs)
     bound.apply_defaults()
+    values = [bound.arguments[parameter.name] for parameter in layout.parameters]
+    if layout.reader is not None:
+        read = layout.reader.arguments(args[0])
+        if isinstance(read, instance.Mismatch):
+            raise TorchOpError(f"ppy: `{read.path}` is not as the build of `{region.__qualname__}` read it: {read.why}")
+        values.extend(read)
     flat = []
-    for parameter in layout.parameters:
-        value = bound.arguments[parameter.name]
+    for parameter, value in zip(layout.every, values):
         for _, path in _leaves(parameter.node, ""):
             flat.append(_dig(value, path))
     return tuple(flat)
@@ -367,7 +455,7 @@ def _register(region: Region[Any, Any]) -> Registered:
         # torch.library differentiates no operator that writes its inputs; say so in ppy's words when asked to.
         definition._backward_fn = _refuse_writes(entry)  # pylint: disable=protected-access
     entry.op = definition._opoverload  # pylint: disable=protected-access
-    entry.call = _caller(region, layout, entry.op)
+    entry.call = _caller(region, layout, entry.op, random)
     # The definition owns the dispatcher registrations: it lives as long as the process.
     _definitions.append(definition)
     _by_name[name] = entry
@@ -377,7 +465,7 @@ def _register(region: Region[Any, Any]) -> Registered:
 _definitions: list[Any] = []
 
 
-def _caller(region: Region[Any, Any], layout: Layout, operator: Any) -> Callable[..., Any]:
+def _caller(region: Region[Any, Any], layout: Layout, operator: Any, random: bool) -> Callable[..., Any]:
     """A function with the region's own signature that calls its operator: what Dynamo and export trace.
 
     Generated straight-line code, so that Dynamo inlines it without a guess:
@@ -400,12 +488,19 @@ def _caller(region: Region[Any, Any], layout: Layout, operator: Any) -> Callable
                 index + 1 == len(layout.parameters) or layout.parameters[index + 1].kind != inspect.Parameter.POSITIONAL_ONLY):
             parameters.append("/")
     flat = [expression for parameter in layout.parameters for _, expression in _leaves(parameter.node, parameter.name)]
+    body = ""
+    if layout.reader is not None:
+        owner = layout.reader.name
+        parameters.insert(0, owner)
+        flat += [expression for path, attribute in zip(layout.reader.reads, layout.attributes)
+                 for _, expression in _leaves(attribute.node, _access(owner, path))]
+        body = _instance_checks(region, layout, namespace, owner, random)
     call = f"_op({', '.join(flat)})"
     if layout.returns is None:
-        body = f"    {call}\n    return None\n"
+        body += f"    {call}\n    return None\n"
     else:
         names = ["_result"] if len(layout.results) == 1 else [f"_result[{i}]" for i in range(len(layout.results))]
-        body = f"    _result = {call}\n    return {_rebuilt(layout.returns, names, [0])}\n"
+        body += f"    _result = {call}\n    return {_rebuilt(layout.returns, names, [0])}\n"
     source = f"def {region.__name__}({', '.join(parameters)}):\n{body}"
     exec(compile(source, f"<ppy torch op {region.__qualname__}>", "exec"), namespace)  # pylint: disable=exec-used
     function: Callable[..., Any] = namespace[region.__name__]
@@ -413,11 +508,34 @@ def _caller(region: Region[Any, Any], layout: Layout, operator: Any) -> Callable
     return function
 
 
+def _instance_checks(region: Region[Any, Any], layout: Layout, namespace: dict[str, Any], owner: str,
+                     random: bool) -> str:
+    """The caller's first lines for a method region: its Python body where the instance is not as the build read
+    it, as the compiled entry's reader decides at an eager call (ppy.instance). Traced by Dynamo, each test is a
+    guard: a swapped submodule's class, a hook added, recompile into the other way."""
+    failing = []
+    for index, (path, kind) in enumerate(layout.reader.checks):
+        namespace[f"_class{index}"] = kind
+        failing.append(f"type({_access(owner, path)}) is not _class{index}")
+        if path and issubclass(kind, torch.nn.Module):
+            failing += [f"{_access(owner, path)}.{hooks}" for hooks in instance.HOOK_DICTS]
+    for index, hooks in enumerate(instance.global_hook_dicts()):
+        namespace[f"_global_hooks{index}"] = hooks
+        failing.append(f"_global_hooks{index}")
+    if random:
+        # Its backward pass would run it again and draw again: differentiated through the body, the draws are one.
+        namespace["_grad_enabled"] = torch.is_grad_enabled
+        failing.append("_grad_enabled()")
+    namespace["_body"] = region.python
+    own = [p.name if p.kind != inspect.Parameter.KEYWORD_ONLY else f"{p.name}={p.name}" for p in layout.parameters]
+    return f"    if {' or '.join(failing)}:\n        return _body({', '.join([owner, *own])})\n"
+
+
 def _values_function(layout: Layout) -> Callable[..., list[Any]]:
     """Flat operator arguments back into the region's arguments: fixed tuples reassembled, lists made tuples."""
     names = [name for name, _ in layout.arguments]
     at = [0]
-    rebuilt = [_rebuilt(parameter.node, names, at) for parameter in layout.parameters]
+    rebuilt = [_rebuilt(parameter.node, names, at) for parameter in layout.every]
     namespace: dict[str, Any] = {}
     exec(f"def _values({', '.join(names)}):\n    return [{', '.join(rebuilt)}]\n", namespace)  # pylint: disable=exec-used
     return namespace["_values"]  # type: ignore[no-any-return]
@@ -436,14 +554,21 @@ def _kernels(entry: Registered) -> tuple[Callable[..., Any], Callable[..., Any]]
 
 
 def _run(region: Region[Any, Any], layout: Layout, values: list[Any], compiled: bool) -> Any:
-    """The region on its values in signature order: the compiled function where it takes them, else the body."""
-    function = region.compiled if compiled else None
-    if function is not None:
-        result = function(*values)  # every parameter positionally, keyword-only ones too
-        if result is not NotImplemented:
-            return result
-    positional = [v for p, v in zip(layout.parameters, values) if p.kind != inspect.Parameter.KEYWORD_ONLY]
-    keywords = {p.name: v for p, v in zip(layout.parameters, values) if p.kind == inspect.Parameter.KEYWORD_ONLY}
+    """The region on its values in schema order: the compiled function where it takes them, else the body (for a
+    method region, on a stand-in of its instance holding the attribute values)."""
+    if compiled:
+        form = region.compiled_form
+        # A method region's raw entry takes its own arguments, then the reads: the schema's order.
+        function = form.instance.raw if form is not None and form.instance is not None else region.compiled
+        if function is not None:
+            result = function(*values)  # every parameter positionally, keyword-only ones too
+            if result is not NotImplemented:
+                return result
+    own = values[:len(layout.parameters)]
+    positional = [v for p, v in zip(layout.parameters, own) if p.kind != inspect.Parameter.KEYWORD_ONLY]
+    keywords = {p.name: v for p, v in zip(layout.parameters, own) if p.kind == inspect.Parameter.KEYWORD_ONLY}
+    if layout.reader is not None:
+        positional.insert(0, instance.stand_in(layout.reader, values[len(layout.parameters):]))
     return region.python(*positional, **keywords)
 
 
@@ -585,7 +710,7 @@ def _refuse_writes(entry: Registered) -> Callable[..., Any]:
 # --- routing: what Region.__call__ does while torch compiles or exports ----------------------
 
 
-def _ready(serial: int) -> bool:
+def _ready(serial: str) -> bool:
     """Whether the region numbered ``serial`` runs as its operator; registers it on the way. Dynamo calls this,
     it does not trace it (see _teach_dynamo)."""
     region = decorators.region_of(serial)
@@ -599,8 +724,9 @@ def _ready(serial: int) -> bool:
             key = ("unexpressible", region.site)
             if key not in _warned:
                 _warned.add(key)
-                warnings.warn(f"{error}; under torch.compile and torch.export it is traced as its Python body",
-                              TorchOpFallbackWarning, stacklevel=2)
+                # At the region's own line: the caller's frame here is Dynamo's.
+                warnings.warn_explicit(f"{error}; under torch.compile and torch.export it is traced as its Python "
+                                       "body", TorchOpFallbackWarning, region.site.path, region.site.line)
         return False
     return True
 
@@ -638,6 +764,16 @@ def _teach_dynamo() -> None:
     them would add more than a second to every program that uses regions and never compiles."""
     torch.compiler.assume_constant_result(_ready)  # type: ignore[no-untyped-call]  # torch leaves it untyped
     torch.compiler.substitute_in_graph(compiling)(_compiling_in_dynamo)
+    # torch.compile of a module looks its forward up in the compiled context: Region.__get__ (and `compiling`,
+    # which it asks) would be the frame Dynamo compiles, one code for every method region, and Dynamo stops
+    # recompiling a code after eight (`recompile_limit`). Run as Python there, __get__ binds the region's own
+    # method, whose code is the region's. Traced inside a graph, both are still inlined.
+    from torch._dynamo import eval_frame
+
+    skip = getattr(eval_frame, "skip_code", None)
+    if skip is not None:
+        for function in (decorators.Region.__get__, compiling):
+            skip(function.__code__)
 
 
 def install() -> None:

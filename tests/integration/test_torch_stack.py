@@ -12,11 +12,14 @@ preallocated KV cache is captured in a CUDA graph and replayed.
 from __future__ import annotations
 
 import importlib
+import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import ppy
-from tests.support.distributed_worker import HEAD_DIM, HEADS, WIDTH, TinyGPT, example, weights
+from tests.support.distributed_worker import HEAD_DIM, HEADS, WIDTH, TinyGPT, example, module_example, weights
 from tests.support.distributed_worker import layer_weights as _layer
 from ppy import decorators, torch_op
 from ppy.verify import compare_values
@@ -122,6 +125,11 @@ def _gpt2_calls() -> dict[str, list[ppy.Call]]:
     }
 
 
+# Method regions: an operator takes the instance's reads after the region's own arguments, which only the build
+# knows, so whether one can be an operator is asked after building it (test_method_regions_...).
+METHODS: dict[str, ppy.Region[Any, Any]] = {}
+
+
 def _project_regions() -> dict[str, ppy.Region[Any, Any]]:
     found = {}
     modules = [importlib.import_module(path.stem) for path in sorted((HERE / "regions").glob("*.py"))]
@@ -129,6 +137,9 @@ def _project_regions() -> dict[str, ppy.Region[Any, Any]]:
         for name, value in vars(module).items():
             if isinstance(value, ppy.Region):
                 found[f"{module.__name__}.{name}"] = value
+            elif isinstance(value, type) and value.__module__ == module.__name__:
+                METHODS.update((f"{module.__name__}.{value.__qualname__}.{method}", region)
+                               for method, region in vars(value).items() if isinstance(region, ppy.Region))
     found[f"{__name__}.decode_static"] = decode_static
     return found
 
@@ -183,9 +194,24 @@ def _same(expected: Any, actual: Any, what: str) -> None:
         assert mismatch is None, f"{mismatch.what}: {mismatch.detail}"
 
 
-@pytest.mark.parametrize("name", EXPRESSIBLE)
+# The method regions no operator can stand for: torch.library differentiates no operator that writes its inputs (an
+# Embedding's max_norm renormalises its weight, a training BatchNorm its statistics).
+NOT_OPERATOR_METHODS = {
+    "module_regions.TorchZoo.forward": "it writes `self.emb.weight`, and torch.library cannot differentiate",
+    "module_regions.Normed.forward": "it writes `self.bn.num_batches_tracked`, and torch.library cannot",
+}
+
+
+def test_the_method_regions_no_operator_stands_for_say_why() -> None:
+    for name, why in NOT_OPERATOR_METHODS.items():
+        assert METHODS[name].build()
+        with pytest.raises(torch_op.TorchOpError, match=re.escape(why)):
+            torch_op.op(METHODS[name])
+
+
+@pytest.mark.parametrize("name", [*EXPRESSIBLE, *sorted(set(METHODS) - set(NOT_OPERATOR_METHODS))])
 def test_every_region_is_an_operator_opcheck_accepts(name: str) -> None:
-    region = REGIONS[name]
+    region = REGIONS.get(name) or METHODS[name]
     operator = torch_op.op(region)
     assert operator.namespace == "ppy"
     calls = _gpt2_calls()[name.split(".")[1]] if name.startswith("gpt2_example.") else region.sample_calls("cpu")
@@ -396,6 +422,181 @@ def test_compiled_writes_reach_the_callers_tensors() -> None:
     actual = compiled(cache, k, 2)
     _same(expected, actual, "result")
     _same(expected_cache, cache, "cache")
+
+
+# --- method regions: one operator node per call, the instance's reads among its inputs ------------------------
+
+
+def _operator_calls(graph: torch.fx.GraphModule, region: ppy.Region[Any, Any]) -> int:
+    operator = torch_op.op(region)
+    return sum(1 for n in graph.graph.nodes if n.op == "call_function" and n.target is operator)
+
+
+def test_module_regions_are_one_node_each_under_compile_with_eagers_gradients() -> None:
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    mr = importlib.import_module("module_regions")
+    torch.manual_seed(0)
+    model = nn.Sequential(mr.Mlp(8, 16, eps=0.25), nn.ReLU(), mr.Mlp(8, 16))
+    twin = copy.deepcopy(model)
+    counter = CompileCounterWithBackend("aot_eager")
+    compiled = torch.compile(model, fullgraph=True, backend=counter)
+    for rows in (4, 7):
+        x = torch.randn(rows, 8)
+        actual, expected = compiled(x), mr.Mlp.forward.python(twin[2], twin[1](mr.Mlp.forward.python(twin[0], x)))
+        _same(expected, actual, f"output at {rows} rows")
+        actual.square().sum().backward()
+        expected.square().sum().backward()
+        for (name, mine), (_, theirs) in zip(model.named_parameters(), twin.named_parameters()):
+            _same(theirs.grad, mine.grad, f"{name}.grad at {rows} rows")
+    # Each call is one node whatever the instance's weights and eps: both instances share the operator.
+    assert _operator_calls(counter.graphs[0], mr.Mlp.forward) == 2, counter.graphs[0].code
+    assert not [n for n in counter.graphs[0].graph.nodes if n.op == "call_function" and n.target is F.gelu]
+
+
+def test_a_module_region_swapped_or_hooked_under_compile_is_traced_as_its_body() -> None:
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    mr = importlib.import_module("module_regions")
+    torch.manual_seed(0)
+    model = nn.Sequential(mr.Mlp(8, 16), mr.Mlp(8, 16))
+    counter = CompileCounterWithBackend("eager")
+    compiled = torch.compile(model, fullgraph=True, backend=counter)
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        _same(model(x), compiled(x), "output")
+        model[0].fc = nn.Sequential(model[0].fc)  # another class where the build inlined nn.Linear
+        model[1].proj.register_forward_hook(lambda module, args, out: out * 2)
+        _same(mr.Mlp.forward.python(model[1], mr.Mlp.forward.python(model[0], x)), compiled(x), "output, swapped")
+    # The swap and the hook fail the operator's checks (guards under Dynamo): traced again, both as their bodies.
+    assert counter.frame_count == 2
+    assert _operator_calls(counter.graphs[0], mr.Mlp.forward) == 2
+    assert _operator_calls(counter.graphs[1], mr.Mlp.forward) == 0
+
+
+def test_a_module_region_that_may_draw_random_numbers_is_an_operator_without_gradients() -> None:
+    """Block has a Dropout: its operator's backward would run it again and draw again, so with gradients on it is
+    traced as its body (exact gradients); under no_grad it is one node."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    mr = importlib.import_module("module_regions")
+    torch.manual_seed(0)
+    model = nn.Sequential(mr.Block(8), mr.Block(8)).eval()
+    x = torch.randn(2, 8)
+    counter = CompileCounterWithBackend("eager")
+    compiled = torch.compile(model, fullgraph=True, backend=counter)
+    with torch.no_grad():
+        _same(model(x), compiled(x), "output, no grad")
+    _same(model(x), compiled(x), "output, grad")
+    assert [_operator_calls(graph, mr.Block.forward) for graph in counter.graphs] == [2, 0]
+
+
+def test_export_keeps_a_module_region_one_node() -> None:
+    mr = importlib.import_module("module_regions")
+    torch.manual_seed(0)
+    model = nn.Sequential(mr.Mlp(8, 16), mr.Stack(8, depth=2))
+    x = torch.randn(5, 8)
+    rows = torch.export.Dim("rows", min=2, max=64)
+    program = torch.export.export(model, (x,), dynamic_shapes={"input": {0: rows}})
+    assert _operator_calls(program, mr.Mlp.forward) == 1, program.graph
+    assert _operator_calls(program, mr.Stack.forward) == 1, program.graph
+    with torch.no_grad():
+        for size in (5, 9):
+            y = torch.randn(size, 8)
+            _same(model(y), program.module()(y), f"exported output at {size} rows")
+
+
+def test_gpt2_of_module_regions_compiles_to_one_node_per_block_for_every_length() -> None:
+    """The example's GPT-2 as nn.Modules (examples/gpt2/gpt2_modules.py): under torch.compile with AOTAutograd each
+    block's call is one node, its weights and caches among the inputs; logits and every parameter's gradient are
+    eager's; a new length reuses the graph."""
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    modules = module_example()
+    torch.manual_seed(0)
+    model = modules.GPT2(2, HEADS, HEAD_DIM, 64).eval()
+    twin = copy.deepcopy(model)
+    counter = CompileCounterWithBackend(aot_autograd(fw_compiler=lambda g, _: make_boxed_func(g),
+                                                     bw_compiler=lambda g, _: make_boxed_func(g)))
+    compiled = torch.compile(model, fullgraph=True, dynamic=True, backend=counter)
+    frames = []
+    for length in (6, 9):
+        ids = torch.randint(0, 64, (2, length), generator=torch.Generator().manual_seed(length))
+        actual, expected = compiled(ids), twin(ids)
+        frames.append(counter.frame_count)
+        _same(expected, actual, f"logits at length {length}")
+        actual.square().mean().backward()
+        expected.square().mean().backward()
+        for (name, mine), (_, theirs) in zip(model.named_parameters(), twin.named_parameters()):
+            mismatch, _, _ = compare_values(f"{name}.grad at length {length}", theirs.grad, mine.grad, scale=4)
+            assert mismatch is None, f"{mismatch.what}: {mismatch.detail}"
+    # Nothing compiled for the second length (Dynamo's first trace may restart once to specialise the floats).
+    assert frames[0] == frames[1], frames
+    assert _operator_calls(counter.graphs[-1], modules.Block.forward) == 2, counter.graphs[-1].code
+
+
+@pytest.mark.filterwarnings("ignore::ppy.torch_op.TorchOpFallbackWarning")  # the two that write, as below
+def test_module_regions_compiled_one_after_another_are_each_an_operator() -> None:
+    """Compiled one after another, module regions start Dynamo's frame at their bound method. Two faults showed:
+    every method region's bound method had one code, and Dynamo stops recompiling a code after eight
+    (`recompile_limit`), so the ninth class compiled failed; and the region's serial, an int differing between
+    two compiles of one frame, became symbolic, so the second stopped at `_ready` ("assume_constant_result
+    argument conversion failed"). Nine classes, some built before, some not."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    mr = importlib.import_module("module_regions")
+    torch.manual_seed(0)
+    x, image, tokens = torch.randn(2, 6), torch.randn(2, 3, 6, 6), torch.randint(0, 10, (2, 3))
+    calls: list[tuple[nn.Module, tuple[Any, ...]]] = [
+        (mr.Mlp(6, 12), (x,)), (mr.Configured(mr.Config(6, 1e-3)), (x,)), (mr.WithActivation(6), (x,)),
+        (mr.ScaledNorm(6, 0.5), (x,)), (mr.Stack(6, 2), (x,)), (mr.Embedder(10, 6), (tokens,)),
+        (mr.Block(6).eval(), (x,)), (mr.Normed(3).eval(), (image,)), (mr.TorchZoo(), (image, tokens))]
+    assert mr.Mlp.forward.build() and mr.Stack.forward.build()
+    for module, args in calls:
+        region = type(module).forward
+        counter = CompileCounterWithBackend("eager")
+        with torch.no_grad():
+            _same(module(*args), torch.compile(module, fullgraph=True, backend=counter)(*args), region.__qualname__)
+        if region in (mr.Normed.forward, mr.TorchZoo.forward):
+            # They write an attribute (a BatchNorm's statistics, an Embedding's max_norm): traced as their bodies.
+            assert not [n for n in counter.graphs[0].graph.nodes if str(n.target).startswith("ppy.")]
+        else:
+            assert _operator_calls(counter.graphs[0], region) == 1, region.__qualname__
+
+
+def test_compiling_a_module_region_before_its_first_call_builds_it_in_the_trace(tmp_path: Path) -> None:
+    """Dynamo read the region's eager fast path (None before the build the trace itself starts) and guarded on it:
+    the guard then failed to build ("Unexpected type <class 'function'>")."""
+    (tmp_path / "fresh_module.py").write_text(textwrap.dedent("""
+        import ppy
+        import torch
+        import torch.nn as nn
+
+
+        class Scale(nn.Module):
+            def __init__(self, width: int) -> None:
+                super().__init__()
+                self.gain = nn.Parameter(torch.full((width,), 2.0))
+
+            @ppy.opt(3)
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return torch.tanh(x) * self.gain
+        """))
+    program = textwrap.dedent("""
+        import torch, fresh_module
+        from ppy import torch_op
+        model = torch.nn.Sequential(fresh_module.Scale(4), fresh_module.Scale(4))
+        compiled = torch.compile(model, fullgraph=True, backend="eager")
+        x = torch.randn(3, 4)
+        with torch.no_grad():
+            assert torch.equal(compiled(x), fresh_module.Scale.forward.python(model[1], torch.tanh(x) * 2))
+        print(fresh_module.Scale.forward.build(), torch_op.op(fresh_module.Scale.forward).name())
+        """)
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "ppy::fresh_module__Scale__forward"]
 
 
 def test_export_keeps_each_region_one_node() -> None:

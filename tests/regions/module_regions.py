@@ -190,3 +190,47 @@ def _(device: str) -> Iterator[tuple[Normed, torch.Tensor]]:
     torch.manual_seed(0)
     for momentum in (0.1, None):
         yield Normed(3, momentum=momentum).to(device).eval(), torch.randn(2, 3, 5, 5, device=device)
+
+
+# Samples of the other classes: `--ppy-verify` compares each, and torch.library's opcheck tries each class's
+# region as its torch operator, whose fake kernel runs the body on a stand-in of the instance (tests/integration).
+@Mlp.forward.samples
+def _(device: str) -> Iterator[tuple[Mlp, torch.Tensor]]:
+    torch.manual_seed(0)
+    yield Mlp(6, 12, eps=0.5).to(device), torch.randn(2, 6, device=device)
+
+
+@Block.twice.samples
+def _(device: str) -> Iterator[tuple[Block, torch.Tensor]]:
+    torch.manual_seed(0)
+    yield Block(8).to(device).eval(), torch.randn(3, 8, device=device)
+
+
+@Scaled.scaled.samples
+def _(device: str) -> Iterator[tuple[Scaled, torch.Tensor, float]]:
+    torch.manual_seed(0)
+    yield Scaled(8).to(device), torch.randn(3, 8, device=device), 0.5
+
+
+@ScaledNorm.forward.samples
+def _(device: str) -> Iterator[tuple[ScaledNorm, torch.Tensor]]:
+    torch.manual_seed(0)
+    yield ScaledNorm(6, 0.5).to(device), torch.randn(2, 6, device=device)
+
+
+@Stack.forward.samples
+def _(device: str) -> Iterator[tuple[Stack, torch.Tensor]]:
+    torch.manual_seed(0)
+    yield Stack(6, depth=3).to(device), torch.randn(2, 6, device=device)
+
+
+@Configured.forward.samples
+def _(device: str) -> Iterator[tuple[Configured, torch.Tensor]]:
+    torch.manual_seed(0)
+    yield Configured(Config(6, 1e-3)).to(device), torch.randn(2, 6, device=device)
+
+
+@WithActivation.forward.samples
+def _(device: str) -> Iterator[tuple[WithActivation, torch.Tensor]]:
+    torch.manual_seed(0)
+    yield WithActivation(6).to(device), torch.randn(2, 6, device=device)
