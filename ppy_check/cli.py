@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from pathlib import Path
 
 from ppy_check.config import ConfigError, did_you_mean
@@ -13,7 +12,6 @@ from ppy_check.diagnostic import Diagnostic
 from ppy_check.fix import applicable, fix_file
 from ppy_check.messages import KNOWN_CODES, OPT_IN_CODES
 from ppy_check.output import FORMATS, RENDERERS, statistics
-from ppy_check.rules import explain
 from ppy_check.runner import RunResult, Target, display, run
 from ppy_check.selection import Selection, select_files
 from ppy_check.terminal import Style, plural, render_markdown, stdout_closed, wants_colour
@@ -95,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # an internal error: one line, the traceback only on request
         print(f"ppy-check: internal error: {type(error).__name__}: {error} (set PPY_DEBUG=1 for a traceback)", file=sys.stderr)
         if os.environ.get("PPY_DEBUG"):
+            import traceback  # only for this rare failure, not at every start
+
             traceback.print_exc()
         return EXIT_ERROR
 
@@ -109,6 +109,8 @@ def _main(argv: list[str] | None) -> int:
         stdout_closed()
         return 0
     if args.explain:
+        from ppy_check.rules import explain  # the rule modules import the model builder: only when asked
+
         text = explain(args.explain)
         if text is None:
             print(f"ppy-check: unknown rule code {args.explain!r}{did_you_mean(args.explain)} "

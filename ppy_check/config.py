@@ -8,7 +8,6 @@ means the same whatever folder ppy-check runs from.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import os
@@ -18,11 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import cast
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10: the same parser, as a package (pyproject.toml's dependency for 3.10 only)
-    import tomli as tomllib
 
 from ppy_check.messages import ALL_CODES, KNOWN_CODES, OPT_IN_CODES
 
@@ -154,6 +148,8 @@ def validate_codes(selectors: list[str], where: str, selecting: bool = False) ->
 def did_you_mean(text: str) -> str:
     """``; did you mean 'ppy-loop'?`` for a text close to a rule code (a code without its ``ppy-``, a typo),
     else nothing."""
+    import difflib  # only for a code the registry does not know: not at every start
+
     lowered = text.strip().lower().replace("_", "-")
     candidates = [code for code in KNOWN_CODES if code in (lowered, f"ppy-{lowered}")]
     candidates = candidates or difflib.get_close_matches(lowered, KNOWN_CODES, n=1, cutoff=0.6)
@@ -163,6 +159,13 @@ def did_you_mean(text: str) -> str:
 
 def _ppy_table(pyproject: Path) -> dict[str, object] | None:
     """The file's ``[tool.ppy]`` table, or None when it has none."""
+    # Imported here: `--no-config` (pre-commit's hook, an editor's) reads no pyproject.toml, and the parser is a
+    # good part of a small check's start.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10: the same parser, as a package (pyproject.toml's dependency for 3.10 only)
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:

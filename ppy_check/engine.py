@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -15,17 +14,10 @@ from ppy_check.model.builder import Analysis, build_model
 from ppy_check.messages import Message
 from ppy_check.model.problems import Problems, Suggestion
 from ppy_check.module import ModuleRegions
+from ppy_check.prefilter import may_hold_region as may_hold_region
 from ppy_check.region import Region
 from ppy_check.rules import RULES, unused_ignore
 from ppy_check.suppression import silencer
-
-# A file that never imports ppy cannot hold a region; most files stop here.
-_MAY_HOLD_REGION = re.compile(rb"^[ \t]*(?:from[ \t]+ppy\b|import[ \t]+[^\n#]*\bppy\b)", re.MULTILINE)
-
-
-def may_hold_region(data: bytes) -> bool:
-    return _MAY_HOLD_REGION.search(data) is not None
-
 
 def suppressed(line_text: str, code: str, type_comments: bool = True) -> bool:
     """Whether a comment on the line silences ``code`` (see ``ppy_check.suppression.silencer``)."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ppy_check import messages as m, written
 from ppy_check.diagnostic import Diagnostic
+from ppy_check.nodes import all_nodes
 from ppy_check.region import Region, find_regions
 from ppy_check.scope import ModuleScope, build_scope
 from ppy_check.source import python_lines
@@ -64,8 +65,9 @@ class ModuleRegions:
         lines = python_lines(text)  # as ast numbers them: a form feed is no line break
         if isinstance(tree, Diagnostic):
             return cls(path, text, lines, None, ModuleScope(), syntax_error=tree)
-        written.remember(tree, lines)  # so that messages quote `1e4` as written, not as `10000.0`
-        scope = build_scope(tree)
+        nodes = all_nodes(tree)  # one walk for both: the walk of a big module costs more than either's questions
+        written.remember(tree, lines, nodes)  # so that messages quote `1e4` as written, not as `10000.0`
+        scope = build_scope(tree, nodes)
         try:
             regions = find_regions(tree, scope, lines, path)
         except RecursionError:

@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Callable
 
 from ppy_check.diagnostic import Diagnostic
-from ppy_check.rules import KNOWN_RULES
 from ppy_check.terminal import Style, render_markdown
 
 FORMATS = ("concise", "full", "json", "github", "sarif")
@@ -74,6 +73,8 @@ def github(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: 
 
 
 def _sarif_rule(code: str) -> dict[str, object]:
+    from ppy_check.rules import KNOWN_RULES
+
     module = KNOWN_RULES[code]
     doc = (module.__doc__ or "").strip()
     described = {"text": render_markdown(doc, Style(False)), "markdown": doc}
@@ -89,6 +90,7 @@ def _sarif_rule(code: str) -> dict[str, object]:
 
 def sarif(diagnostics: list[Diagnostic], sources: dict[str, list[str]], style: Style) -> str:
     from ppy_check import __version__
+    from ppy_check.rules import KNOWN_RULES
 
     codes = list(KNOWN_RULES)
     results = [
@@ -124,6 +126,10 @@ RENDERERS: dict[str, Renderer] = {"concise": concise, "full": full, "json": as_j
 
 
 def statistics(diagnostics: list[Diagnostic]) -> str:
+    # Imported here, as in sarif: the rule modules import the model builder, which a clean tree's check
+    # (every file failing the prefilter) never needs.
+    from ppy_check.rules import KNOWN_RULES
+
     counts = Counter(d.code for d in diagnostics)
     width = max((len(str(n)) for n in counts.values()), default=1)
     return "".join(

@@ -12,14 +12,13 @@ import codecs
 import contextlib
 import gc
 import os
-import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ppy_check.diagnostic import Diagnostic
-from ppy_check.engine import check_source, may_hold_region
 from ppy_check.messages import SYNTAX
+from ppy_check.prefilter import may_hold_region
 from ppy_check.source import SourceError, decode, python_lines, read_bytes
 
 # Below this many candidate files a process pool costs more than it saves.
@@ -95,6 +94,14 @@ def region_candidates(files: Iterable[Path]) -> tuple[list[tuple[Path, bytes]], 
     return candidates, problems
 
 
+def check_source(text: str, path: str, codes: Sequence[str]) -> list[Diagnostic]:
+    """The engine's check of one file's text. The engine is imported at the first file that passes the prefilter:
+    a tree without regions (torch's own source) never needs the model builder, nor its start-up."""
+    from ppy_check import engine
+
+    return engine.check_source(text, path, codes)
+
+
 def check_text_of(path: str, data: bytes, codes: Sequence[str]) -> FileResult:
     try:
         text = decode(data, path).text
@@ -105,6 +112,8 @@ def check_text_of(path: str, data: bytes, codes: Sequence[str]) -> FileResult:
         diagnostics = check_source(text, path, codes)
     except Exception as error:  # this file's failure is this file's alone
         if os.environ.get("PPY_DEBUG"):
+            import traceback  # only for this rare failure, not at every start
+
             traceback.print_exc()
         return FileResult(path, error=f"{path}: cannot check: {_why(error)}; a ppy-check limitation worth reporting")
     return FileResult(path, diagnostics, python_lines(text) if diagnostics else [])
@@ -185,6 +194,7 @@ def run(targets: Sequence[Target], jobs: int | None = None) -> RunResult:
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     with collecting_rarely():
         if workers > 1 and len(candidates) >= PARALLEL_THRESHOLD:
+            import ppy_check.engine  # noqa: F401  # once, before the workers fork: each inherits it imported
             outcomes = _in_pool(candidates, workers)
         else:
             outcomes = _check_jobs(candidates)

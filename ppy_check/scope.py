@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ppy_check.compat import is_try
+from ppy_check.nodes import all_nodes
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -294,7 +295,9 @@ def _bindings_of(statement: ast.stmt) -> Iterator[tuple[str, _Bound]]:
                 yield node.target.id, _Bound(line, BindingKind.VALUE)
 
 
-def build_scope(module: ast.Module) -> ModuleScope:
+def build_scope(module: ast.Module, nodes: list[ast.AST] | None = None) -> ModuleScope:
+    """The module's scope; ``nodes``: all of its nodes (``nodes.all_nodes``), where the caller has walked it
+    already."""
     scope = ModuleScope()
     bound: dict[str, list[_Bound]] = {}
     for statement in _top_level(module.body):
@@ -303,7 +306,8 @@ def build_scope(module: ast.Module) -> ModuleScope:
     rebound = _global_declarations(module)
     dynamic: dict[str, Rebinding] = {}
     # One walk of a big file costs more than the rest of its scope: the three questions below share it.
-    nodes = list(ast.walk(module))
+    if nodes is None:
+        nodes = all_nodes(module)
     for name, rebinding in _dynamic_rebinds(module, nodes):
         dynamic.setdefault(name, rebinding)
     scope.star_imports = [Rebinding(s.lineno, f"from {'.' * s.level}{s.module or ''} import *",

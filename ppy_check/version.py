@@ -8,7 +8,6 @@ invalidates them all alike.
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -20,6 +19,8 @@ _SUFFIXES = (".py", ".json", ".txt")  # .txt: torch's Python source that ppy inl
 @functools.lru_cache(maxsize=1)
 def source_digest() -> str:
     """sha256 over every source and data file of the checker and the compiler (rules included)."""
+    import hashlib  # `import ppy_check` (every start) needs the release number alone
+
     digest = hashlib.sha256()
     top = Path(__file__).resolve().parent.parent
     for package in _PACKAGES:

@@ -12,13 +12,16 @@ from __future__ import annotations
 import ast
 from weakref import WeakKeyDictionary
 
+from ppy_check.nodes import all_nodes
+
 _SPELLINGS: WeakKeyDictionary[ast.Constant, str] = WeakKeyDictionary()
 
 
-def remember(tree: ast.AST, lines: list[str]) -> None:
+def remember(tree: ast.AST, lines: list[str], nodes: list[ast.AST] | None = None) -> None:
     """Keep the spelling of every number literal in ``tree`` that Python re-prints otherwise; ``lines`` are the
-    parsed text's, as Python numbers them (``source.python_lines``)."""
-    for node in ast.walk(tree):
+    parsed text's, as Python numbers them (``source.python_lines``). ``nodes``: all of the tree's nodes
+    (``nodes.all_nodes``), where the caller has walked it already."""
+    for node in all_nodes(tree) if nodes is None else nodes:
         if not isinstance(node, ast.Constant) or not _is_number(node.value) or node.end_lineno != node.lineno or node.end_col_offset is None or \
                 node.lineno > len(lines):
             continue
