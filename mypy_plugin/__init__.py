@@ -86,6 +86,11 @@ def region_type(kind: Type | None) -> t.Type | None:
         if name == "builtins.tuple" and len(proper.args) == 1:
             inner = region_type(proper.args[0])
             return t.SeqT(inner) if inner is not None else None
+        if name in ("torch.Size", "torch._C.Size"):  # as the syntax reads it (ppy_check/annotations.py): a tuple of ints
+            return t.SeqT(t.INT, passed="size")
+        if name in ("typing.Sequence", "collections.abc.Sequence") and len(proper.args) == 1:
+            inner = region_type(proper.args[0])
+            return t.SeqT(inner, passed="sequence") if inner is not None else None
         return None
     if isinstance(proper, TupleType):
         items = [region_type(item) for item in proper.items]

@@ -1,7 +1,8 @@
 """The types a region's parameters and results may have, read from annotations.
 
 A region takes tensors, Python numbers, strings, dtypes and devices, optional
-forms of those, and tuples of them: exactly what maps onto an ``at::`` C++
+forms of those, and tuples of them (a ``torch.Size`` is a tuple of ints, a
+``Sequence[X]`` a list or a tuple, read as a tuple): exactly what maps onto an ``at::`` C++
 signature. Annotations become the model's static types (``model/types.py``),
 which the compiler turns into C++ types, so the checker and the compiler
 cannot disagree on what a parameter is.
@@ -14,7 +15,8 @@ from collections.abc import Callable
 
 from ppy_check.model import types as t
 
-REGION_TYPES = "torch.Tensor, int, float, bool, str, torch.dtype, torch.device, optionals and tuples of these"
+REGION_TYPES = ("torch.Tensor, int, float, bool, str, torch.dtype, torch.device, optionals and tuples of these, "
+                "torch.Size, Sequence[...]")
 
 
 class AnnotationError(Exception):
@@ -38,6 +40,9 @@ _SCALAR_NAMES: dict[str, t.Type] = {
 _OPTIONAL_NAMES = {"typing.Optional", "typing_extensions.Optional"}
 _UNION_NAMES = {"typing.Union", "typing_extensions.Union"}
 _TUPLE_NAMES = {"builtins.tuple", "typing.Tuple", "typing_extensions.Tuple"}
+# Read-only sequences: a parameter so annotated takes a list or a tuple, read as a tuple (a region never writes
+# one); what tells a list from a tuple (`+`, `*`, comparing, slicing, returning it, showing it) is refused on it.
+_SEQUENCE_NAMES = {"typing.Sequence", "collections.abc.Sequence", "typing_extensions.Sequence"}
 
 
 def parse_annotation(node: ast.expr, resolve: Resolver, *, is_return: bool = False) -> t.Type:
@@ -69,10 +74,17 @@ def parse_annotation(node: ast.expr, resolve: Resolver, *, is_return: bool = Fal
             if len(args) == 1 and isinstance(args[0], ast.Tuple) and not args[0].elts:
                 return t.TupleT(())
             return t.TupleT(tuple(parse_annotation(a, resolve) for a in args))
+        if head in _SEQUENCE_NAMES and len(args) == 1:
+            item = parse_annotation(args[0], resolve)
+            return t.SeqT(item) if is_return else t.SeqT(item, passed="sequence")
         if head in ("builtins.list", "typing.List"):
-            raise AnnotationError("lists are mutable; use a tuple")
+            shown = ast.unparse(args[0]) if len(args) == 1 else "int"
+            raise AnnotationError(f"lists are mutable; annotate `tuple[{shown}, ...]` or `Sequence[{shown}]`")
         raise AnnotationError(f"`{head or ast.unparse(node.value)}[...]` is not a region type")
     name = resolve(node)
+    if name == "torch.Size":
+        # A tuple of ints, as `x.shape` is: Python's value stays a torch.Size (its slices, sums, returned).
+        return t.SeqT(t.INT, passed="size")
     if name in _SCALAR_NAMES:
         return _SCALAR_NAMES[name]
     if name in _TUPLE_NAMES:

@@ -483,6 +483,8 @@ class Printer:
             if value.function in ("ceil", "floor", "trunc") and isinstance(operands[0].type, t.NumberT):
                 return f"ppy::math_{value.function}({self.expr(operands[0])})"  # an int stays exact, not a double
             return f"ppy::math_{value.function}({args})"
+        if value.op is HostOp.ADD and isinstance(value.type, t.StrT):
+            return f"(std::string({self.expr(operands[0])}) + {self.expr(operands[1])})"
         if value.op is HostOp.MUL and isinstance(value.type, t.StrT):
             return f"ppy::repeat_str({self.expr(operands[0])}, {self.expr(operands[1])})"
         if value.op is HostOp.MUL and isinstance(value.type, t.SeqT):

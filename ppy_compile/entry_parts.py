@@ -21,9 +21,17 @@ def take_arguments(model: RegionModel, source: str, bail: str) -> tuple[list[str
             continue
         initial = "{at::kCPU}" if isinstance(param.type, t.DeviceT) else "{}"
         lines.append(f"    {cpp_type(param.type)} a{index}{initial};")
-        lines.append(f"    if (int taken = ppy::take({item}, a{index}); taken <= 0) return taken < 0 ? nullptr : {bail};")
+        taker = f"take_{_passed(param.type)}" if _passed(param.type) != "tuple" else "take"
+        lines.append(f"    if (int taken = ppy::{taker}({item}, a{index}); taken <= 0) "
+                     f"return taken < 0 ? nullptr : {bail};")
         names.append(f"a{index}")
     return lines, names
+
+
+def _passed(kind: t.Type) -> str:
+    """What a sequence parameter is passed as (``t.SeqT.passed``): a torch.Size, a list or tuple, or a tuple."""
+    inner = kind.inner if isinstance(kind, t.OptionalT) else kind
+    return inner.passed if isinstance(inner, t.SeqT) else "tuple"
 
 
 def below_autograd(below: str | None, names: list[str]) -> list[str]:

@@ -89,6 +89,8 @@ LIBRARY_TESTS_IDENTITY = Reason(Code.UNSUPPORTED, "torch's Python code tests `{t
                                                   "objects, which ppy cannot tell here")
 READS_VALUES_BACK = Reason(Code.UNSUPPORTED, '`in` here reads values back into Python')
 METHOD_TENSOR = Reason(Code.UNSUPPORTED, 'a method of `{callee_name}`, which is not a tensor')
+PYTHON_CLASS_OF = Reason(Code.UNSUPPORTED, "`type()` asks for an object's Python class, which compiled code does "
+                                           "not hold (torch's Python code may show it in an error message)")
 PYTHON_BUILTIN_RUNS = Reason(Code.UNSUPPORTED, 'a Python builtin, which runs in the interpreter')
 FUNCTION_PPY_FOLLOW = Reason(Code.UNSUPPORTED, 'not a function of `{callee_dotted}` ppy can follow')
 LIBRARY_NOT_FOLLOWED_SHAPES = Reason(Code.UNSUPPORTED, "`{shown}` of something other than shapes (ints, tuples of "
@@ -220,6 +222,14 @@ REDUCE_TAKES = Reason(Code.TYPE, 'takes a function, a tuple and an optional init
 PARTIAL_TAKES = Reason(Code.TYPE, 'takes the function first')
 REDUCE_EMPTY = Reason(Code.TYPE, 'always raises TypeError (reduce() of empty iterable with no initial value)')
 OPERATOR_TAKES_TWO = Reason(Code.TYPE, 'takes two arguments')
+SEQUENCE_SLICED = Reason(Code.TYPE, "slicing a `Sequence[{item}]` parameter tells a list from a tuple (the caller may pass either, and "
+                                   "Python's answer differs); annotate it `tuple[{item}, ...]`")
+SEQUENCE_OPERATOR = Reason(Code.TYPE, "`{symbol}` on a `Sequence[{item}]` parameter tells a list from a tuple (the caller may pass either, and "
+                                   "Python's answer differs); annotate it `tuple[{item}, ...]`")
+SEQUENCE_COMPARED = Reason(Code.TYPE, "comparing a `Sequence[{item}]` parameter tells a list from a tuple (the caller may pass either, and "
+                                   "Python's answer differs); annotate it `tuple[{item}, ...]`")
+SEQUENCE_RETURNED = Reason(Code.TYPE, "returning a `Sequence[{item}]` parameter tells a list from a tuple (the caller may pass either, and "
+                                   "Python's answer differs); annotate it `tuple[{item}, ...]`")
 TUPLE_REPEATED = Reason(Code.TYPE, 'a tuple repeated by a {count_type}')
 TUPLE_MIXED_TYPES_REPEATED = Reason(Code.TYPE, 'a tuple of mixed types repeated a run-time number of times')
 DOES_TAKE_2 = Reason(Code.TYPE, '`{symbol}=` does not take a {left_type} and a {right_type}')

@@ -9,7 +9,7 @@ code carries the same distinction at run time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,10 @@ class SeqT:
     """A sequence whose length is known only at run time: ``tuple[int, ...]``, ``x.shape``, ``Tensor[]``."""
 
     item: Type
+    # What a parameter of this type is passed as (its annotation's word), not part of the type: "tuple", a
+    # `torch.Size` ("size": Python's value is a torch.Size, as `x.shape` is), or a `Sequence[...]` ("sequence": a
+    # list or a tuple, read as a tuple; what tells the two apart is refused on it).
+    passed: str = field(default="tuple", compare=False)
 
     def __str__(self) -> str:
         return f"tuple[{self.item}, ...]"
@@ -185,6 +189,17 @@ def optional(kind: Type) -> Type:
 def item_types(kind: Type) -> tuple[Type, ...] | None:
     """The item types of a tuple of known length, else None."""
     return kind.items if isinstance(kind, TupleT) else None
+
+
+def read_only(kind: Type) -> SeqT | None:
+    """The `Sequence[...]` parameter's type ``kind`` is or holds (a list or a tuple at run time), if any."""
+    if isinstance(kind, SeqT):
+        return kind if kind.passed == "sequence" else read_only(kind.item)
+    if isinstance(kind, OptionalT):
+        return read_only(kind.inner)
+    if isinstance(kind, TupleT):
+        return next((found for item in kind.items if (found := read_only(item)) is not None), None)
+    return None
 
 
 def element_type(kind: Type) -> Type | None:

@@ -9,6 +9,8 @@
 // The bridge's declarations, and with them the one include list (ppy_includes.h).
 #include "ppy_bridge.h"
 
+#include <cstring>
+
 namespace ppy {
 
 // A Python exception raised by the region's own arithmetic (not by an ATen op).
@@ -844,6 +846,39 @@ template <class T> inline int take(PyObject* o, std::vector<T>& out) {
         if (taken <= 0) return taken;
     }
     return 1;
+}
+// A `torch.Size` parameter takes a torch.Size alone: Python's value of a plain tuple would not be one (its slices,
+// sums and the parameter itself returned are torch.Size in the region), so a tuple runs the Python body.
+template <class T> inline int take_size(PyObject* o, std::vector<T>& out) {
+    if (!PyTuple_Check(o) || std::strcmp(Py_TYPE(o)->tp_name, "torch.Size") != 0) return 0;
+    return take(o, out);
+}
+// A `Sequence[...]` parameter takes a list or a tuple, its items read alike (nothing a region does with it tells
+// the two apart: the checker refuses what would).
+template <class T> inline int take_sequence(PyObject* o, std::vector<T>& out) {
+    if (PyTuple_Check(o)) return take(o, out);
+    if (!PyList_CheckExact(o)) return 0;
+    Py_ssize_t size = PyList_GET_SIZE(o);
+    out.resize(static_cast<size_t>(size));
+    for (Py_ssize_t i = 0; i < size; ++i) {
+        int taken = take(PyList_GET_ITEM(o, i), out[i]);
+        if (taken <= 0) return taken;
+    }
+    return 1;
+}
+template <class T> inline int take_size(PyObject* o, std::optional<std::vector<T>>& out) {
+    if (o == Py_None) { out.reset(); return 1; }
+    std::vector<T> value;
+    int taken = take_size(o, value);
+    if (taken > 0) out = std::move(value);
+    return taken;
+}
+template <class T> inline int take_sequence(PyObject* o, std::optional<std::vector<T>>& out) {
+    if (o == Py_None) { out.reset(); return 1; }
+    std::vector<T> value;
+    int taken = take_sequence(o, value);
+    if (taken > 0) out = std::move(value);
+    return taken;
 }
 template <class Tuple, size_t... I> inline int take_items(PyObject* o, Tuple& out, std::index_sequence<I...>) {
     int result = 1;

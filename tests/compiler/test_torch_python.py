@@ -276,7 +276,8 @@ LOWERED: dict[str, list[Sample]] = {
 _MASKED = "instead, fill what the mask hides with the operation's identity and call the plain operation"
 REFUSED: dict[str, tuple[Sample, str]] = {
     "F.embedding_bag": (s(torch.tensor([0, 2, 1, 0]), t(3, 4), torch.tensor([0, 2])),
-                        "at `type`: a Python builtin, which runs in the interpreter; instead, "
+                        "at `type`: `type()` asks for an object's Python class, which compiled code does not hold "
+                        "(torch's Python code may show it in an error message); instead, "
                         "`torch.embedding_bag(weight, input, offsets"),
     "F.gaussian_nll_loss": (s(t(3), t(3), p(3)), "checks `torch.any(var < 0)`, which reads a tensor's value back into "
                                                  "Python; instead, check `var` in the caller"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial, reduce
 
 import ppy
@@ -209,3 +209,88 @@ def resized_by_mode(x: Tensor, size: tuple[int, int], mode: str) -> Tensor:
 def _(device: str) -> Iterator[tuple[Tensor, tuple[int, int], str]]:
     yield r(2, 3, 4, 5, device=device), (6, 7), "bilinear"
     yield r(2, 3, 4, 5, device=device), (3, 9), "bicubic"
+
+
+@ppy.opt(2)
+def shifted_by_tensor(x: Tensor, n: int) -> tuple[Tensor, Tensor]:
+    # An int shifted by a tensor's values: torch's Tensor.__rlshift__ and __rrshift__.
+    return (1 << x) + (n << x), (256 >> x) - (n >> x)
+
+
+@shifted_by_tensor.samples
+def _(device: str) -> Iterator[tuple[Tensor, int]]:
+    yield torch.arange(6).to(device), 3
+
+
+@ppy.opt(2)
+def sublist_einsum(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    # The sublist form (operand, its dims, ..., the output's dims), and an equation with its operands in a list.
+    return torch.einsum(a, [0, 1], b, [1, 2], [0, 2]), torch.einsum("ij,jk->ik", [a, b])
+
+
+@sublist_einsum.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor]]:
+    yield r(2, 3, device=device), r(3, 4, device=device)
+
+
+@ppy.opt(2)
+def weighted_bce(p: Tensor, y: Tensor, w: Tensor) -> Tensor:
+    # A weight broadcast to the target's shape, as torch's Python code does.
+    return F.binary_cross_entropy(p, y, weight=w)
+
+
+@weighted_bce.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+    yield torch.rand(2, 4).to(device), torch.rand(2, 4).to(device), torch.rand(4).to(device)
+
+
+@ppy.opt(2)
+def counted(x: Tensor) -> tuple[int, int, bool]:
+    # torch.numel, a builtin with no operator behind it, is what x.numel() asks.
+    return torch.numel(x), torch.numel(x[1:]), torch.numel(x) == 0
+
+
+@counted.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(3, 4, device=device),)
+    yield (r(0, 2, device=device),)
+
+
+@ppy.opt(2)
+def joined_texts(s: str, n: int) -> tuple[str, str]:
+    # A str parameter repeated by an int parameter, and text known only at run time joined.
+    return s * n, s * n + "-" + s
+
+
+@joined_texts.samples
+def _() -> Iterator[tuple[str, int]]:
+    yield "ab", 3
+    yield "", 2
+    yield "x", -1
+
+
+@ppy.opt(2)
+def sized(a: Tensor, t: Tensor, x_shape: torch.Size) -> tuple[Tensor, tuple[int, ...], tuple[int, ...]]:
+    # A torch.Size parameter, a tuple of ints: its slices and sums, and itself returned, are torch.Size as in
+    # Python (a plain tuple passed runs the Python body, whose answer would be tuples).
+    out = a.gather(-1, t)
+    return out.reshape(t.shape[0], *((1,) * (len(x_shape) - 1))), x_shape[1:] + (1,), x_shape
+
+
+@sized.samples
+def _(device: str) -> Iterator[tuple[Tensor, Tensor, torch.Size]]:
+    yield r(20, device=device), torch.tensor([3, 0, 19], device=device), torch.Size((3, 4, 5, 5))
+
+
+@ppy.opt(2)
+def read_sequences(x: Tensor, shape: Sequence[int], scales: Sequence[float],
+                   extra: Sequence[int] | None = None) -> Tensor:
+    # Read-only sequences, each a list or a tuple: indexed, measured, unpacked and passed to torch alike.
+    rows, cols = shape
+    return x.reshape(shape) * scales[0] + len(scales) + rows * cols
+
+
+@read_sequences.samples
+def _(device: str) -> Iterator[tuple[Tensor, Sequence[int], Sequence[float], Sequence[int] | None]]:
+    yield r(6, device=device), [2, 3], [1.5, 2.0], None
+    yield r(6, device=device), (3, 2), (0.5,), [1]

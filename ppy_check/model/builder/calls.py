@@ -351,6 +351,12 @@ class Calls(Part):
             made = self.exprs.concatenate([(args[0].value, True)], span)
             self.state.sizes.add(made)
             return self.state.mark(made, "tuple")
+        if dotted == "torch.numel" and len(args) + len(keywords) == 1 and set(keywords) <= {"input"} and \
+                not any(a.spread for a in args):
+            # A builtin with no operator behind it: what `input.numel()` asks, the tensor's element count.
+            counted = args[0].value if args else keywords["input"]
+            if isinstance(counted.type, t.TensorT):
+                return self.query("numel", counted, [], {}, span, shown)
         if dotted == "torch.get_default_dtype" and not args and not keywords:
             # A setting the caller may change between calls: read when the region runs, never folded.
             return Host(HostOp.DEFAULT_DTYPE, (), t.DTYPE, span)

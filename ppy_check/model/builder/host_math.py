@@ -109,7 +109,8 @@ class HostMath(Part):
             return self.state.mark(self.exprs.concatenate([(value, True)], span), name)
         if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v.type, (t.IntT, t.BoolT)) for v in values):
             return self.range_of(values, span, shown)
-        self.state.unsupported(span, shown, refusals.PYTHON_BUILTIN_RUNS())
+        self.state.unsupported(span, shown, refusals.PYTHON_CLASS_OF() if name == "type" else
+                               refusals.PYTHON_BUILTIN_RUNS())
         raise _Abandon
 
     def range_of(self, values: list[Expr], span: Span, shown: str) -> Expr:

@@ -234,6 +234,9 @@ class Members(Part):
     def sequence_index(self, base: Expr, index_node: ast.expr, span: Span) -> Value:
         kind = base.type
         if isinstance(index_node, ast.Slice):
+            if (sequence := t.read_only(kind)) is not None:
+                return self.state.type_problem(span, display(index_node),
+                                               refusals.SEQUENCE_SLICED(item=sequence.item))
             bounds = [None if p is None else self.exprs.atom(self.exprs.expr(p), p) for p in
                       (index_node.lower, index_node.upper, index_node.step)]
             for bound in bounds:

@@ -65,6 +65,8 @@ class Operators(Part):
                 self.state.over_budget(span, text, Exceeded(Budget.TEXT, budgets.MAX_TEXT))
                 raise _Abandon
             return Const(left.value + right.value, t.STR, span)
+        if isinstance(left.type, t.StrT) and isinstance(right.type, t.StrT) and isinstance(op, ast.Add):
+            return Host(HostOp.ADD, (left, right), t.STR, span)  # text known at run time, joined then
         if isinstance(op, ast.Mult) and {type(left.type), type(right.type)} in ({t.StrT, t.IntT}, {t.StrT, t.BoolT}):
             return self.repeat_str(left, right, span, text)
         host = BINARY_OPS.get(type(op))
@@ -114,6 +116,10 @@ class Operators(Part):
     def sequence_operator(self, op: ast.operator, left: Expr, right: Expr, span: Span, text: str) -> Expr:
         seq_left = isinstance(left.type, (t.TupleT, t.SeqT))
         seq_right = isinstance(right.type, (t.TupleT, t.SeqT))
+        if (read := t.read_only(left.type) or t.read_only(right.type)) is not None:
+            self.state.type_problem(span, text, refusals.SEQUENCE_OPERATOR(symbol=OPERATOR_NAMES[type(op)],
+                                                                           item=read.item))
+            raise _Abandon
         if isinstance(op, ast.Add) and seq_left and seq_right:
             kind = self.state.kind_of(left)
             joined = self.exprs.concatenate([(left, True), (right, True)], span)
@@ -242,6 +248,10 @@ class Operators(Part):
         return MakeTuple(tuple(items), t.TupleT(tuple(i.type for i in items)), Span.of(node))
 
     def compare_pair(self, op: ast.cmpop, left: Expr, right: Expr, span: Span, text: str) -> Expr:
+        if not isinstance(op, (ast.In, ast.NotIn)) and \
+                (read := t.read_only(left.type) or t.read_only(right.type)) is not None:
+            self.state.type_problem(span, text, refusals.SEQUENCE_COMPARED(item=read.item))
+            raise _Abandon
         if isinstance(op, (ast.Eq, ast.NotEq)) and (_never_equal(left.type, right.type) or isinstance(left.type, t.TupleT)
                                                     and isinstance(right.type, t.TupleT)
                                                     and len(left.type.items) != len(right.type.items)):

@@ -148,7 +148,10 @@ class BuildState(Part):
                 self.env[param.name] = UntypedParam(param.name)
                 continue
             aliases = frozenset({param.name}) if _carries_tensors(param.type) else frozenset()
-            self.env[param.name] = Param(param.name, index, param.type, Span.of(param.node), aliases)
+            value = Param(param.name, index, param.type, Span.of(param.node), aliases)
+            self.env[param.name] = value
+            if isinstance(param.type, t.SeqT) and param.type.passed == "size":
+                self.sizes.add(value)  # Python's value is a torch.Size, as `x.shape` is
             params.append(ParamInfo(param.name, param.type, param.node in region.node.args.kwonlyargs))
         if region.returns is None or any(p.type is None for p in region.params):
             self.complete = False

@@ -386,6 +386,8 @@ class Statements(Part):
         cannot (a str inside a tuple, which Python quotes; a value whose computing may fail)."""
         if value.type in _SHOWN_SCALARS or isinstance(value.type, t.StrT):
             return (value,) if self.computes_safely(value) else None
+        if t.read_only(value.type) is not None:
+            return None  # a list or a tuple, shown `[1, 2]` or `(1, 2)`
         opening, closing = ("torch.Size([", "])") if self.exprs.is_size(value) else \
             ("[", "]") if self.state.kind_of(value) == "list" else ("(", ")")
         if isinstance(value.type, t.SeqT) and value.type.item in _SHOWN_SCALARS and self.computes_safely(value):
@@ -599,6 +601,9 @@ class Statements(Part):
             return
         if value is None:
             self.state.type_problem(span, display(node), refusals.RETURNS_NONE_ANNOTATED(declared=declared))
+            raise _Abandon
+        if (sequence := t.read_only(value.type)) is not None:
+            self.state.type_problem(span, display(node), refusals.SEQUENCE_RETURNED(item=sequence.item))
             raise _Abandon
         mismatch = _assignable(value.type, declared)
         if mismatch is not None:
