@@ -40,6 +40,7 @@ draw random numbers while gradients are on, whose backward would draw again.
 
 from __future__ import annotations
 
+import collections.abc
 import hashlib
 import inspect
 import keyword
@@ -81,6 +82,8 @@ class Leaf:
 
     schema: str
     sequence: bool = False
+    # What rebuilds the region's value from the list the operator holds: `tuple`, or `_Size` for a torch.Size.
+    made_by: str = "tuple"
 
 
 @dataclass(frozen=True)
@@ -132,15 +135,20 @@ def _node(annotation: Any, what: str) -> Node:
     """The schema form of one annotation; ``what`` names it in a refusal."""
     if annotation in _SCALARS:
         return Leaf(_SCALARS[annotation])
+    if annotation is torch.Size:  # a tuple of ints whose value the region keeps a torch.Size
+        return Leaf("SymInt[]", sequence=True, made_by="_Size")
     inner = _optional_inner(annotation)
     if inner is not None:
         node = _node(inner, what)
         if isinstance(node, Leaf) and not node.sequence:
             return Leaf(node.schema + "?")
         if isinstance(node, Leaf) and node.schema in _OPTIONAL_LISTS:
-            return Leaf(_OPTIONAL_LISTS[node.schema], sequence=True)
+            return Leaf(_OPTIONAL_LISTS[node.schema], sequence=True, made_by=node.made_by)
         raise TorchOpError(f"{what} is {_shown(annotation)}: torch.library has no optional form of "
                            f"{_shown(inner)} (a fixed tuple cannot be flattened around a None)")
+    if typing.get_origin(annotation) is collections.abc.Sequence and len(typing.get_args(annotation)) == 1:
+        # Read alike whether a list or a tuple comes (the checker refuses what tells them apart): a list here.
+        annotation = tuple[typing.get_args(annotation)[0], ...]  # type: ignore[misc]
     if typing.get_origin(annotation) is tuple:
         items = typing.get_args(annotation)
         if len(items) == 2 and items[1] is Ellipsis:
@@ -172,7 +180,8 @@ def _rebuilt(node: Node, names: Sequence[str], at: list[int]) -> str:
         at[0] += 1
         if not node.sequence:
             return name
-        return f"(None if {name} is None else tuple({name}))" if node.schema.endswith("?") else f"tuple({name})"
+        made = f"{node.made_by}({name})"
+        return f"(None if {name} is None else {made})" if node.schema.endswith("?") else made
     parts = [_rebuilt(item, names, at) for item in node.items]
     return "(" + "".join(f"{part}, " for part in parts) + ")"
 
@@ -472,7 +481,7 @@ def _caller(region: Region[Any, Any], layout: Layout, operator: Any, random: boo
     Python binds the arguments, fixed tuples are read item by item and the
     results are put back into the region's shape.
     """
-    namespace: dict[str, Any] = {"_op": operator}
+    namespace: dict[str, Any] = {"_op": operator, "_Size": torch.Size}
     parameters = []
     seen_keyword_only = False
     for index, parameter in enumerate(layout.parameters):
@@ -536,7 +545,7 @@ def _values_function(layout: Layout) -> Callable[..., list[Any]]:
     names = [name for name, _ in layout.arguments]
     at = [0]
     rebuilt = [_rebuilt(parameter.node, names, at) for parameter in layout.every]
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"_Size": torch.Size}
     exec(f"def _values({', '.join(names)}):\n    return [{', '.join(rebuilt)}]\n", namespace)  # pylint: disable=exec-used
     return namespace["_values"]  # type: ignore[no-any-return]
 
