@@ -32,10 +32,11 @@ The traced caller first makes the compiled entry's checks (each inlined
 object's exact class, no hooks on them, no global module hooks): under Dynamo
 each is a guard, and an instance that fails one is traced as its Python body.
 The fake kernel runs the body on a stand-in of the instance holding the
-values (ppy.instance.stand_in). A method region that writes an attribute (a
-training BatchNorm's statistics) is traced as its body, since torch.library
-differentiates no operator that writes its inputs, and so is one that may
-draw random numbers while gradients are on, whose backward would draw again.
+values (ppy.instance.stand_in). While gradients are on, a method region that
+may write (a training BatchNorm's statistics: ``mutates_args``) is traced as
+its body, since torch.library differentiates no operator that writes its
+inputs, and so is one that may draw random numbers, whose backward would
+draw again; under ``torch.no_grad()`` each is one node.
 """
 
 from __future__ import annotations
@@ -218,12 +219,6 @@ def _annotation(text: str, what: str) -> Any:
 
 def _attributes(region: Region[Any, Any], reader: Any, taken: set[str]) -> list[Parameter]:
     """A method region's reads as schema parameters, named after their paths (``self_attn_c_proj_weight``)."""
-    written = list(region.effects.get("writes", []))
-    if written and not region.pure:
-        # torch.library differentiates no operator that writes its inputs: as its body, a training BatchNorm
-        # under torch.compile still trains.
-        raise TorchOpError(f"it writes `{written[0]}`, and torch.library cannot differentiate an operator that "
-                           "writes its inputs")
     properties = instance.properties_read(reader)
     if properties:
         raise TorchOpError(f"it reads `{properties[0]}`, a property, which its fake kernel could not stand in for")
@@ -433,7 +428,10 @@ def _register(region: Region[Any, Any]) -> Registered:
     except TorchOpError as error:
         raise TorchOpError(f"ppy: region `{region.__qualname__}` cannot be a torch operator: {error}") from None
     effects = region.effects
-    writes = [] if region.pure else list(effects.get("writes", []))
+    # A method region's writes name attribute paths (`self.bn.running_mean`): its schema names them as parameters.
+    renamed = {instance_path: a.name for instance_path, a in zip(map(layout.reader.shown, layout.reader.reads),
+                                                                 layout.attributes)} if layout.reader else {}
+    writes = [] if region.pure else [renamed.get(w, w) for w in effects.get("writes", [])]
     random = bool(effects.get("random", False))
     schema = layout.schema(writes)
     name = op_name(region)
@@ -464,7 +462,7 @@ def _register(region: Region[Any, Any]) -> Registered:
         # torch.library differentiates no operator that writes its inputs; say so in ppy's words when asked to.
         definition._backward_fn = _refuse_writes(entry)  # pylint: disable=protected-access
     entry.op = definition._opoverload  # pylint: disable=protected-access
-    entry.call = _caller(region, layout, entry.op, random)
+    entry.call = _caller(region, layout, entry.op, random, entry.mutates)
     # The definition owns the dispatcher registrations: it lives as long as the process.
     _definitions.append(definition)
     _by_name[name] = entry
@@ -474,7 +472,8 @@ def _register(region: Region[Any, Any]) -> Registered:
 _definitions: list[Any] = []
 
 
-def _caller(region: Region[Any, Any], layout: Layout, operator: Any, random: bool) -> Callable[..., Any]:
+def _caller(region: Region[Any, Any], layout: Layout, operator: Any, random: bool,
+            writes: bool) -> Callable[..., Any]:
     """A function with the region's own signature that calls its operator: what Dynamo and export trace.
 
     Generated straight-line code, so that Dynamo inlines it without a guess:
@@ -503,7 +502,7 @@ def _caller(region: Region[Any, Any], layout: Layout, operator: Any, random: boo
         parameters.insert(0, owner)
         flat += [expression for path, attribute in zip(layout.reader.reads, layout.attributes)
                  for _, expression in _leaves(attribute.node, _access(owner, path))]
-        body = _instance_checks(region, layout, namespace, owner, random)
+        body = _instance_checks(region, layout, namespace, owner, random, writes)
     call = f"_op({', '.join(flat)})"
     if layout.returns is None:
         body += f"    {call}\n    return None\n"
@@ -518,7 +517,7 @@ def _caller(region: Region[Any, Any], layout: Layout, operator: Any, random: boo
 
 
 def _instance_checks(region: Region[Any, Any], layout: Layout, namespace: dict[str, Any], owner: str,
-                     random: bool) -> str:
+                     random: bool, writes: bool) -> str:
     """The caller's first lines for a method region: its Python body where the instance is not as the build read
     it, as the compiled entry's reader decides at an eager call (ppy.instance). Traced by Dynamo, each test is a
     guard: a swapped submodule's class, a hook added, recompile into the other way."""
@@ -531,8 +530,10 @@ def _instance_checks(region: Region[Any, Any], layout: Layout, namespace: dict[s
     for index, hooks in enumerate(instance.global_hook_dicts()):
         namespace[f"_global_hooks{index}"] = hooks
         failing.append(f"_global_hooks{index}")
-    if random:
-        # Its backward pass would run it again and draw again: differentiated through the body, the draws are one.
+    if random or writes:
+        # With gradients on, its body: an operator's backward pass would run it again and draw again, and
+        # torch.library differentiates no operator that writes its inputs (a training BatchNorm's statistics).
+        # Under no_grad (inference, calibration), one node, its writes its `mutates_args`.
         namespace["_grad_enabled"] = torch.is_grad_enabled
         failing.append("_grad_enabled()")
     namespace["_body"] = region.python

@@ -9,8 +9,6 @@
 // The bridge's declarations, and with them the one include list (ppy_includes.h).
 #include "ppy_bridge.h"
 
-#include <cstring>
-
 namespace ppy {
 
 // A Python exception raised by the region's own arithmetic (not by an ATen op).

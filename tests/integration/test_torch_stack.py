@@ -194,22 +194,7 @@ def _same(expected: Any, actual: Any, what: str) -> None:
         assert mismatch is None, f"{mismatch.what}: {mismatch.detail}"
 
 
-# The method regions no operator can stand for: torch.library differentiates no operator that writes its inputs (an
-# Embedding's max_norm renormalises its weight, a training BatchNorm its statistics).
-NOT_OPERATOR_METHODS = {
-    "module_regions.TorchZoo.forward": "it writes `self.emb.weight`, and torch.library cannot differentiate",
-    "module_regions.Normed.forward": "it writes `self.bn.num_batches_tracked`, and torch.library cannot",
-}
-
-
-def test_the_method_regions_no_operator_stands_for_say_why() -> None:
-    for name, why in NOT_OPERATOR_METHODS.items():
-        assert METHODS[name].build()
-        with pytest.raises(torch_op.TorchOpError, match=re.escape(why)):
-            torch_op.op(METHODS[name])
-
-
-@pytest.mark.parametrize("name", [*EXPRESSIBLE, *sorted(set(METHODS) - set(NOT_OPERATOR_METHODS))])
+@pytest.mark.parametrize("name", [*EXPRESSIBLE, *sorted(METHODS)])
 def test_every_region_is_an_operator_opcheck_accepts(name: str) -> None:
     region = REGIONS.get(name) or METHODS[name]
     operator = torch_op.op(region)
@@ -491,6 +476,36 @@ def test_a_module_region_that_may_draw_random_numbers_is_an_operator_without_gra
     assert [_operator_calls(graph, mr.Block.forward) for graph in counter.graphs] == [2, 0]
 
 
+def test_a_training_batch_norm_under_compile_updates_its_statistics_as_eager() -> None:
+    """A region that may write an attribute (BatchNorm's running statistics in training): under no_grad one node,
+    the statistics its `mutates_args`; with gradients its body (torch.library differentiates no operator that
+    writes). Both update the statistics, and give the values and gradients, as eager does."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    mr = importlib.import_module("module_regions")
+    torch.manual_seed(0)
+    model = mr.Normed(3).train()
+    twin = copy.deepcopy(model)
+    counter = CompileCounterWithBackend("aot_eager")
+    compiled = torch.compile(model, fullgraph=True, backend=counter)
+    operator = torch_op.op(mr.Normed.forward)
+    assert "Tensor(a0!)? self_bn_num_batches_tracked" in str(operator._schema), operator._schema
+    for grad in (False, True, False):
+        x = torch.randn(2, 3, 5, 5)
+        with torch.set_grad_enabled(grad):
+            actual, expected = compiled(x), mr.Normed.forward.python(twin, x)
+            _same(expected, actual, f"output, grad {grad}")
+        if grad:
+            actual.square().sum().backward()
+            expected.square().sum().backward()
+            for (name, mine), (_, theirs) in zip(model.named_parameters(), twin.named_parameters()):
+                _same(theirs.grad, mine.grad, f"{name}.grad")
+        for (name, mine), (_, theirs) in zip(model.named_buffers(), twin.named_buffers()):
+            _same(theirs, mine, f"{name} after a call with grad {grad}")
+    assert int(model.bn.num_batches_tracked) == 3
+    assert sorted(_operator_calls(graph, mr.Normed.forward) for graph in counter.graphs) == [0, 1]
+
+
 def test_export_keeps_a_module_region_one_node() -> None:
     mr = importlib.import_module("module_regions")
     torch.manual_seed(0)
@@ -537,7 +552,6 @@ def test_gpt2_of_module_regions_compiles_to_one_node_per_block_for_every_length(
     assert _operator_calls(counter.graphs[-1], modules.Block.forward) == 2, counter.graphs[-1].code
 
 
-@pytest.mark.filterwarnings("ignore::ppy.torch_op.TorchOpFallbackWarning")  # the two that write, as below
 def test_module_regions_compiled_one_after_another_are_each_an_operator() -> None:
     """Compiled one after another, module regions start Dynamo's frame at their bound method. Two faults showed:
     every method region's bound method had one code, and Dynamo stops recompiling a code after eight
@@ -559,11 +573,7 @@ def test_module_regions_compiled_one_after_another_are_each_an_operator() -> Non
         counter = CompileCounterWithBackend("eager")
         with torch.no_grad():
             _same(module(*args), torch.compile(module, fullgraph=True, backend=counter)(*args), region.__qualname__)
-        if region in (mr.Normed.forward, mr.TorchZoo.forward):
-            # They write an attribute (a BatchNorm's statistics, an Embedding's max_norm): traced as their bodies.
-            assert not [n for n in counter.graphs[0].graph.nodes if str(n.target).startswith("ppy.")]
-        else:
-            assert _operator_calls(counter.graphs[0], region) == 1, region.__qualname__
+        assert _operator_calls(counter.graphs[0], region) == 1, region.__qualname__
 
 
 def test_compiling_a_module_region_before_its_first_call_builds_it_in_the_trace(tmp_path: Path) -> None:
