@@ -222,14 +222,13 @@ REDUCE_TAKES = Reason(Code.TYPE, 'takes a function, a tuple and an optional init
 PARTIAL_TAKES = Reason(Code.TYPE, 'takes the function first')
 REDUCE_EMPTY = Reason(Code.TYPE, 'always raises TypeError (reduce() of empty iterable with no initial value)')
 OPERATOR_TAKES_TWO = Reason(Code.TYPE, 'takes two arguments')
-SEQUENCE_SLICED = Reason(Code.TYPE, "slicing a `Sequence[{item}]` parameter tells a list from a tuple (the caller may pass either, and "
-                                   "Python's answer differs); annotate it `tuple[{item}, ...]`")
-SEQUENCE_OPERATOR = Reason(Code.TYPE, "`{symbol}` on a `Sequence[{item}]` parameter tells a list from a tuple (the caller may pass either, and "
-                                   "Python's answer differs); annotate it `tuple[{item}, ...]`")
-SEQUENCE_COMPARED = Reason(Code.TYPE, "comparing a `Sequence[{item}]` parameter tells a list from a tuple (the caller may pass either, and "
-                                   "Python's answer differs); annotate it `tuple[{item}, ...]`")
-SEQUENCE_RETURNED = Reason(Code.TYPE, "returning a `Sequence[{item}]` parameter tells a list from a tuple (the caller may pass either, and "
-                                   "Python's answer differs); annotate it `tuple[{item}, ...]`")
+# What each of the four below does with a `Sequence[...]` parameter, and why that is refused.
+_TELLS_LIST_FROM_TUPLE = (" a `Sequence[{item}]` parameter tells a list from a tuple (the caller may pass either, and "
+                          "Python's answer differs); annotate it `tuple[{item}, ...]`")
+SEQUENCE_SLICED = Reason(Code.TYPE, "slicing" + _TELLS_LIST_FROM_TUPLE)
+SEQUENCE_OPERATOR = Reason(Code.TYPE, "`{symbol}` on" + _TELLS_LIST_FROM_TUPLE)
+SEQUENCE_COMPARED = Reason(Code.TYPE, "comparing" + _TELLS_LIST_FROM_TUPLE)
+SEQUENCE_RETURNED = Reason(Code.TYPE, "returning" + _TELLS_LIST_FROM_TUPLE)
 TUPLE_REPEATED = Reason(Code.TYPE, 'a tuple repeated by a {count_type}')
 TUPLE_MIXED_TYPES_REPEATED = Reason(Code.TYPE, 'a tuple of mixed types repeated a run-time number of times')
 DOES_TAKE_2 = Reason(Code.TYPE, '`{symbol}=` does not take a {left_type} and a {right_type}')

@@ -18,6 +18,7 @@
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Exceptions.h>
+#include <torch/csrc/Size.h>
 #include <torch/csrc/autograd/forward_grad.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -101,6 +102,10 @@ PyObject* raise_current() {
 // (torch's own kernels look no further): no level, no tangent on any tensor.
 bool forward_ad_active() {
     return torch::autograd::ForwardADLevel::try_get_by_idx(0) != nullptr;
+}
+
+bool is_size(PyObject* object) {
+    return THPSize_Check(object);  // torch's own type object: not a tuple subclass that took its name
 }
 
 // --- the call of a region object -----------------------------------------------------------

@@ -21,6 +21,7 @@ bool unpack_dtype(PyObject* object, at::ScalarType& out);
 PyObject* wrap_dtype(at::ScalarType dtype);
 PyObject* raise_current();
 bool forward_ad_active();
+bool is_size(PyObject* object);
 
 // --- the call of a region object (bridge.cpp says what a region context holds) ---
 int bind(PyObject* self, const char* region, PyObject* const* args, size_t nargsf, PyObject* kwnames,

@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <optional>

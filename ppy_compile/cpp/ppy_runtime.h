@@ -848,7 +848,7 @@ template <class T> inline int take(PyObject* o, std::vector<T>& out) {
 // A `torch.Size` parameter takes a torch.Size alone: Python's value of a plain tuple would not be one (its slices,
 // sums and the parameter itself returned are torch.Size in the region), so a tuple runs the Python body.
 template <class T> inline int take_size(PyObject* o, std::vector<T>& out) {
-    if (!PyTuple_Check(o) || std::strcmp(Py_TYPE(o)->tp_name, "torch.Size") != 0) return 0;
+    if (!ppy_bridge::is_size(o)) return 0;
     return take(o, out);
 }
 // A `Sequence[...]` parameter takes a list or a tuple, its items read alike (nothing a region does with it tells

@@ -55,3 +55,18 @@ def test_region_raises_as_python(built: dict[str, ppy.Region], name: str, call: 
         built[name](*call.args, **call.kwargs)
     # Python's message, then where in the region the compiled check stands.
     assert str(compiled.value).startswith(str(outcome.raised)), (str(compiled.value), str(outcome.raised))
+
+
+def test_a_torch_size_parameter_takes_torch_size_alone(built: dict[str, ppy.Region]) -> None:
+    """`x_shape: torch.Size`: the compiled code answers torch.Size's values (its slices, and itself, torch.Size); a
+    plain tuple, or a tuple subclass of the same name, runs the Python body, whose answers are then tuples."""
+    region = built["sized"]
+    a, index = torch.randn(20), torch.tensor([3, 0, 19])
+    impostor = type("torch.Size", (tuple,), {})
+    for shape, compiled in ((torch.Size((3, 4, 5, 5)), True), ((3, 4, 5, 5), False), (impostor((3, 4, 5, 5)), False)):
+        with ppy.profile(print_on_exit=False) as profile:
+            out, tail, whole = region(a, index, shape)
+        expected = region.python(a, index, shape)
+        assert torch.equal(out, expected[0])
+        assert (type(tail), type(whole)) == (type(expected[1]), type(expected[2])), shape
+        assert [(r.calls, r.compiled) for r in profile.rows()] == [(1, int(compiled))], shape

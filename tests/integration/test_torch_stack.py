@@ -15,7 +15,6 @@ import importlib
 import copy
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
