@@ -217,7 +217,7 @@ def _annotation(text: str, what: str) -> Any:
     raise TorchOpError(f"{what} is {text}, which is not a type torch.library can take")
 
 
-def _attributes(region: Region[Any, Any], reader: Any, taken: set[str]) -> list[Parameter]:
+def _attributes(reader: Any, taken: set[str]) -> list[Parameter]:
     """A method region's reads as schema parameters, named after their paths (``self_attn_c_proj_weight``)."""
     properties = instance.properties_read(reader)
     if properties:
@@ -291,7 +291,7 @@ class Layout:
                 raise TorchOpError(f"parameter `{declared.name}` has no annotation")
             node = _node(hints[declared.name], f"parameter `{declared.name}`")
             parameters.append(Parameter(declared.name, node, declared.kind, declared.default))
-        attributes = _attributes(region, reader, {p.name for p in parameters}) if reader is not None else []
+        attributes = _attributes(reader, {p.name for p in parameters}) if reader is not None else []
         returned = hints.get("return", type(None))
         returns = None if returned is type(None) else _node(returned, "the return")
         taken = {p.name for p in parameters} | {a.name for a in attributes}
