@@ -468,8 +468,8 @@ _serials = itertools.count()
 
 
 def own_code(function: F, region: Region[Any, Any]) -> F:
-    """``function`` with a code object of its own, named as the region: what an instance binds as the region's
-    method. torch.compile of a module keeps its graphs by the code of the frame it starts at, and stops recompiling
+    """``function`` with a code object of its own, named as the region, and the region's signature: what an
+    instance binds as the region's method. torch.compile of a module keeps its graphs by the code of the frame it starts at, and stops recompiling
     one code after eight (``recompile_limit``): one code shared by every method region would allow eight classes."""
     code = function.__code__
     if sys.version_info >= (3, 11):
@@ -477,6 +477,9 @@ def own_code(function: F, region: Region[Any, Any]) -> F:
     else:
         code = code.replace(co_name=region.__name__)
     function.__code__ = code
+    # Its signature is the region's (inspect.signature of the bound method: what torch.export's dynamic_shapes
+    # and a trainer's column filter read), not `(*args, **kwargs)`.
+    function.__wrapped__ = region.python  # type: ignore[attr-defined]
     return function
 
 

@@ -239,19 +239,34 @@ def _class_name(kind: type) -> str:
     return kind.__qualname__ if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}.{kind.__qualname__}"
 
 
+def accepted_types(kind: str) -> tuple[type, ...] | None:
+    """The exact classes a value read through the instance may have where the build assumed ``kind`` (as the
+    index writes it: ``float``, ``torch.Tensor | None``, ``tuple[int, ...]``), as the compiled entry takes them;
+    None where ppy does not say (the entry itself decides)."""
+    if kind.endswith(" | None"):
+        inner = accepted_types(kind[: -len(" | None")])
+        return None if inner is None else (*inner, type(None))
+    if kind.startswith("tuple["):
+        return (tuple, torch.Size)
+    named: dict[str, tuple[type, ...]] = {
+        "torch.Tensor": (torch.Tensor, torch.nn.Parameter), "int": (int,), "float": (int, float), "bool": (bool,),
+        "str": (str,), "torch.dtype": (torch.dtype,), "torch.device": (torch.device,)}
+    return named.get(kind)
+
+
+def fits(types: tuple[type, ...], value: Any) -> bool:
+    """Whether ``value`` is of one of ``types`` (``accepted_types``): exactly, or a tensor of torch's own tracing
+    (a fake or functional tensor: torch.export reads the attributes as those) where a tensor is accepted."""
+    kind = type(value)
+    if kind in types:
+        return True
+    return torch.Tensor in types and isinstance(value, torch.Tensor) and kind.__module__.startswith("torch._subclasses.")
+
+
 def _fits(kind: str, value: Any) -> bool:
-    """A coarse test of a value against the type the build assumed (for the message only)."""
-    plain = type(value) in (torch.Tensor, torch.nn.Parameter)
-    answers: dict[str, bool] = {
-        "torch.Tensor": plain,
-        "torch.Tensor | None": value is None or plain,
-        "int": type(value) is int,
-        "float": type(value) in (int, float),
-        "bool": type(value) is bool,
-        "str": type(value) is str,
-        "torch.dtype": isinstance(value, torch.dtype),
-    }
-    return answers.get(kind, True)
+    """A test of a value against the type the build assumed (for the message)."""
+    types = accepted_types(kind)
+    return types is None or type(value) in types
 
 
 def stand_in(reader: InstanceReader, values: Sequence[Any]) -> Any:
@@ -314,3 +329,16 @@ def _place(objects: dict[str, Any], path: str, value: Any) -> None:
 
 class _Holder:
     """A stand-in for an object the region only reads values through (a config object of no class the build read)."""
+
+
+MISSING = object()  # what `lookup` finds where a path's object is gone
+
+
+def lookup(value: Any, names: tuple[str, ...]) -> Any:
+    """The object at the attribute path ``names`` from ``value``, or MISSING where one step is not there: the traced
+    caller of a method region's operator tests what it finds, where a failed read would stop torch.compile."""
+    for name in names:
+        value = getattr(value, name, MISSING)
+        if value is MISSING:
+            break
+    return value

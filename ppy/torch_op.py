@@ -437,12 +437,15 @@ def _register(region: Region[Any, Any]) -> Registered:
     name = op_name(region)
     existing = _by_name.get(name)
     if existing is not None and (existing.schema != schema or existing.region.site.qualname != region.site.qualname
-                                 or existing.region.site.path != region.site.path):
+                                 or existing.region.site.path != region.site.path or existing.random != random):
         # Another region of the same module and name, or this one edited and reloaded: a name of its own.
         name = f"{name}_{hashlib.sha256((region.site.path + region.site.key + schema).encode()).hexdigest()[:8]}"
         existing = _by_name.get(name)
     if existing is not None:
-        existing.region = region
+        # The same operator, the region reloaded: what its calls run and check is the new region's (a method
+        # region's caller holds the classes and the body it tests and falls back to).
+        existing.region, existing.layout, existing.values = region, layout, _values_function(layout)
+        existing.call = _caller(region, layout, existing.op, random, existing.mutates)
         return existing
     entry = Registered(name, schema, region, layout, _values_function(layout), bool(writes), random)
     kernel, fake = _kernels(entry)
@@ -519,14 +522,24 @@ def _caller(region: Region[Any, Any], layout: Layout, operator: Any, random: boo
 def _instance_checks(region: Region[Any, Any], layout: Layout, namespace: dict[str, Any], owner: str,
                      random: bool, writes: bool) -> str:
     """The caller's first lines for a method region: its Python body where the instance is not as the build read
-    it, as the compiled entry's reader decides at an eager call (ppy.instance). Traced by Dynamo, each test is a
-    guard: a swapped submodule's class, a hook added, recompile into the other way."""
+    it, as the compiled entry's reader decides at an eager call (ppy.instance): each inlined object's class and
+    hooks, each value's kind, every object there. Traced by Dynamo, each test is a guard (a swapped submodule, a
+    value of another kind: traced again, the other way), but for hooks, which Dynamo does not guard unless
+    `torch._dynamo.config.skip_nnmodule_hook_guards` is off, as for any module it compiles."""
+    namespace["_lookup"], namespace["_fits"] = instance.lookup, instance.fits
     failing = []
     for index, (path, kind) in enumerate(layout.reader.checks):
         namespace[f"_class{index}"] = kind
-        failing.append(f"type({_access(owner, path)}) is not _class{index}")
-        if path and issubclass(kind, torch.nn.Module):
+        found = f"_lookup({owner}, {tuple(path.split('.'))!r})" if path else owner
+        failing.append(f"type({found}) is not _class{index}")
+        if path and issubclass(kind, torch.nn.Module):  # after its class's test: there, it is there
             failing += [f"{_access(owner, path)}.{hooks}" for hooks in instance.HOOK_DICTS]
+    for index, (path, kind) in enumerate(zip(layout.reader.reads, layout.reader.types)):
+        # A value of another kind (a tensor where the build read a float) is one the compiled entry declines.
+        accepted = instance.accepted_types(kind)
+        if accepted is not None:
+            namespace[f"_kinds{index}"] = accepted
+            failing.append(f"not _fits(_kinds{index}, _lookup({owner}, {tuple(path.split('.'))!r}))")
     for index, hooks in enumerate(instance.global_hook_dicts()):
         namespace[f"_global_hooks{index}"] = hooks
         failing.append(f"_global_hooks{index}")

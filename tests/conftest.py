@@ -76,3 +76,15 @@ def other_torch() -> str | None:
     if installed.split("+")[0] == shipped:
         return None
     return f"holds only under torch {shipped}, the op data's release (torch {installed} is installed)"
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo() -> None:
+    """Each test compiles on Dynamo's empty caches. torch.compile of a torch.nn container starts every graph at one
+    frame of torch's own (`wrap_inline`), so a worker's ninth test compiling one would stop at Dynamo's
+    recompile_limit for graphs that earlier tests, not this one, made."""
+    import sys
+
+    dynamo = sys.modules.get("torch._dynamo")  # loaded only where something compiled: never loaded for it
+    if dynamo is not None:
+        dynamo.reset()

@@ -12,6 +12,7 @@ preallocated KV cache is captured in a CUDA graph and replayed.
 from __future__ import annotations
 
 import importlib
+import inspect
 import copy
 import json
 import os
@@ -438,24 +439,80 @@ def test_module_regions_are_one_node_each_under_compile_with_eagers_gradients() 
     assert not [n for n in counter.graphs[0].graph.nodes if n.op == "call_function" and n.target is F.gelu]
 
 
-def test_a_module_region_swapped_or_hooked_under_compile_is_traced_as_its_body() -> None:
+def test_a_module_region_whose_instance_is_not_as_built_is_traced_as_its_body_under_compile() -> None:
+    """The operator's checks are the compiled entry's, traced by Dynamo as guards: another class where the build
+    inlined one, a value of another kind than it read (a tensor for a float), an object gone (an item deleted from
+    a Sequential), a hook (guarded where Dynamo guards hooks, as for any module it compiles): each traced again as
+    the Python body, eager's answer, no failure under fullgraph=True."""
     from torch._dynamo.testing import CompileCounterWithBackend
 
     mr = importlib.import_module("module_regions")
     torch.manual_seed(0)
-    model = nn.Sequential(mr.Mlp(8, 16), mr.Mlp(8, 16))
-    counter = CompileCounterWithBackend("eager")
-    compiled = torch.compile(model, fullgraph=True, backend=counter)
     x = torch.randn(3, 8)
-    with torch.no_grad():
-        _same(model(x), compiled(x), "output")
-        model[0].fc = nn.Sequential(model[0].fc)  # another class where the build inlined nn.Linear
+
+    def swapped(model: nn.Module) -> None:
+        model[0].fc = nn.Sequential(model[0].fc)
+
+    def another_kind(model: nn.Module) -> None:
+        model[0].eps = torch.tensor(0.5)  # where the build read `eps: float`
+
+    def hooked(model: nn.Module) -> None:
         model[1].proj.register_forward_hook(lambda module, args, out: out * 2)
-        _same(mr.Mlp.forward.python(model[1], mr.Mlp.forward.python(model[0], x)), compiled(x), "output, swapped")
-    # The swap and the hook fail the operator's checks (guards under Dynamo): traced again, both as their bodies.
-    assert counter.frame_count == 2
-    assert _operator_calls(counter.graphs[0], mr.Mlp.forward) == 2
-    assert _operator_calls(counter.graphs[1], mr.Mlp.forward) == 0
+
+    for change in (swapped, another_kind, hooked):
+        model = nn.Sequential(mr.Mlp(8, 16), mr.Mlp(8, 16))
+        counter = CompileCounterWithBackend("eager")
+        compiled = torch.compile(model, fullgraph=True, backend=counter)
+        with torch.no_grad(), torch._dynamo.config.patch(skip_nnmodule_hook_guards=False):
+            _same(model(x), compiled(x), "output")
+            change(model)
+            expected = mr.Mlp.forward.python(model[1], mr.Mlp.forward.python(model[0], x))
+            _same(expected, compiled(x), f"output, {change.__name__}")
+        assert [_operator_calls(graph, mr.Mlp.forward) for graph in counter.graphs] == [2, 1], change.__name__
+    stack = mr.Stack(8, depth=2)
+    compiled = torch.compile(stack, fullgraph=True, backend="eager")
+    with torch.no_grad():
+        _same(stack(x), compiled(x), "stack")
+        del stack.net[1]  # the GELU: `net.1` is now a Linear, and `net.2`, which the build inlined, is gone
+        _same(mr.Stack.forward.python(stack, x), compiled(x), "stack, an item deleted")
+
+
+def test_a_module_region_reloaded_is_compiled_as_its_new_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reloaded after an edit (a notebook's cycle), a method region keeps its operator (same schema); the caller
+    torch traces is the new region's, whose class and body it tests and falls back to. It held the old ones, so
+    a new instance failed the old class's test and torch traced the old body: the old value, silently."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    source = textwrap.dedent("""
+        import ppy
+        import torch
+        import torch.nn as nn
+
+
+        class Scaled(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            @ppy.opt(3)
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.fc(x) * FACTOR
+        """)
+    (tmp_path / "reloaded_module.py").write_text(source.replace("FACTOR", "2.0"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("reloaded_module")
+    torch.manual_seed(0)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        first = module.Scaled()
+        _same(module.Scaled.forward.python(first, x), torch.compile(first, fullgraph=True, backend="eager")(x), "v1")
+        (tmp_path / "reloaded_module.py").write_text(source.replace("FACTOR", "5.0"))
+        module = importlib.reload(module)
+        second = module.Scaled()
+        second.load_state_dict(first.state_dict())
+        counter = CompileCounterWithBackend("eager")
+        _same(second.fc(x) * 5.0, torch.compile(second, fullgraph=True, backend=counter)(x), "v2, after reload")
+    assert _operator_calls(counter.graphs[0], module.Scaled.forward) == 1
 
 
 def test_a_module_region_that_may_draw_random_numbers_is_an_operator_without_gradients() -> None:
@@ -518,6 +575,11 @@ def test_export_keeps_a_module_region_one_node() -> None:
         for size in (5, 9):
             y = torch.randn(size, 8)
             _same(model(y), program.module()(y), f"exported output at {size} rows")
+    # The region itself exported, its dynamic shapes named by its parameter: the bound method has its signature.
+    mlp = model[0]
+    assert list(inspect.signature(mlp.forward).parameters) == ["x"]
+    alone = torch.export.export(mlp, (x,), dynamic_shapes={"x": {0: rows}})
+    assert _operator_calls(alone, mr.Mlp.forward) == 1, alone.graph
 
 
 def test_gpt2_of_module_regions_compiles_to_one_node_per_block_for_every_length() -> None:
