@@ -287,9 +287,10 @@ def _make(folder: int, where: Path, installed: str) -> None:
             os.close(entry)
         safedir.remove(folder, installed)  # a stale, incomplete or untrusted entry: never read, so replaced
         os.rename(staging, installed, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException as error:
+    except BaseException:
         safedir.remove(folder, staging)
-        _say(f"{description}: failed after {time.perf_counter() - started:.1f} s ({error})")
+        # Why, the line saying which data serves instead tells (in_use).
+        _say(f"{description}: failed after {time.perf_counter() - started:.1f} s")
         raise
     probed, unprobed = len(report.get("probed", [])), len(report.get("unprobed", []))
     detail = f"{probed} new or changed overloads probed" + (f", {unprobed} left unprobed" if unprobed else "")

@@ -35,10 +35,10 @@ class Drift:
     def summary(self) -> str:
         if self.same:
             return f"torch {self.installed} ({self.data or 'the op data of its release'})"
-        return (f"torch {self.installed}, but ppy's op data comes from torch {self.shipped}"
-                + (f" ({self.data})" if self.data else "") + f": {len(self.missing)} "
+        return (f"torch {self.installed}, but ppy's op data comes from torch {self.shipped}: {len(self.missing)} "
                 f"operator overloads it knows are missing here (regions calling them run as Python), "
-                f"{len(self.unknown)} of this torch are unknown to ppy-check" + self._sources())
+                f"{len(self.unknown)} of this torch are unknown to ppy-check" + self._sources()
+                + (f"; in use: {self.data}" if self.data else ""))
 
     def _sources(self) -> str:
         if not self.sources:
