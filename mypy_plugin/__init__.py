@@ -65,11 +65,13 @@ def rules_version() -> str:
 
 @functools.cache
 def _rules_version(disabled: str) -> str:
+    from ppy_check.installed_opdata import in_use
     from ppy_check.version import full_version
 
-    # This module's own code too: what it leaves to mypy (a binding mypy checks) changes what it reports.
+    # This module's own code too: what it leaves to mypy (a binding mypy checks) changes what it reports. And the
+    # op data read: made for the installed torch where it is not the shipped data's release.
     own = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-    return hashlib.sha256(f"{full_version()}\0{own}\0{disabled}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{full_version()}\0{in_use().identity}\0{own}\0{disabled}".encode()).hexdigest()[:16]
 
 
 def region_type(kind: Type | None) -> t.Type | None:

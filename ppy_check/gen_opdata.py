@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -396,6 +397,58 @@ def build(probe: bool = True, previous: dict[str, Any] | None = None) -> dict[st
     return data
 
 
+def build_for_installed(shipped: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """Op data for the installed torch, made from it, probing only what ``shipped`` cannot answer.
+
+    The probed effects of a native overload whose schema entry reads exactly as in ``shipped`` are taken
+    from there (probing every op takes minutes; these a second or so); the new and changed overloads are
+    probed (``probe_effects(natives=...)``), or, where probing cannot run (no ``expecttest``, which torch's
+    OpInfo samples import), left with no effects and listed as unprobed. Returns the data, the overloads
+    probed and those left unprobed.
+    """
+    data = build_schemas()
+    same_format = shipped.get("format") == FORMAT
+    known: dict[str, Any] = shipped.get("natives", {}) if same_format else {}
+    changed = frozenset(key for key, entry in data["natives"].items() if known.get(key) != entry)
+    effects = {key: value for key, value in (shipped.get("effects", {}) if same_format else {}).items()
+               if key in data["natives"] and key not in changed}
+    probed: list[str] = []
+    unprobed: list[str] = []
+    if changed and importlib.util.find_spec("expecttest") is None:
+        unprobed = sorted(changed)
+    elif changed:
+        from ppy_check.probe import probe_effects
+
+        effects.update(probe_effects({**data, "effects": effects}, natives=changed))
+        probed = sorted(changed)
+    data["effects"] = dict(sorted(effects.items()))
+    return data, probed, unprobed
+
+
+def write_entry(folder: Path, shipped_path: Path) -> dict[str, Any]:
+    """Write op data and torch's Python sources for the installed torch into ``folder`` (the cache's staging
+    folder, ``installed_opdata.py``), and a report of what was probed and how long each part took."""
+    import time
+
+    started = time.perf_counter()
+    data, probed, unprobed = build_for_installed(json.loads(shipped_path.read_text(encoding="utf-8")))
+    built = time.perf_counter()
+    written = [folder / "opdata.json"]
+    written[0].write_text(render(data), encoding="utf-8")
+    (folder / "torch_python").mkdir(mode=0o700)
+    for name, source in python_sources().items():
+        written.append(folder / "torch_python" / f"{name}.py.txt")
+        written[-1].write_text(source, encoding="utf-8")
+    for path in written:
+        path.chmod(0o600)  # the cache trusts no file others may write, whatever the umask made it
+    import torch
+
+    report = {"torch": str(torch.__version__), "probed": probed, "unprobed": unprobed,
+              "seconds": {"data": round(built - started, 2), "sources": round(time.perf_counter() - built, 2)}}
+    (folder / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    return report
+
+
 def render(data: dict[str, Any]) -> str:
     # One entry a line: a new torch's diff stays readable.
     lines = ["{", f'  "format": {json.dumps(data["format"])},', f'  "torch_version": {json.dumps(data["torch_version"])},']
@@ -420,7 +473,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-probe", action="store_true",
                         help="regenerate the schemas only and keep the shipped probed effects (fast)")
     parser.add_argument("--output", type=Path, default=DATA_PATH, help="where to write (default: the shipped file)")
+    parser.add_argument("--cache-entry", type=Path, metavar="FOLDER",
+                        help="write op data and sources for the installed torch into FOLDER, reusing the effects "
+                             "of --shipped's unchanged overloads (what ppy runs once per torch version)")
+    parser.add_argument("--shipped", type=Path, default=DATA_PATH, help="the op data to reuse effects from")
     args = parser.parse_args(argv)
+    if args.cache_entry is not None:
+        try:
+            report = write_entry(args.cache_entry, args.shipped)
+        except ImportError as error:
+            print(f"gen_opdata: needs torch and PyYAML installed: {error}", file=sys.stderr)
+            return 2
+        print(json.dumps(report))
+        return 0
     current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
     previous = json.loads(current) if current else None
     try:

@@ -322,14 +322,14 @@ def _run_extra_samples(by_identity: dict[int, Any], only: frozenset[str] | None)
                 continue
 
 
-def _run_samples(by_identity: dict[int, Any], only: frozenset[str] | None) -> None:
+def _run_samples(by_identity: dict[int, Any], only: frozenset[str] | None, by_any_name: bool = False) -> None:
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
     _run_extra_samples(by_identity, only)
 
     for op in op_db:
-        if only is not None and op.name not in only:
+        if only is not None and not ({op.name} if not by_any_name else _op_names(op)) & only:
             continue
         if not any(d == torch.float32 for d in op.supported_dtypes("cpu")):
             continue
@@ -521,14 +521,39 @@ def _condition(calls: list[tuple[dict[str, bool], bool]]) -> list[Any] | None:
     return None
 
 
-def probe_effects(data: dict[str, Any], only: frozenset[str] | None = None) -> dict[str, Any]:
+def names_reaching(data: dict[str, Any], natives: frozenset[str]) -> frozenset[str]:
+    """The names whose calls may reach the native overloads ``natives``: each one's own name, the Python
+    functions and methods with an overload bound to one (or to its ``out=`` form), and the builtins bound to
+    those functions in every namespace (``F.logsigmoid`` for ``log_sigmoid``)."""
+    names = {key.split(".")[0] for key in natives}
+    for section in ("functions", "methods"):
+        for name, overloads in data[section].items():
+            if any(entry["native"] in natives or entry.get("out") in natives for entry in overloads):
+                names.add(name)
+    for bound in data["bindings"].values():
+        names |= {python for python, native in bound.items() if native in names}
+    return frozenset(names)
+
+
+def _op_names(op: Any) -> set[str]:
+    """What an OpInfo answers to in ``only``: its name (``nn.functional.batch_norm``), that name's last part
+    and its ATen name, so that a native's own name selects the OpInfos of its Python spellings."""
+    return {op.name, op.name.rpartition(".")[2], str(getattr(op, "aten_name", "") or "")}
+
+
+def probe_effects(data: dict[str, Any], only: frozenset[str] | None = None,
+                  natives: frozenset[str] | None = None) -> dict[str, Any]:
     """The effects the schemas leave out, per native overload key, as stored in opdata.json.
 
-    ``only`` restricts the run to OpInfos and names in it (a test's quick look).
+    ``only`` restricts the run to OpInfos and names in it (a test's quick look). ``natives`` restricts it to
+    what may reach those native overloads (``names_reaching``) and the result to their effects: what making
+    op data for another torch probes, the overloads whose schemas are new or changed there (``gen_opdata``).
     """
+    if natives is not None:
+        only = names_reaching(data, natives) | (only or frozenset())
     recorder = _Recorder(OpData(data))
     with _wrapped_builtins(recorder) as by_identity:
-        _run_samples(by_identity, only)
+        _run_samples(by_identity, only, by_any_name=natives is not None)
     for in_child in _synthesized_in_children(data, _synthesized_targets(recorder.data, only)):
         for key, seen in in_child.items():
             merged = recorder.observed[key]
@@ -538,6 +563,8 @@ def probe_effects(data: dict[str, Any], only: frozenset[str] | None = None) -> d
             merged.random |= seen.random
     effects: dict[str, Any] = {}
     for key, observed in sorted(recorder.observed.items()):
+        if natives is not None and key not in natives:
+            continue  # seen on the way, but probed only in part: its effects are kept from the other data
         entry: dict[str, Any] = {}
         writes = [[name, _condition(calls)] for name, calls in sorted(observed.writes.items())
                   if any(moved for _, moved in calls)]

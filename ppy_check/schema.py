@@ -1,4 +1,4 @@
-"""torch's operators as typed records, read from the shipped ``opdata.json`` (no torch needed).
+"""torch's operators as typed records, read from ``opdata.json`` (no torch needed).
 
 ``python -m ppy_check.gen_opdata`` writes that file from torchgen's own model
 of ``native_functions.yaml``; this module turns it back into frozen
@@ -19,7 +19,7 @@ from typing import Any
 
 from ppy_check.opdata_lines import DecodedOpData, OpDataLines, OpDataSource
 
-DATA_PATH = Path(__file__).with_name("opdata.json")
+DATA_PATH = Path(__file__).with_name("opdata.json")  # the shipped file (installed_opdata.py: which one is read)
 
 
 class Base(enum.Enum):
@@ -342,5 +342,9 @@ class OpData:
 
 @functools.lru_cache(maxsize=1)
 def opdata() -> OpData:
-    text = DATA_PATH.read_text(encoding="utf-8")
+    """The op data of the installed torch's release: the shipped file, or one made for that release in the
+    cache where another torch is installed (``installed_opdata``)."""
+    from ppy_check.installed_opdata import in_use
+
+    text = in_use().data.read_text(encoding="utf-8")
     return OpData(OpDataLines(text) if OpDataLines.laid_out(text) else json.loads(text))

@@ -21,7 +21,7 @@ from ppy_check.module import ModuleRegions
 from ppy_check.node_memo import per_node_and_name
 from ppy_check.source import read_source
 
-SOURCES = Path(__file__).with_name("torch_python")
+SOURCES = Path(__file__).with_name("torch_python")  # the shipped copy; sources() says which one is read
 OVERRIDES = Path(__file__).with_name("torch_python_overrides.py")
 # torch's private helpers that loop or look a dtype up in a dict, followed in ppy's straight-line versions
 # (torch_python_overrides.py), and torch.einsum.
@@ -35,16 +35,23 @@ REEXPORTS = {"torch": "torch.functional", "torch.signal.windows": "torch.signal.
              "torch.masked": "torch.masked._ops"}
 
 
+def sources() -> Path:
+    """The folder of the sources read: the shipped copy, or, where a torch of another release is installed,
+    that release's, made once into the cache with its op data (``installed_opdata``): the checker and the
+    compiler, reading the same, agree on what a region is, and a region computes, checks and raises as the
+    installed torch's Python does (2.11's ``F.interpolate`` has no ``lanczos`` mode, 2.13's has)."""
+    from ppy_check.installed_opdata import in_use
+
+    return in_use().sources
+
+
 @functools.cache
 def module(dotted: str) -> ModuleRegions | None:
-    """The parsed source of torch's Python module ``dotted``, when ppy ships it.
+    """The parsed source of torch's Python module ``dotted``, when ppy ships it (``sources()``: which copy).
 
-    Always the shipped copy, also where another torch is installed: the checker (which runs where torch is
-    absent) and the compiler must agree on what a region is. Another release's functions may differ (2.11's
-    ``F.interpolate`` has no ``lanczos`` mode, 2.11's ``Tensor.unflatten`` tests an ``isinstance`` the model
-    cannot fold); ppy_compile/drift.py's warning names the modules whose installed source is not the shipped
-    copy (``installed_module_file``)."""
-    path = SOURCES / f"{dotted}.py.txt"
+    Where that copy is not the installed torch's (making one failed), ppy_compile/drift.py's warning names the
+    modules whose installed source differs (``installed_module_file``)."""
+    path = sources() / f"{dotted}.py.txt"
     if not path.is_file():
         return None
     return ModuleRegions.load(f"<torch>/{dotted.replace('.', '/')}.py", read_source(path).text)
@@ -103,7 +110,7 @@ def module_of(path: str) -> str:
 
 
 def shipped(dotted: str) -> bool:
-    return (SOURCES / f"{dotted}.py.txt").is_file()
+    return (sources() / f"{dotted}.py.txt").is_file()
 
 
 def function(module: ModuleRegions, name: str) -> ast.FunctionDef | None:

@@ -41,10 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ppy_check import safedir
+from ppy_check.cache_root import default_root
 from ppy_check.errors import BuildError
-from ppy_compile import safedir
+from ppy_check.safedir import Untrusted
 from ppy_compile.fallback import fallback_caches, private_root, remove_ended, try_lock
-from ppy_compile.safedir import Untrusted
 from ppy_compile.toolchain import BuildInterrupted
 
 MANIFEST = "manifest.json"
@@ -71,14 +72,6 @@ class CacheWarning(UserWarning):
 
 class CacheError(BuildError):
     """The cache cannot be used safely, or holds a value that is not a plain key or name."""
-
-
-def default_root() -> Path:
-    configured = os.environ.get("PPY_CACHE_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ppy"
 
 
 def is_key(value: object) -> bool:

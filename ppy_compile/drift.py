@@ -1,15 +1,16 @@
-"""How the installed torch differs from the torch the shipped op data was made from.
+"""How the installed torch differs from the torch the op data in use was made from.
 
-The checker and the compiler read torch's operators from ``opdata.json``,
-generated from one torch release (the one ppy is tested with). Under another
-torch, an operator the data knows may be gone (a region calling it fails to
-compile, and runs as Python with a warning saying why) and new operators are
-unknown to the checker. This says which, once per process, instead of
-letting a region fail mysteriously. It also names torch's Python modules
-whose installed source differs from the shipped copy: regions inline the
-shipped copy (``ppy_check/torch_python.py``, so that the checker and the
-compiler agree), so a compiled call into one computes, checks and raises as
-the op data's release does, which may not be what this torch's Python does.
+The checker and the compiler read torch's operators from ``opdata.json``
+and torch's Python functions from ``torch_python/``. Where torch is another
+release than the shipped files', both are made for it once, into the cache
+(``ppy_check/installed_opdata.py``), and there is no drift. Where that
+failed (no PyYAML, a cache refused), the shipped files serve: an operator
+the data knows may be gone (a region calling it fails to compile, and runs
+as Python with a warning saying why), new operators are unknown to the
+checker, and a compiled call into one of torch's Python modules whose
+installed source differs computes, checks and raises as the shipped
+release's does. This says which, and why no data was made, once per
+process, instead of letting a region fail mysteriously.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class Drift:
     installed: str
     missing: tuple[str, ...]  # overloads the op data knows and this torch lacks
     unknown: tuple[str, ...]  # aten overloads this torch has and the op data does not know
-    sources: tuple[str, ...] = ()  # torch's Python modules ppy inlines whose source here is not the shipped copy
+    sources: tuple[str, ...] = ()  # torch's Python modules ppy inlines whose source here is not the copy read
+    data: str = ""  # which op data is in use, and why (installed_opdata.InUse.describe)
 
     @property
     def same(self) -> bool:
@@ -32,10 +34,11 @@ class Drift:
 
     def summary(self) -> str:
         if self.same:
-            return f"torch {self.installed} (the op data's own)"
+            return f"torch {self.installed} ({self.data or 'the op data of its release'})"
         return (f"torch {self.installed}, but ppy's op data comes from torch {self.shipped}: {len(self.missing)} "
                 f"operator overloads it knows are missing here (regions calling them run as Python), "
-                f"{len(self.unknown)} of this torch are unknown to ppy-check" + self._sources())
+                f"{len(self.unknown)} of this torch are unknown to ppy-check" + self._sources()
+                + (f"; in use: {self.data}" if self.data else ""))
 
     def _sources(self) -> str:
         if not self.sources:
@@ -63,6 +66,7 @@ def warn_once() -> None:
 def drift() -> Drift:
     import torch
 
+    from ppy_check.installed_opdata import in_use
     from ppy_check.schema import opdata
 
     data = opdata()
@@ -74,15 +78,16 @@ def drift() -> Drift:
         missing=tuple(sorted(known - installed)),
         unknown=tuple(sorted(n for n in installed - known if not n.startswith("_"))),
         sources=differing_sources(),
+        data=in_use().describe(),
     )
 
 
 def differing_sources() -> tuple[str, ...]:
-    """The shipped modules of torch's Python source whose installed file reads otherwise."""
+    """The modules of torch's Python source ppy reads whose installed file reads otherwise."""
     from ppy_check import torch_python
 
     found = []
-    for path in sorted(torch_python.SOURCES.glob("*.py.txt")):
+    for path in sorted(torch_python.sources().glob("*.py.txt")):
         dotted = path.name.removesuffix(".py.txt")
         installed = torch_python.installed_module_file(dotted)
         if installed is not None and installed.read_bytes() != path.read_bytes():

@@ -18,8 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ppy_compile import safedir
-from ppy_compile.safedir import Untrusted
+from ppy_check import safedir
+from ppy_check.safedir import Untrusted
 
 PREFIX = "ppy-cache-"
 OWNER_LOCK = "owner.lock"

@@ -18,9 +18,13 @@ def light_identity(options: BuildOptions) -> str:
     """What changes a build and is cheap to read on every warm start (no compiler run, no cpp_extension)."""
     import torch  # only once a region's file is built or loaded: `import ppy` stays light
 
+    from ppy_check.installed_opdata import in_use
     from ppy_compile.toolchain import compiler_identity, torch_library_identity
 
-    parts = [BUILD_FORMAT, full_version(), str(torch.__version__), str(torch.version.cuda), torch_library_identity(),
+    # in_use().identity: the op data a build was lowered from, where it is made for the installed torch (or the
+    # shipped data serves there because making it failed): same ppy and torch, other data, another build.
+    parts = [BUILD_FORMAT, full_version(), in_use().identity, str(torch.__version__), str(torch.version.cuda),
+             torch_library_identity(),
              sys.version, compiler_identity(), os.environ.get("CXXFLAGS", ""), options.key(), str(use_pch()),
              cpp_files.every_digest()]  # the shipped C++ a module includes: read from files, not part of its text
     return "\n".join(parts)

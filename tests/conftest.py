@@ -66,13 +66,13 @@ def other_torch() -> str | None:
     (``make test-torch`` runs the suite under others). Read from the metadata: torch is not imported for it."""
     import importlib.metadata
 
-    from ppy_check.schema import opdata
+    from ppy_check.installed_opdata import shipped_torch_version
 
     try:
         installed = importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return None
-    shipped = opdata().torch_version
+    shipped = shipped_torch_version()
     if installed.split("+")[0] == shipped:
         return None
     return f"holds only under torch {shipped}, the op data's release (torch {installed} is installed)"

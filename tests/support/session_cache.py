@@ -23,7 +23,7 @@ else:
 
 
 def _trusted(folder: Path) -> bool:
-    from ppy_compile import safedir
+    from ppy_check import safedir
 
     try:
         os.close(safedir.open_dir(folder))
