@@ -69,11 +69,13 @@ class InstanceReader:
     # subclasses accepted so far, which the generated reader takes as it takes the class itself.
     names: frozenset[str] = frozenset()
     accepted: set[type] = dataclasses.field(default_factory=set)
+    # (path, count) of each container whose number of items the build used (ppy_check.model.ir.InstanceReads).
+    lengths: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def of(cls, name: str, reads: Sequence[Sequence[str]], classes: Sequence[Sequence[str]],
-           namespace: dict[str, Any], methods: Sequence[str], make_reader: Callable[[tuple[Any, ...]], Any]
-           ) -> InstanceReader:
+           namespace: dict[str, Any], methods: Sequence[str], make_reader: Callable[[tuple[Any, ...]], Any],
+           lengths: Sequence[tuple[str, int]] = ()) -> InstanceReader:
         """Resolve the classes the build read (``classes``: [path, name]) in the region's module (``namespace``) or
         torch.nn, raising LookupError naming one that is not there; ``make_reader`` is the bridge's
         ``instance_reader``, which makes the reads one C function (`read_program`)."""
@@ -81,8 +83,10 @@ class InstanceReader:
         paths = tuple(path for path, _ in reads)
         names = frozenset(methods) | {p.split(".")[0] for p in paths} | {p.split(".")[0] for p, _ in checks if p}
         accepted: set[type] = set()
+        sizes = tuple((path, count) for path, count in lengths)
         return cls(name, paths, tuple(kind for _, kind in reads), checks,
-                   make_reader(read_program(paths, dict(checks), accepted)), names=names, accepted=accepted)
+                   make_reader(read_program(paths, dict(checks), accepted, dict(sizes))), names=names,
+                   accepted=accepted, lengths=sizes)
 
     def accept(self, instance: Any) -> bool:
         """Whether the instance's class, a subclass of the one the build read, runs the same code: it defines
@@ -142,6 +146,10 @@ class InstanceReader:
                                                    f"of {_class_name(expected)}")
             if path and isinstance(found, torch.nn.Module) and any(getattr(found, hooks, None) for hooks in HOOK_DICTS):
                 return Mismatch(self.shown(path), "it has a hook, which its call would run and the inlined code skips")
+            count = dict(self.lengths).get(path)
+            if count is not None and len(found._modules) != count:  # pylint: disable=protected-access
+                return Mismatch(self.shown(path), f"it holds {len(found._modules)} items, and the build used the "  # pylint: disable=protected-access
+                                                   f"{count} its construction makes")
         if _global_hooks():
             return Mismatch(self.name, "a global module hook is registered, which every module's call runs")
         for path in self.reads:
@@ -163,8 +171,8 @@ class InstanceReader:
         return f"{self.name}.{path}" if path else self.name
 
 
-def read_program(reads: tuple[str, ...], classes: dict[str, type],
-                 accepted: set[type]) -> tuple[Any, ...]:
+def read_program(reads: tuple[str, ...], classes: dict[str, type], accepted: set[type],
+                 lengths: dict[str, int] | None = None) -> tuple[Any, ...]:
     """What the bridge's reader (``instance_reader`` in bridge.cpp) runs: each object on the paths read once, each
     checked object's exact class and hooks checked, the reads in order.
 
@@ -174,7 +182,10 @@ def read_program(reads: tuple[str, ...], classes: dict[str, type],
     that name (a property, a class-level default): such a step is a plain ``getattr``. Each checked class is exact
     (or a subclass ``accept`` took, which defines none of the names), so what its MRO defines was known when the
     program was made."""
-    steps: list[tuple[int, str, bool, type | None, bool]] = [(0, "", False, classes.get(""), False)]
+    sizes = lengths or {}
+    # (source, name, plain, exact class, hooks checked, number of items or None): see bridge.cpp's read_instance.
+    steps: list[tuple[int, str, bool, type | None, bool, int | None]] = [
+        (0, "", False, classes.get(""), False, sizes.get(""))]
     index = {"": 0}
 
     def step(parent: str, name: str) -> int:
@@ -188,7 +199,7 @@ def read_program(reads: tuple[str, ...], classes: dict[str, type],
         # The instance's own hooks ran in its Module.__call__ before the region did; an inlined one's would not.
         hooks = cls is not None and issubclass(cls, torch.nn.Module)
         index[path] = len(steps)
-        steps.append((index[parent], name, plain, cls, hooks))
+        steps.append((index[parent], name, plain, cls, hooks, sizes.get(path)))
         return index[path]
 
     def walk(path: str) -> int:

@@ -534,6 +534,8 @@ def _instance_checks(region: Region[Any, Any], layout: Layout, namespace: dict[s
         failing.append(f"type({found}) is not _class{index}")
         if path and issubclass(kind, torch.nn.Module):  # after its class's test: there, it is there
             failing += [f"{_access(owner, path)}.{hooks}" for hooks in instance.HOOK_DICTS]
+    for path, count in layout.reader.lengths:  # after the container's class's test: there, it is there
+        failing.append(f"len({_access(owner, path)}) != {count}")
     for index, (path, kind) in enumerate(zip(layout.reader.reads, layout.reader.types)):
         # A value of another kind (a tensor where the build read a float) is one the compiled entry declines.
         accepted = instance.accepted_types(kind)

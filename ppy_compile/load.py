@@ -144,10 +144,11 @@ def _instances_json(found: Any) -> dict[str, dict[str, list[list[str]]]]:
             for row in value)
 
     if not isinstance(found, dict) or not all(
-            isinstance(key, str) and isinstance(entry, dict) and set(entry) == {"reads", "classes", "methods"} and
-            all(rows(v) for v in entry.values()) for key, entry in found.items()):
+            isinstance(key, str) and isinstance(entry, dict) and set(entry) == {"reads", "classes", "methods", "lengths"}
+            and all(rows(v) for v in entry.values()) and all(count.isdigit() for _, count in entry["lengths"])
+            for key, entry in found.items()):
         raise ValueError("an index whose instance reads are not [path, text] pairs of attribute paths")
-    # ("methods" rows are [name, ""]: one shape for every list of the entry.)
+    # ("methods" rows are [name, ""], "lengths" rows [path, count]: one shape for every list of the entry.)
     return found
 
 

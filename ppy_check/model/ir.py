@@ -516,6 +516,10 @@ class InstanceReads:
     # class that defines none of them, nor any attribute the region reads, runs the same code (FSDP2's
     # `fully_shard` makes every module it shards an instance of such a subclass).
     methods: tuple[str, ...] = ()
+    # The containers whose number of items the build used (a `[-1]`, a Sequential called): each with that
+    # number, as the construction in the class's source makes it. An item appended or deleted since is another
+    # model: that call runs the Python body.
+    lengths: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass

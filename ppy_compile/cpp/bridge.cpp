@@ -276,10 +276,11 @@ PyObject* located(PyObject* self, int offset) {
 // --- a method region's reads through its instance (ppy/instance.py builds the program) ---
 //
 // The program, the reader's self: (steps, leaves, globals, accepted, hook_names, stores). Step i makes object i:
-// step 0 is the instance; step (source, name, plain, cls, hooks) reads `name` of object `source`, from the
-// stores of an nn.Module as Module.__getattr__ searches them after the instance dict (`plain`: the class
+// step 0 is the instance; step (source, name, plain, cls, hooks, size) reads `name` of object `source`, from
+// the stores of an nn.Module as Module.__getattr__ searches them after the instance dict (`plain`: the class
 // defines nothing of that name), else by getattr; `cls` (or None) is the exact class it must have (the
-// instance may also have a class in `accepted`), and `hooks` asks that none of its hook dicts holds a hook.
+// instance may also have a class in `accepted`), `hooks` asks that none of its hook dicts holds a hook, and
+// `size` (or None) is how many modules a container's `_modules` must hold (the build counted its items).
 // The reader returns the objects `leaves` names, as a tuple; None where a check fails; NULL with the error
 // where getattr raised.
 
@@ -350,6 +351,14 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
                 if (hooks != nullptr && PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) > 0) Py_RETURN_NONE;
             }
         }
+        PyObject* size = PyTuple_GET_ITEM(step, 5);
+        if (size != Py_None) {
+            PyObject* dict = module_dict(object, dicts, i, owned);
+            if (dict == nullptr) return nullptr;
+            PyObject* items = PyDict_GetItemString(dict, "_modules");
+            if (items == nullptr || !PyDict_Check(items) || PyDict_GET_SIZE(items) != PyLong_AsSsize_t(size))
+                Py_RETURN_NONE;
+        }
     }
     for (Py_ssize_t g = 0; g < PyTuple_GET_SIZE(globals); ++g) {
         PyObject* hooks = PyTuple_GET_ITEM(globals, g);
@@ -380,9 +389,11 @@ bool is_program(PyObject* program) {
     Py_ssize_t count = PyTuple_GET_SIZE(steps);
     for (Py_ssize_t i = 0; i < count; ++i) {
         PyObject* step = PyTuple_GET_ITEM(steps, i);
-        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 5) return false;
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 6) return false;
         PyObject* cls = PyTuple_GET_ITEM(step, 3);
         if (cls != Py_None && !PyType_Check(cls)) return false;
+        PyObject* size = PyTuple_GET_ITEM(step, 5);
+        if (size != Py_None && (!PyLong_Check(size) || PyLong_AsSsize_t(size) < 0)) return false;
         if (i == 0) continue;
         Py_ssize_t source = PyLong_Check(PyTuple_GET_ITEM(step, 0)) ? PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 0)) : -1;
         if (source < 0 || source >= i || !PyUnicode_Check(PyTuple_GET_ITEM(step, 1))) return false;

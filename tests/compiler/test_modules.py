@@ -334,3 +334,20 @@ def test_comparing_a_training_call_writes_copies_of_the_module_not_the_module() 
     assert outcome.mismatches == ()
     for name, buffer in net.named_buffers():
         assert torch.equal(buffer, before[name]), f"{name}: {before[name].tolist()} -> {buffer.tolist()}"
+
+
+def test_a_container_with_an_item_appended_or_deleted_runs_python_with_one_warning() -> None:
+    """A Sequential called, or a ModuleList indexed from the end, runs the items the construction makes: with one
+    appended or deleted since, the compiled code would run the old model (the last item was the old one)."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 6)
+    for change, path, count in ((lambda s: s.net.append(torch.nn.Identity()), "net", 4),
+                                (lambda s: s.pair.append(torch.nn.ReLU()), "pair", 3),
+                                (lambda s: s.net.__delitem__(1), "net", 2)):
+        stack = mr.Stack(6, depth=2).eval()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RegionDeclinedWarning)
+            assert torch.equal(stack(x), _python(mr.Stack.forward, stack, x))
+        change(stack)
+        with pytest.warns(RegionDeclinedWarning, match=rf"`self\.{path}`: it holds {count} items, and the build used"):
+            assert torch.equal(stack(x), _python(mr.Stack.forward, stack, x))

@@ -475,6 +475,11 @@ def test_a_module_region_whose_instance_is_not_as_built_is_traced_as_its_body_un
         _same(stack(x), compiled(x), "stack")
         del stack.net[1]  # the GELU: `net.1` is now a Linear, and `net.2`, which the build inlined, is gone
         _same(mr.Stack.forward.python(stack, x), compiled(x), "stack, an item deleted")
+        stack = mr.Stack(8, depth=2)
+        compiled = torch.compile(stack, fullgraph=True, backend="eager")
+        _same(stack(x), compiled(x), "stack")
+        stack.pair.append(nn.ReLU())  # `self.pair[-1]` is now the ReLU: another item than the build's
+        _same(mr.Stack.forward.python(stack, x), compiled(x), "stack, an item appended")
 
 
 def test_a_module_region_reloaded_is_compiled_as_its_new_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

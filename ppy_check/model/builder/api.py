@@ -47,6 +47,7 @@ class BuildStateAPI(Protocol):
     assumptions: dict[tuple[str, str], Assumption]
     attributes: dict[str, Param]
     module_classes: dict[str, ClassModel]
+    container_lengths: dict[str, int]
     instance_methods: set[str]
     narrowed_attributes: dict[str, Expr]
     at: ast.stmt | None

@@ -115,6 +115,8 @@ class Modules(Part):
             return self.submodule(container, str(key), cls.uniform)
         count = len(cls.fields) - 1  # its items, and `training`
         position = key + count if key < 0 else key
+        if key < 0:  # counted from the end as the construction makes it: another count is another item
+            self.state.container_lengths.setdefault(container.path, count)
         found = cls.field(str(position))
         if not 0 <= position < count or not isinstance(found, ModuleField):
             return self.state.type_problem(span, f"{container.path}[{key}]",
@@ -144,6 +146,8 @@ class Modules(Part):
         if keywords or len(args) != 1 or args[0].spread:
             return self.state.type_problem(span, module.path, refusals.SEQUENTIAL_ONE_ARGUMENT())
         value: Value = args[0].value
+        # Its forward runs every item: an item appended or deleted since the construction is another model.
+        self.state.container_lengths.setdefault(module.path, len(cls.fields) - 1)
         for key in range(len(cls.fields) - 1):
             found = cls.field(str(key))
             assert isinstance(found, ModuleField)  # a Sequential's items are modules (classes._container)
