@@ -19,7 +19,7 @@ import os
 import sys
 import types
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
@@ -161,6 +161,9 @@ class Compiled:
     # A method region's call read from an instance (Region.__get__ binds it): the reads and the compiled entry in
     # one Python frame, handing anything else to Region.__call__ (see ppy.runtime._method_call).
     method_call: Callable[..., Any] | None = None
+    # The names from outside the body the build took as fixed, as proved (ppy.guard.Guard: namespace dict, name,
+    # object; or namespace, name where it must stay unbound): what torch's trace of the region must guard on.
+    guards: Sequence[tuple[Any, ...]] = ()
 
 
 class Call:

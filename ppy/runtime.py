@@ -465,7 +465,7 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
             entry=reader.entry, signature=signature,
             cpp_source_path=built.cpp_sources.get(rid), cpp_symbol=built.symbols.get(rid),
             effects=built.effects.get(rid, {}), instance=reader,
-            method_call=_method_call(region, reader, len(signature.parameters) - 1)))
+            method_call=_method_call(region, reader, len(signature.parameters) - 1), guards=guards))
         _prepared.append(region)
         _route(region)
         return
@@ -474,7 +474,7 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
         signature=signature,
         cpp_source_path=built.cpp_sources.get(rid),
         cpp_symbol=built.symbols.get(rid),
-        effects=built.effects.get(rid, {}),
+        effects=built.effects.get(rid, {}), guards=guards,
         entry_class=_entry_class(region, entry(function, _context(region, signature, True, guards, rebound)))))
     _prepared.append(region)
     _route(region)

@@ -499,13 +499,19 @@ def _caller(region: Region[Any, Any], layout: Layout, operator: Any, random: boo
                 index + 1 == len(layout.parameters) or layout.parameters[index + 1].kind != inspect.Parameter.POSITIONAL_ONLY):
             parameters.append("/")
     flat = [expression for parameter in layout.parameters for _, expression in _leaves(parameter.node, parameter.name)]
-    body = ""
+    own = [p.name if p.kind != inspect.Parameter.KEYWORD_ONLY else f"{p.name}={p.name}" for p in layout.parameters]
+    failing = _name_checks(region, namespace)
     if layout.reader is not None:
         owner = layout.reader.name
         parameters.insert(0, owner)
+        own.insert(0, owner)
         flat += [expression for path, attribute in zip(layout.reader.reads, layout.attributes)
                  for _, expression in _leaves(attribute.node, _access(owner, path))]
-        body = _instance_checks(region, layout, namespace, owner, random, writes)
+        failing += _instance_checks(layout, namespace, owner, random, writes)
+    body = ""
+    if failing:
+        namespace["_body"] = region.python
+        body = f"    if {' or '.join(failing)}:\n        return _body({', '.join(own)})\n"
     call = f"_op({', '.join(flat)})"
     if layout.returns is None:
         body += f"    {call}\n    return None\n"
@@ -519,10 +525,36 @@ def _caller(region: Region[Any, Any], layout: Layout, operator: Any, random: boo
     return function
 
 
-def _instance_checks(region: Region[Any, Any], layout: Layout, namespace: dict[str, Any], owner: str,
-                     random: bool, writes: bool) -> str:
-    """The caller's first lines for a method region: its Python body where the instance is not as the build read
-    it, as the compiled entry's reader decides at an eager call (ppy.instance): each inlined object's class and
+_LITERALS = (int, float, bool, str, complex, type(None))
+
+
+def _name_checks(region: Region[Any, Any], namespace: dict[str, Any]) -> list[str]:
+    """Tests, in the caller torch traces, that the names the build took as fixed (a module constant, a helper,
+    torch's function behind a name) are still what was proved: under Dynamo each is a guard. The operator's
+    kernel proves them again at each call, but its backward pass is traced from the Python body once, at compile
+    time, with the values of then: without the guard, `SCALE = 7` after compiling gave gradients of `SCALE = 2`.
+    Traced again after a change, the region is its body (which reads the new value), or the operator again where
+    the build's proof still holds."""
+    form = region.compiled_form
+    failing = []
+    for index, guard in enumerate(form.guards if form is not None else ()):
+        namespace[f"_names{index}"] = guard[0]
+        name = guard[1]
+        if len(guard) == 2:  # a name that must stay unbound
+            failing.append(f"{name!r} in _names{index}")
+            continue
+        namespace[f"_proved{index}"] = guard[2]
+        # A number (a str...) by value, as Python's rebinding to an equal one changes nothing; the rest by identity.
+        test = "!=" if type(guard[2]) in _LITERALS else "is not"
+        failing.append(f"_names{index}.get({name!r}, _MISSING) {test} _proved{index}")
+    namespace["_MISSING"] = instance.MISSING
+    return failing
+
+
+def _instance_checks(layout: Layout, namespace: dict[str, Any], owner: str, random: bool,
+                     writes: bool) -> list[str]:
+    """The caller's tests for a method region, each sending the call to its Python body where the instance is not
+    as the build read it, as the compiled entry's reader decides at an eager call (ppy.instance): each inlined object's class and
     hooks, each value's kind, every object there. Traced by Dynamo, each test is a guard (a swapped submodule, a
     value of another kind: traced again, the other way), but for hooks, which Dynamo does not guard unless
     `torch._dynamo.config.skip_nnmodule_hook_guards` is off, as for any module it compiles."""
@@ -551,9 +583,7 @@ def _instance_checks(region: Region[Any, Any], layout: Layout, namespace: dict[s
         # Under no_grad (inference, calibration), one node, its writes its `mutates_args`.
         namespace["_grad_enabled"] = torch.is_grad_enabled
         failing.append("_grad_enabled()")
-    namespace["_body"] = region.python
-    own = [p.name if p.kind != inspect.Parameter.KEYWORD_ONLY else f"{p.name}={p.name}" for p in layout.parameters]
-    return f"    if {' or '.join(failing)}:\n        return _body({', '.join([owner, *own])})\n"
+    return failing
 
 
 def _values_function(layout: Layout) -> Callable[..., list[Any]]:

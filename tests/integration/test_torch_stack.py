@@ -482,6 +482,40 @@ def test_a_module_region_whose_instance_is_not_as_built_is_traced_as_its_body_un
         _same(mr.Stack.forward.python(stack, x), compiled(x), "stack, an item appended")
 
 
+def test_a_constant_rebound_after_compiling_is_guarded_gradients_included(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A region reading a module constant (`SCALE`): the operator's kernel proves it again at each call, but the
+    backward pass AOTAutograd traced from the body at compile time held the value of then, so after `SCALE = 7`
+    the gradients were those of `SCALE = 2`, silently. The traced caller tests the names the build proved: a
+    change is Dynamo's guard failing, and the trace is made again."""
+    (tmp_path / "constant_region.py").write_text(textwrap.dedent("""
+        import ppy
+        import torch
+
+        SCALE = 2.0
+
+
+        @ppy.opt(3)
+        def scaled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+            return torch.tanh(x @ w) * SCALE
+        """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("constant_region")
+    assert module.scaled.build()
+    x, w = torch.randn(3, 4), torch.randn(4, 4)
+    compiled = torch.compile(lambda x, w: module.scaled(x, w), fullgraph=True, backend="aot_eager")
+    for scale in (2.0, 7.0):
+        module.SCALE = scale
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the rebinding: the region runs as Python from now on, saying so once
+            mine, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+            actual, expected = compiled(mine, w), module.scaled.python(theirs, w)
+        _same(expected, actual, f"SCALE={scale}")
+        actual.sum().backward()
+        expected.sum().backward()
+        _same(theirs.grad, mine.grad, f"gradient, SCALE={scale}")
+
+
 def test_a_module_region_reloaded_is_compiled_as_its_new_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Reloaded after an edit (a notebook's cycle), a method region keeps its operator (same schema); the caller
     torch traces is the new region's, whose class and body it tests and falls back to. It held the old ones, so
