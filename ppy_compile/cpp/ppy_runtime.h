@@ -835,48 +835,43 @@ template <class T> inline int take(PyObject* o, std::optional<T>& out) {
     if (taken > 0) out = std::move(value);
     return taken;
 }
-template <class T> inline int take(PyObject* o, std::vector<T>& out) {
-    if (!PyTuple_Check(o)) return 0;
-    Py_ssize_t size = PyTuple_GET_SIZE(o);
+// The items of a tuple or a list (PySequence_Fast's two kinds), each taken as its own type.
+template <class T> inline int take_items(PyObject* o, std::vector<T>& out) {
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
+    PyObject** items = PySequence_Fast_ITEMS(o);
     out.resize(static_cast<size_t>(size));
     for (Py_ssize_t i = 0; i < size; ++i) {
-        int taken = take(PyTuple_GET_ITEM(o, i), out[i]);
+        int taken = take(items[i], out[i]);
         if (taken <= 0) return taken;
     }
     return 1;
+}
+template <class T> inline int take(PyObject* o, std::vector<T>& out) {
+    return PyTuple_Check(o) ? take_items(o, out) : 0;
 }
 // A `torch.Size` parameter takes a torch.Size alone: Python's value of a plain tuple would not be one (its slices,
 // sums and the parameter itself returned are torch.Size in the region), so a tuple runs the Python body.
 template <class T> inline int take_size(PyObject* o, std::vector<T>& out) {
-    if (!ppy_bridge::is_size(o)) return 0;
-    return take(o, out);
+    return ppy_bridge::is_size(o) ? take_items(o, out) : 0;
 }
 // A `Sequence[...]` parameter takes a list or a tuple, its items read alike (nothing a region does with it tells
 // the two apart: the checker refuses what would).
 template <class T> inline int take_sequence(PyObject* o, std::vector<T>& out) {
-    if (PyTuple_Check(o)) return take(o, out);
-    if (!PyList_CheckExact(o)) return 0;
-    Py_ssize_t size = PyList_GET_SIZE(o);
-    out.resize(static_cast<size_t>(size));
-    for (Py_ssize_t i = 0; i < size; ++i) {
-        int taken = take(PyList_GET_ITEM(o, i), out[i]);
-        if (taken <= 0) return taken;
-    }
-    return 1;
+    return PyTuple_Check(o) || PyList_CheckExact(o) ? take_items(o, out) : 0;
+}
+// An Optional of either: None, or what `take_one` takes.
+template <class T, class Take> inline int take_optional(PyObject* o, std::optional<std::vector<T>>& out, Take take_one) {
+    if (o == Py_None) { out.reset(); return 1; }
+    std::vector<T> value;
+    int taken = take_one(o, value);
+    if (taken > 0) out = std::move(value);
+    return taken;
 }
 template <class T> inline int take_size(PyObject* o, std::optional<std::vector<T>>& out) {
-    if (o == Py_None) { out.reset(); return 1; }
-    std::vector<T> value;
-    int taken = take_size(o, value);
-    if (taken > 0) out = std::move(value);
-    return taken;
+    return take_optional(o, out, [](PyObject* item, std::vector<T>& value) { return take_size(item, value); });
 }
 template <class T> inline int take_sequence(PyObject* o, std::optional<std::vector<T>>& out) {
-    if (o == Py_None) { out.reset(); return 1; }
-    std::vector<T> value;
-    int taken = take_sequence(o, value);
-    if (taken > 0) out = std::move(value);
-    return taken;
+    return take_optional(o, out, [](PyObject* item, std::vector<T>& value) { return take_sequence(item, value); });
 }
 template <class Tuple, size_t... I> inline int take_items(PyObject* o, Tuple& out, std::index_sequence<I...>) {
     int result = 1;
