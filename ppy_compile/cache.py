@@ -20,6 +20,11 @@ root's descriptor with ``O_NOFOLLOW``, keys and artifact names are plain names,
 and an artifact is handed out as the descriptor it was hashed through. A cache
 that fails the rules is refused with a warning naming the folder and why, and a
 private folder (removed at exit) is used instead.
+
+A cache that passes the rules but that this user cannot write (one baked into
+an image by root, ``chmod -R a+rX``, read by the image's unprivileged user) is
+read, not refused: its builds and index serve as they are, never altered, and
+anything new is built into a private folder in front of it (``base``).
 """
 
 from __future__ import annotations
@@ -64,6 +69,10 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}\Z")
 _STAGING = re.compile(r"\.([0-9a-f]{64})-[0-9a-f]+\Z")
 _INDEX_LIMIT = 16 << 20
 _MANIFEST_LIMIT = 1 << 20
+
+
+class Unwritable(safedir.Untrusted):
+    """A cache folder that passes the rules but this user cannot write: it may still be read (``Cache.base``)."""
 
 
 class CacheWarning(UserWarning):
@@ -285,23 +294,35 @@ class Cache:
     root: Path
     # The root, open and checked: everything in the cache is reached from it.
     _fd: int | None = field(default=None, init=False, repr=False, compare=False)
+    # A cache this one reads what it lacks from and never writes (an image's, baked by root); None: none.
+    base: Cache | None = field(default=None, init=False, repr=False, compare=False)
+    # Read, never written: nothing is created, discarded or locked in it (a base).
+    read_only: bool = field(default=False, init=False, repr=False, compare=False)
+    _said_unbaked: bool = field(default=False, init=False, repr=False, compare=False)
 
     @classmethod
     def open(cls, root: Path | None = None) -> Cache:
         """The cache at ``root`` (default: the configured one), or a private one with a warning."""
         root = Path(os.path.abspath(root or default_root()))
+        base = None
         try:
             return cls._checked(root, create=True)
+        except Unwritable:
+            base = cls._readable(root)
+            problem = "it is not writable"
         except (Untrusted, OSError) as error:
             problem = _describe(error, root)
         fallback = _private_root(root, problem)
-        warnings.warn(f"ppy: not using the cache folder {root}: {problem}; using {fallback} for this process "
-                      "(removed when it exits)", CacheWarning, stacklevel=3)
+        if base is None:
+            warnings.warn(f"ppy: not using the cache folder {root}: {problem}; using {fallback} for this process "
+                          "(removed when it exits)", CacheWarning, stacklevel=3)
         try:
-            return cls._checked(fallback, create=True)
+            cache = cls._checked(fallback, create=True)
         except (Untrusted, OSError) as error:
             raise CacheError(f"no safe folder for the build cache: {root}: {problem}; "
                              f"{fallback}: {_describe(error, fallback)}") from None
+        cache.base = base
+        return cache
 
     @classmethod
     def _checked(cls, root: Path, create: bool) -> Cache:
@@ -309,14 +330,29 @@ class Cache:
         fd = safedir.open_dir(root, create=create)
         cache._attach(fd)
         if not os.access(".", os.W_OK | os.X_OK, dir_fd=fd):
-            raise Untrusted(str(root), "{p} is not writable")
+            raise Unwritable(str(root), "{p} is not writable")
         for name in FOLDERS:
             sub = safedir.open_subdir(fd, name, str(root / name), create=True)
             try:
                 if not os.access(".", os.W_OK | os.X_OK, dir_fd=sub):
-                    raise Untrusted(str(root / name), "{p} is not writable")
+                    raise Unwritable(str(root / name), "{p} is not writable")
             finally:
                 os.close(sub)
+        return cache
+
+    @classmethod
+    def _readable(cls, root: Path) -> Cache | None:
+        """The cache at ``root`` to read only, where the rules hold for it (ours or root's, writable by no other
+        user) and it can be read; None otherwise (then it is refused as any cache that breaks a rule)."""
+        cache = cls(root)
+        cache.read_only = True
+        try:
+            fd = safedir.open_dir(root)
+            cache._attach(fd)
+            if not os.access(".", os.R_OK | os.X_OK, dir_fd=fd):
+                return None
+        except (Untrusted, OSError):
+            return None
         return cache
 
     def _attach(self, fd: int) -> None:
@@ -335,7 +371,7 @@ class Cache:
     @contextlib.contextmanager
     def _folder(self, name: str) -> Iterator[int]:
         try:
-            fd = safedir.open_subdir(self._root_fd(), name, str(self.root / name), create=True)
+            fd = safedir.open_subdir(self._root_fd(), name, str(self.root / name), create=not self.read_only)
         except Untrusted as error:
             raise CacheError(f"the cache folder {self.root}: {error}") from None
         try:
@@ -343,10 +379,37 @@ class Cache:
         finally:
             os.close(fd)
 
+    @contextlib.contextmanager
+    def _reading(self, name: str) -> Iterator[int | None]:
+        """The folder ``name`` to read from; None where a read-only cache has none (nothing was baked there)."""
+        if not self.read_only:
+            with self._folder(name) as fd:
+                yield fd
+            return
+        try:
+            fd = safedir.open_subdir(self._root_fd(), name, str(self.root / name))
+        except (FileNotFoundError, Untrusted):
+            yield None
+            return
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _discard_own(self, parent: int, name: str) -> None:
+        """Remove what fails its checks, so that it is built again; a read-only cache's is left as it is (it is
+        not served either)."""
+        if not self.read_only:
+            self._discard(parent, name)
+
     # --- builds ------------------------------------------------------------
 
     def build_dir(self, key: str) -> Path:
-        return self.root / "builds" / _check_key(key)
+        """Where the entry ``key`` lies: here, or in the base where only the base holds it."""
+        here = self.root / "builds" / _check_key(key)
+        if self.base is not None and not os.path.lexists(here) and os.path.lexists(self.base.build_dir(key)):
+            return self.base.build_dir(key)
+        return here
 
     def valid(self, key: str) -> dict[str, Any] | None:
         """The manifest of a whole, unaltered entry; None (and the entry removed) otherwise."""
@@ -361,23 +424,32 @@ class Cache:
 
         The caller owns the descriptor. Loading through ``Artifact.path`` loads
         the very bytes that were hashed, whatever happens to the name meanwhile.
+        An entry this cache lacks is read from its base, which is never altered.
         """
         _check_key(key)
-        with self._folder("builds") as builds:
+        found = self._own_artifact(key)
+        if found is None and self.base is not None:
+            found = self.base.open_artifact(key)
+        return found
+
+    def _own_artifact(self, key: str) -> Artifact | None:
+        with self._reading("builds") as builds:
+            if builds is None:
+                return None
             where = str(self.root / "builds" / key)
             try:
                 entry = safedir.open_subdir(builds, key, where)
             except FileNotFoundError:
                 return None
             except (Untrusted, OSError):
-                self._discard(builds, key)  # a link, a file, or a folder others could write: build it again
+                self._discard_own(builds, key)  # a link, a file, or a folder others could write: build it again
                 return None
             try:
                 artifact = self._checked_artifact(entry, where)
             finally:
                 os.close(entry)
             if artifact is None:
-                self._discard(builds, key)  # truncated, corrupted or altered: build it again
+                self._discard_own(builds, key)  # truncated, corrupted or altered: build it again
             return artifact
 
     @staticmethod
@@ -513,6 +585,13 @@ class Cache:
         """Record ``artifact``'s digest in a manifest and move the staging ``folder`` into place as ``key``."""
         _check_key(key)
         _check_name(artifact)
+        if self.base is not None and not self._said_unbaked:
+            # A read-only cache lacks a build: say so once, since each process builds it again.
+            self._said_unbaked = True
+            warnings.warn(f"ppy: the cache folder {self.base.root} is read-only and lacks a build this process "
+                          f"needs, made in {self.root} (removed when it exits); build it into {self.base.root} "
+                          "ahead, as its owner (`ppy build src/`), to serve it from there", CacheWarning,
+                          stacklevel=2)
         if folder.parent != self.root / "builds":
             raise CacheError(f"{folder} is not a staging folder of {self.root}")
         with self._folder("builds") as builds:
@@ -568,17 +647,22 @@ class Cache:
     # --- records: small files of index/ and holders/, read checked and written whole -------------------
 
     def _read_record(self, folder: str, name: str, limit: int, parse: Callable[[bytes], T | None]) -> T | None:
-        """The record's parsed contents; None when there is none, and when it does not parse (then discarded)."""
-        with self._folder(folder) as records:
-            try:
-                value = parse(safedir.read_file(records, name, str(self.root / folder / name), limit))
-            except FileNotFoundError:
-                return None
-            except (OSError, ValueError, Untrusted):
-                value = None
-            if value is None:
-                self._discard(records, name)
-            return value
+        """The record's parsed contents; None when there is none, and when it does not parse (then discarded).
+        A record this cache lacks is read from its base."""
+        value = None
+        with self._reading(folder) as records:
+            if records is not None:
+                try:
+                    value = parse(safedir.read_file(records, name, str(self.root / folder / name), limit))
+                    if value is None:
+                        self._discard_own(records, name)
+                except FileNotFoundError:
+                    pass
+                except (OSError, ValueError, Untrusted):
+                    self._discard_own(records, name)
+        if value is None and self.base is not None:
+            return self.base._read_record(folder, name, limit, parse)  # pylint: disable=protected-access
+        return value
 
     def _write_record(self, folder: str, name: str, text: str) -> None:
         """Written under a temporary name, then renamed into place: a reader sees the old record or the new."""

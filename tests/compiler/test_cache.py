@@ -19,10 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
+import ppy
 import ppy_compile.cache
 from tests.support.other_user import NOBODY, as_unprivileged, is_root, shared_folder
 from tests.support.process_table import descendants
+from tests.support.session_cache import seeded_cache
 from ppy.cli import main as ppy_main
 from ppy_check.errors import BuildError
 from ppy_compile.cache import Cache, CacheWarning
@@ -339,6 +342,7 @@ def _open_and_report(root: Path) -> tuple[list[str], bool]:
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         cache = Cache.open(root)
+    assert cache.root == root or cache.base is None or cache.base.root == root
     if cache.root != root:
         shutil.rmtree(cache.root)  # a forked child ends by os._exit, past the atexit that would
     return [str(w.message) for w in seen], cache.root != root
@@ -352,7 +356,9 @@ def _owned_by_the_unprivileged(path: Path) -> None:
 
 
 @pytest.mark.parametrize("read_only", ["", "builds", "index", "locks"])
-def test_read_only_folder_falls_back(read_only: str) -> None:
+def test_a_read_only_folder_is_read_with_new_builds_in_front_of_it(read_only: str) -> None:
+    """A cache the user cannot write but may trust (an image's, baked by root) is read, not refused: it becomes the
+    base of a private cache, which new builds go to. Opening it says nothing; a build it lacks says so."""
     # Root writes anywhere, so under root the cache is nobody's and nobody opens it.
     with shared_folder() as base:
         root = base / "cache"
@@ -361,9 +367,7 @@ def test_read_only_folder_falls_back(read_only: str) -> None:
         os.chmod(root / read_only, 0o500)
         messages, fell_back = as_unprivileged(_open_and_report, root)
     assert fell_back
-    (message,) = messages
-    where = f"{root / read_only} is" if read_only else f"{root}: it is"
-    assert f"{where} not writable" in message
+    assert messages == []
 
 
 # --- maintenance -------------------------------------------------------------------
@@ -501,3 +505,71 @@ def test_a_quiet_build_says_nothing_of_cuda_home(tmp_path: Path) -> None:
     quiet = subprocess.run(run, capture_output=True, text=True, env={**env, "PPY_QUIET": "1"})
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stderr == ""
+
+
+def _baked_call(cache: Path, source: Path) -> tuple[bool, list[str]]:
+    """As the image's user: the region of ``source`` built (from the baked cache alone) and called; whether the
+    call ran compiled, and the warnings said."""
+    import importlib.util
+
+    os.environ["PPY_CACHE_DIR"] = str(cache)
+    spec = importlib.util.spec_from_file_location(source.stem, source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        compiled = module.baked.build()
+        with ppy.profile(print_on_exit=False) as profile:
+            module.baked(torch.ones(3))
+    calls = [(row.calls, row.compiled) for row in profile.rows()]
+    return compiled and calls == [(1, 1)], [str(w.message) for w in seen]
+
+
+def _tree(root: Path) -> list[tuple[str, int, float]]:
+    return sorted((str(p.relative_to(root)), p.stat().st_mode, p.stat().st_mtime) for p in root.rglob("*"))
+
+
+def test_a_cache_baked_into_an_image_serves_another_user_read_only(toolchain_entries: list[str]) -> None:
+    """README's image recipe: `ppy build` into PPY_CACHE_DIR as root, `chmod -R a+rX` it, and the image's user
+    runs the compiled regions from it: nothing built, nothing said, nothing in it changed."""
+    with shared_folder() as base:
+        source = base / "baked_region.py"
+        source.write_text("import ppy\nimport torch\n\n\n@ppy.opt(3)\ndef baked(x: torch.Tensor) -> torch.Tensor:\n"
+                          "    return torch.tanh(x) * 2\n")
+        source.chmod(0o644)
+        cache = seeded_cache(base / "cache", toolchain_entries)
+        built = subprocess.run([sys.executable, "-m", "ppy.cli", "build", str(source)], capture_output=True,
+                               text=True, env={**os.environ, "PPY_CACHE_DIR": str(cache)}, timeout=600)
+        assert built.returncode == 0, built.stderr
+        subprocess.run(["chmod", "-R", "a+rX,go-w" if is_root() else "a+rX,a-w", str(cache)], check=True)
+        before = _tree(cache)
+        compiled, said = as_unprivileged(_baked_call, cache, source)
+        assert compiled and said == [], said
+        assert _tree(cache) == before
+        subprocess.run(["chmod", "-R", "u+w", str(cache)], check=True)  # for the folder's removal
+
+
+def test_a_build_a_read_only_cache_lacks_says_so_once(tmp_path: Path) -> None:
+    def publish_twice(root: Path) -> tuple[list[str], bool]:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            cache = Cache.open(root)
+            for key in ("a" * 64, "b" * 64):
+                with cache.staging(key) as folder:
+                    (folder / "artifact.so").write_bytes(b"built")
+                    cache.publish(key, folder, "artifact.so", {})
+        found = cache.base is not None and cache.valid("a" * 64) is not None
+        shutil.rmtree(cache.root)
+        return [str(w.message) for w in seen], found
+
+    with shared_folder() as base:
+        root = base / "cache"
+        Cache.open(root)
+        _owned_by_the_unprivileged(root)
+        subprocess.run(["chmod", "-R", "a-w", str(root)], check=True)
+        messages, found = as_unprivileged(publish_twice, root)
+        subprocess.run(["chmod", "-R", "u+w", str(root)], check=True)
+    assert found
+    (message,) = messages
+    assert f"the cache folder {root} is read-only and lacks a build this process needs" in message
