@@ -147,9 +147,9 @@ class InstanceReader:
             if path and isinstance(found, torch.nn.Module) and any(getattr(found, hooks, None) for hooks in HOOK_DICTS):
                 return Mismatch(self.shown(path), "it has a hook, which its call would run and the inlined code skips")
             count = dict(self.lengths).get(path)
-            if count is not None and len(found._modules) != count:  # pylint: disable=protected-access
-                return Mismatch(self.shown(path), f"it holds {len(found._modules)} items, and the build used the "  # pylint: disable=protected-access
-                                                   f"{count} its construction makes")
+            if count is not None and len(found) != count:  # a Sequential's, a ModuleList's length: its _modules
+                return Mismatch(self.shown(path), f"it holds {len(found)} items, and the build used the {count} its "
+                                                   "construction makes")
         if _global_hooks():
             return Mismatch(self.name, "a global module hook is registered, which every module's call runs")
         for path in self.reads:
@@ -277,7 +277,7 @@ def fits(types: tuple[type, ...], value: Any) -> bool:
 def _fits(kind: str, value: Any) -> bool:
     """A test of a value against the type the build assumed (for the message)."""
     types = accepted_types(kind)
-    return types is None or type(value) in types
+    return types is None or fits(types, value)
 
 
 def stand_in(reader: InstanceReader, values: Sequence[Any]) -> Any:
