@@ -68,6 +68,8 @@ def _clone(value: Any, requires_grad: bool = False) -> Any:
         if requires_grad and copy.is_floating_point():
             copy.requires_grad_(True)
         return copy
+    if isinstance(value, torch.Size):  # ints, and a torch.Size to the region (a plain tuple is another type)
+        return value
     if isinstance(value, tuple):
         return tuple(_clone(v, requires_grad) for v in value)
     if isinstance(value, list):

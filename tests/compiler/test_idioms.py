@@ -31,6 +31,7 @@ def test_region_matches_python(built: dict[str, ppy.Region], name: str) -> None:
     for call in calls:
         outcome = compare_call(region, call)
         assert not outcome.mismatches, "\n".join(f"{m.what}: {m.detail}" for m in outcome.mismatches)
+        assert not outcome.declined, f"{name}: the compiled code declined the sample, so nothing was compared"
 
 
 # Calls whose Python body raises (a sample must run, so these are not samples): the build raises alike, with Python's
