@@ -554,10 +554,11 @@ def _name_checks(region: Region[Any, Any], namespace: dict[str, Any]) -> list[st
 def _instance_checks(layout: Layout, namespace: dict[str, Any], owner: str, random: bool,
                      writes: bool) -> list[str]:
     """The caller's tests for a method region, each sending the call to its Python body where the instance is not
-    as the build read it, as the compiled entry's reader decides at an eager call (ppy.instance): each inlined object's class and
-    hooks, each value's kind, every object there. Traced by Dynamo, each test is a guard (a swapped submodule, a
-    value of another kind: traced again, the other way), but for hooks, which Dynamo does not guard unless
-    `torch._dynamo.config.skip_nnmodule_hook_guards` is off, as for any module it compiles."""
+    as the build read it, as the compiled entry's reader decides at an eager call (ppy.instance): each inlined
+    object's class and hooks, each container's length, each value's kind, every object there. Traced by Dynamo,
+    each test is a guard (a swapped submodule, a value of another kind: traced again, the other way), but for
+    hooks, which Dynamo does not guard unless `torch._dynamo.config.skip_nnmodule_hook_guards` is off, as for any
+    module it compiles."""
     namespace["_lookup"], namespace["_fits"] = instance.lookup, instance.fits
     failing = []
     for index, (path, kind) in enumerate(layout.reader.checks):
