@@ -472,8 +472,9 @@ _serials = itertools.count()
 
 def own_code(function: F, region: Region[Any, Any]) -> F:
     """``function`` with a code object of its own, named as the region, and the region's signature: what an
-    instance binds as the region's method. torch.compile of a module keeps its graphs by the code of the frame it starts at, and stops recompiling
-    one code after eight (``recompile_limit``): one code shared by every method region would allow eight classes."""
+    instance binds as the region's method. torch.compile of a module keeps its graphs by the code of the frame
+    it starts at, and stops recompiling one code after eight (``recompile_limit``): one code shared by every
+    method region would allow eight classes."""
     code = function.__code__
     if sys.version_info >= (3, 11):
         code = code.replace(co_name=region.__name__, co_qualname=region.__qualname__)
