@@ -250,6 +250,13 @@ def _class_name(kind: type) -> str:
     return kind.__qualname__ if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}.{kind.__qualname__}"
 
 
+# The types the build's index names a read's type by (``ppy_check.model.types``' spelling), as Python's classes.
+NAMED_TYPES: dict[str, type] = {"torch.Tensor": torch.Tensor, "int": int, "float": float, "bool": bool, "str": str,
+                                "torch.dtype": torch.dtype, "torch.device": torch.device}
+# Where a class accepts others as Python does: a Parameter is a tensor, an int a float (PEP 484).
+_ALSO_ACCEPTED: dict[type, tuple[type, ...]] = {torch.Tensor: (torch.nn.Parameter,), float: (int,)}
+
+
 def accepted_types(kind: str) -> tuple[type, ...] | None:
     """The exact classes a value read through the instance may have where the build assumed ``kind`` (as the
     index writes it: ``float``, ``torch.Tensor | None``, ``tuple[int, ...]``), as the compiled entry takes them;
@@ -259,10 +266,8 @@ def accepted_types(kind: str) -> tuple[type, ...] | None:
         return None if inner is None else (*inner, type(None))
     if kind.startswith("tuple["):
         return (tuple, torch.Size)
-    named: dict[str, tuple[type, ...]] = {
-        "torch.Tensor": (torch.Tensor, torch.nn.Parameter), "int": (int,), "float": (int, float), "bool": (bool,),
-        "str": (str,), "torch.dtype": (torch.dtype,), "torch.device": (torch.device,)}
-    return named.get(kind)
+    named = NAMED_TYPES.get(kind)
+    return None if named is None else (named, *_ALSO_ACCEPTED.get(named, ()))
 
 
 def fits(types: tuple[type, ...], value: Any) -> bool:

@@ -189,10 +189,6 @@ def _rebuilt(node: Node, names: Sequence[str], at: list[int]) -> str:
 
 # --- a method region's attributes as schema parameters ----------------------------------------
 
-_NAMED_TYPES: dict[str, Any] = {"torch.Tensor": torch.Tensor, "int": int, "float": float, "bool": bool, "str": str,
-                                "torch.dtype": torch.dtype, "torch.device": torch.device}
-
-
 def _annotation(text: str, what: str) -> Any:
     """The annotation a read's type (as the build's index writes it: ``tuple[int, ...]``, ``torch.Tensor | None``)
     stands for; parsed, not evaluated, since the index is a file of the cache."""
@@ -212,8 +208,8 @@ def _annotation(text: str, what: str) -> Any:
         if len(items) == 2 and items[1] == "...":
             return tuple[_annotation(items[0], what), ...]  # type: ignore[misc]
         return tuple[tuple(_annotation(item, what) for item in items)]  # type: ignore[misc]
-    if text in _NAMED_TYPES:
-        return _NAMED_TYPES[text]
+    if text in instance.NAMED_TYPES:
+        return instance.NAMED_TYPES[text]
     raise TorchOpError(f"{what} is {text}, which is not a type torch.library can take")
 
 
