@@ -199,7 +199,8 @@ def read_program(reads: tuple[str, ...], classes: dict[str, type], accepted: set
         # The instance's own hooks ran in its Module.__call__ before the region did; an inlined one's would not.
         hooks = cls is not None and issubclass(cls, torch.nn.Module)
         index[path] = len(steps)
-        steps.append((index[parent], name, plain, cls, hooks, sizes.get(path)))
+        # Interned, as attribute names in __dict__ are: each lookup then matches by identity.
+        steps.append((index[parent], sys.intern(name), plain, cls, hooks, sizes.get(path)))
         return index[path]
 
     def walk(path: str) -> int:

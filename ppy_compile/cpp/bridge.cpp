@@ -286,19 +286,79 @@ PyObject* located(PyObject* self, int offset) {
 
 namespace {
 
-struct Owned {
-    std::vector<PyObject*> held;
-    ~Owned() { for (PyObject* object : held) Py_XDECREF(object); }
-    PyObject* keep(PyObject* object) { held.push_back(object); return object; }
+// What the reader holds of one object on the paths, for one call: the object, and its nn.Module dicts, each
+// looked up once, when a step first needs it (the hook checks and every child's read share them).
+struct Read {
+    PyObject* object = nullptr;  // a new reference, but for the instance
+    PyObject* dict = nullptr;  // its __dict__, a new reference
+    // _parameters, _buffers, _modules: new references, forgotten after a step that runs code (forget_dicts).
+    PyObject* stores[3] = {nullptr, nullptr, nullptr};
+    bool stores_read = false;
 };
 
-PyObject* module_dict(PyObject* object, std::vector<PyObject*>& dicts, Py_ssize_t index, Owned& owned) {
-    if (dicts[index] == nullptr) {
-        PyObject* found = PyObject_GenericGetDict(object, nullptr);
-        if (found == nullptr) return nullptr;
-        dicts[index] = owned.keep(found);
+// Most programs read a few dozen objects: those live on the stack, a longer program's on the heap.
+struct Reads {
+    static constexpr Py_ssize_t kOnStack = 64;
+    Read on_stack[kOnStack];
+    std::vector<Read> on_heap;
+    Read* at;
+    Py_ssize_t count;
+    explicit Reads(Py_ssize_t n) : count(n) {
+        if (n > kOnStack) on_heap.resize(static_cast<size_t>(n));
+        at = n > kOnStack ? on_heap.data() : on_stack;
     }
-    return dicts[index];
+    ~Reads() {
+        forget_dicts();
+        for (Py_ssize_t i = 1; i < count; ++i) Py_XDECREF(at[i].object);
+    }
+    // After a getattr, which may run any code (a property): the dicts are read again where needed.
+    void forget_dicts() {
+        for (Py_ssize_t i = 0; i < count; ++i) {
+            Py_CLEAR(at[i].dict);
+            for (PyObject*& store : at[i].stores) Py_CLEAR(store);
+            at[i].stores_read = false;
+        }
+    }
+};
+
+PyObject* dict_of(Read& read) {
+    if (read.dict == nullptr) read.dict = PyObject_GenericGetDict(read.object, nullptr);
+    return read.dict;
+}
+
+// The stores Module.__getattr__ searches, in its order; false with the error set where the lookup raised.
+bool stores_of(Read& read, PyObject* names) {
+    if (read.stores_read) return true;
+    PyObject* dict = dict_of(read);
+    if (dict == nullptr) return false;
+    for (Py_ssize_t s = 0; s < 3; ++s) {
+        PyObject* store = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(names, s));
+        if (store == nullptr && PyErr_Occurred()) return false;
+        if (store != nullptr && PyDict_Check(store)) {
+            Py_INCREF(store);
+            read.stores[s] = store;
+        }
+    }
+    read.stores_read = true;
+    return true;
+}
+
+// `name` of an nn.Module whose class defines nothing of that name, as Python finds it: its __dict__, then the
+// stores. A new reference; nullptr with the error set where a lookup raised, or without one where none holds it.
+PyObject* module_attribute(Read& parent, PyObject* name, PyObject* store_names) {
+    PyObject* dict = dict_of(parent);
+    if (dict == nullptr) return nullptr;
+    PyObject* found = PyDict_GetItemWithError(dict, name);
+    if (found == nullptr && !PyErr_Occurred()) {
+        if (!stores_of(parent, store_names)) return nullptr;
+        for (PyObject* store : parent.stores) {
+            if (store == nullptr) continue;
+            found = PyDict_GetItemWithError(store, name);
+            if (found != nullptr || PyErr_Occurred()) break;
+        }
+    }
+    Py_XINCREF(found);
+    return found;
 }
 
 PyObject* read_instance(PyObject* program, PyObject* instance) {
@@ -308,42 +368,39 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
     PyObject* accepted = PyTuple_GET_ITEM(program, 3);
     PyObject* hook_names = PyTuple_GET_ITEM(program, 4);
     PyObject* stores = PyTuple_GET_ITEM(program, 5);
+    for (Py_ssize_t g = 0; g < PyTuple_GET_SIZE(globals); ++g) {
+        PyObject* hooks = PyTuple_GET_ITEM(globals, g);
+        if (PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) > 0) Py_RETURN_NONE;
+    }
     Py_ssize_t count = PyTuple_GET_SIZE(steps);
-    std::vector<PyObject*> objects(static_cast<size_t>(count), nullptr);
-    std::vector<PyObject*> dicts(static_cast<size_t>(count), nullptr);
-    Owned owned;
+    Reads reads(count);
     for (Py_ssize_t i = 0; i < count; ++i) {
         PyObject* step = PyTuple_GET_ITEM(steps, i);
         PyObject* cls = PyTuple_GET_ITEM(step, 3);
-        PyObject* object = instance;
-        if (i > 0) {
-            Py_ssize_t source = PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 0));
+        Read& read = reads.at[i];
+        if (i == 0) {
+            read.object = instance;
+        } else {
+            Read& parent = reads.at[PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 0))];
             PyObject* name = PyTuple_GET_ITEM(step, 1);
-            PyObject* parent = objects[static_cast<size_t>(source)];
-            object = nullptr;
             if (PyTuple_GET_ITEM(step, 2) == Py_True) {
-                PyObject* dict = module_dict(parent, dicts, source, owned);
-                if (dict == nullptr) return nullptr;
-                object = PyDict_GetItemWithError(dict, name);
-                for (Py_ssize_t s = 0; object == nullptr && !PyErr_Occurred() && s < PyTuple_GET_SIZE(stores); ++s) {
-                    PyObject* store = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(stores, s));
-                    if (store != nullptr && PyDict_Check(store)) object = PyDict_GetItemWithError(store, name);
-                }
-                if (PyErr_Occurred()) return nullptr;
-                if (object != nullptr) Py_INCREF(object);
+                read.object = module_attribute(parent, name, stores);
+                if (read.object == nullptr && PyErr_Occurred()) return nullptr;
             }
-            if (object == nullptr) object = PyObject_GetAttr(parent, name);
-            if (object == nullptr) return nullptr;
-            owned.keep(object);
+            if (read.object == nullptr) {
+                read.object = PyObject_GetAttr(parent.object, name);
+                if (read.object == nullptr) return nullptr;
+                reads.forget_dicts();
+            }
         }
-        objects[static_cast<size_t>(i)] = object;
+        PyObject* object = read.object;
         if (cls != Py_None && reinterpret_cast<PyObject*>(Py_TYPE(object)) != cls) {
             int taken = i == 0 ? PySet_Contains(accepted, reinterpret_cast<PyObject*>(Py_TYPE(object))) : 0;
             if (taken < 0) return nullptr;
             if (taken == 0) Py_RETURN_NONE;
         }
         if (PyTuple_GET_ITEM(step, 4) == Py_True) {
-            PyObject* dict = module_dict(object, dicts, i, owned);
+            PyObject* dict = dict_of(read);
             if (dict == nullptr) return nullptr;
             for (Py_ssize_t h = 0; h < PyTuple_GET_SIZE(hook_names); ++h) {
                 PyObject* hooks = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(hook_names, h));
@@ -353,22 +410,18 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
         }
         PyObject* size = PyTuple_GET_ITEM(step, 5);
         if (size != Py_None) {
-            PyObject* dict = module_dict(object, dicts, i, owned);
+            PyObject* dict = dict_of(read);
             if (dict == nullptr) return nullptr;
             PyObject* items = PyDict_GetItemString(dict, "_modules");
             if (items == nullptr || !PyDict_Check(items) || PyDict_GET_SIZE(items) != PyLong_AsSsize_t(size))
                 Py_RETURN_NONE;
         }
     }
-    for (Py_ssize_t g = 0; g < PyTuple_GET_SIZE(globals); ++g) {
-        PyObject* hooks = PyTuple_GET_ITEM(globals, g);
-        if (PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) > 0) Py_RETURN_NONE;
-    }
     Py_ssize_t size = PyTuple_GET_SIZE(leaves);
     PyObject* result = PyTuple_New(size);
     if (result == nullptr) return nullptr;
     for (Py_ssize_t l = 0; l < size; ++l) {
-        PyObject* value = objects[static_cast<size_t>(PyLong_AsSsize_t(PyTuple_GET_ITEM(leaves, l)))];
+        PyObject* value = reads.at[PyLong_AsSsize_t(PyTuple_GET_ITEM(leaves, l))].object;
         Py_INCREF(value);
         PyTuple_SET_ITEM(result, l, value);
     }
@@ -384,7 +437,8 @@ bool is_program(PyObject* program) {
     PyObject* leaves = PyTuple_GET_ITEM(program, 1);
     if (!PyTuple_Check(steps) || PyTuple_GET_SIZE(steps) < 1 || !PyTuple_Check(leaves) ||
         !PyTuple_Check(PyTuple_GET_ITEM(program, 2)) || !PySet_Check(PyTuple_GET_ITEM(program, 3)) ||
-        !PyTuple_Check(PyTuple_GET_ITEM(program, 4)) || !PyTuple_Check(PyTuple_GET_ITEM(program, 5)))
+        !PyTuple_Check(PyTuple_GET_ITEM(program, 4)) || !PyTuple_Check(PyTuple_GET_ITEM(program, 5)) ||
+        PyTuple_GET_SIZE(PyTuple_GET_ITEM(program, 5)) != 3)
         return false;
     Py_ssize_t count = PyTuple_GET_SIZE(steps);
     for (Py_ssize_t i = 0; i < count; ++i) {
