@@ -298,12 +298,19 @@ def stand_in(reader: InstanceReader, values: Sequence[Any]) -> Any:
         made = typing.cast(Any, kind).__new__(kind)
         if isinstance(made, torch.nn.Module):
             torch.nn.Module.__init__(made)
+            # Its repr must not read what it does not hold (Linear's `in_features`): torch 2.11's make_fx takes
+            # str() of a module called in a fake kernel, which is no submodule of what it traces.
+            vars(made)["extra_repr"] = _stand_in_repr
         objects[path] = made
         if path:
             _place(objects, path, made)
     for path, value in zip(reader.reads, values):
         _place(objects, path, value)
     return objects[""]
+
+
+def _stand_in_repr() -> str:
+    return "a stand-in of ppy's"
 
 
 def properties_read(reader: InstanceReader) -> list[str]:
@@ -348,7 +355,12 @@ class _Holder:
     """A stand-in for an object the region only reads values through (a config object of no class the build read)."""
 
 
-MISSING = object()  # what `lookup` finds where a path's object is gone
+class _Missing:
+    """What `lookup` finds where a path's object is gone. A class rather than an ``object()``: Dynamo traces the
+    tests against it, and torch 2.11's Dynamo cannot trace ``is`` against a plain object instance."""
+
+
+MISSING: type = _Missing
 
 
 def lookup(value: Any, names: tuple[str, ...]) -> Any:

@@ -55,7 +55,9 @@ _SEQUENCE_CLASSES = frozenset({"collections.abc.Sequence", "typing.Sequence"}) |
 
 _KNOWN_CLASSES = _SEQUENCE_CLASSES | frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.complex",
                             "builtins.list", "builtins.tuple", "builtins.dict", "torch.Tensor", "torch.SymInt",
-                            "torch.SymFloat", "torch.SymBool", "torch.dtype", "torch.device"})
+                            "torch.SymFloat", "torch.SymBool", "torch.dtype", "torch.device",
+                            # No value a region holds is a dict: torch 2.11's Tensor.unflatten asks of its sizes.
+                            "collections.OrderedDict", "typing.OrderedDict"})
 
 
 def _isinstance_answer(kind: t.Type, classes: frozenset[str], sequence: str | None = None) -> bool | None:
