@@ -158,7 +158,7 @@ class Compiled:
     # A method region's reads through its instance (ppy.instance.InstanceReader): the entry takes them after the
     # region's own arguments, and the instance itself is no argument of it. None for a function.
     instance: Any = None
-    # A method region's call read from an instance (Region.__get__ binds it): the reads and the compiled entry in
+    # A method region's call read from an instance (MethodRegion.__get__ binds it): the reads and the compiled entry in
     # one Python frame, handing anything else to Region.__call__ (see ppy.runtime._method_call).
     method_call: Callable[..., Any] | None = None
     # The names from outside the body the build took as fixed, as proved (ppy.guard.Guard: namespace dict, name,
@@ -406,12 +406,31 @@ class Region(Generic[P, R]):
         return [item if isinstance(item, Call) else Call(*(item if isinstance(item, tuple) else (item,)))
                 for item in produced]
 
-    # Read from an instance, a region defined in a class is a method: its first parameter is bound.
-    @overload
-    def __get__(self, instance: None, owner: type[Any] | None = None) -> Region[P, R]: ...
-    @overload
-    def __get__(self: Region[Concatenate[Self_, Rest], R], instance: Self_,
-                owner: type[Any] | None = None) -> Callable[Rest, R]: ...
+    if TYPE_CHECKING:
+        # Read from an instance, a region defined in a class is a method: its first parameter is bound (at run
+        # time, MethodRegion.__get__).
+        @overload
+        def __get__(self, instance: None, owner: type[Any] | None = None) -> Region[P, R]: ...
+        @overload
+        def __get__(self: Region[Concatenate[Self_, Rest], R], instance: Self_,
+                    owner: type[Any] | None = None) -> Callable[Rest, R]: ...
+        def __get__(self, instance: Any, owner: Any = None) -> Any: ...
+
+    def __repr__(self) -> str:
+        flags = ", pure" if self.pure else ""
+        if not self.compile:
+            flags += ", compile=False"
+        state = "compiled" if self.__ppy_region__ else "python"
+        return f"<ppy region {self.__qualname__} (opt {self.level}{flags}, {state})>"
+
+
+class MethodRegion(Region[P, R]):
+    """A region defined in a class body: read from an instance, a method, its first parameter bound.
+
+    Only these are descriptors. A region held in an instance's attribute (``self.block = block``) is a function,
+    as it is to Python, and torch 2.11's Dynamo takes any object whose class has a ``__get__`` there for a
+    class attribute it cannot find."""
+
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
             return self
@@ -436,12 +455,11 @@ class Region(Generic[P, R]):
             found = self._unbuilt_call = own_code(call, self)
         return found
 
-    def __repr__(self) -> str:
-        flags = ", pure" if self.pure else ""
-        if not self.compile:
-            flags += ", compile=False"
-        state = "compiled" if self.__ppy_region__ else "python"
-        return f"<ppy region {self.__qualname__} (opt {self.level}{flags}, {state})>"
+
+def _defined_in_class(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` was defined in a class body (``Block.forward``, not ``block`` or ``outer.<locals>.inner``)."""
+    parts = getattr(fn, "__qualname__", "").split(".")
+    return len(parts) > 1 and parts[-2] != "<locals>"
 
 
 def _parameters_only(function: Callable[..., Any]) -> Callable[..., None]:
@@ -520,7 +538,7 @@ def _as_region(fn: Callable[P, R]) -> Region[P, R]:
         return fn
     if not callable(fn):
         raise TypeError(f"ppy: can only decorate a function, not {type(fn).__name__}")
-    return Region(fn)
+    return MethodRegion(fn) if _defined_in_class(fn) else Region(fn)
 
 
 class Optimize:

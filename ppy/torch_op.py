@@ -816,7 +816,7 @@ def _teach_dynamo() -> None:
     them would add more than a second to every program that uses regions and never compiles."""
     torch.compiler.assume_constant_result(_ready)  # type: ignore[no-untyped-call]  # torch leaves it untyped
     torch.compiler.substitute_in_graph(compiling)(_compiling_in_dynamo)
-    # torch.compile of a module looks its forward up in the compiled context: Region.__get__ (and `compiling`,
+    # torch.compile of a module looks its forward up in the compiled context: MethodRegion.__get__ (and `compiling`,
     # which it asks) would be the frame Dynamo compiles, one code for every method region, and Dynamo stops
     # recompiling a code after eight (`recompile_limit`). Run as Python there, __get__ binds the region's own
     # method, whose code is the region's. Traced inside a graph, both are still inlined.
@@ -824,7 +824,7 @@ def _teach_dynamo() -> None:
 
     skip = getattr(eval_frame, "skip_code", None)
     if skip is not None:
-        for function in (decorators.Region.__get__, compiling):
+        for function in (decorators.MethodRegion.__get__, compiling):
             skip(function.__code__)
 
 

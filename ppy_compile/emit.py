@@ -437,6 +437,8 @@ class Printer:
         if value.op is HostOp.BROADCAST_SHAPES:
             shapes = ", ".join(self.expr(o) for o in operands)
             return f"ppy::broadcast_shapes({{{shapes}}}, {string_literal(value.function)})"
+        if value.op is HostOp.INFER_SIZE:
+            return f"at::infer_size({self.expr(operands[0])}, {self.expr(operands[1])})"
         if value.op is HostOp.EINSUM_PATH:
             tensors = ", ".join(self.expr(o) for o in operands[1:])
             return f"ppy::einsum_path({self.expr(operands[0])}, {{{tensors}}})"

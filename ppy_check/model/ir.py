@@ -162,6 +162,9 @@ class HostOp(enum.Enum):
     # torch._refs._broadcast_shapes(*shapes) (torch.broadcast_shapes, F.binary_cross_entropy's weight): the common
     # shape, or torch's errors; `function` names how each shape prints in them ("S": a torch.Size, "T": a tuple).
     BROADCAST_SHAPES = "broadcast_shapes"
+    # torch._C._infer_size(a, b) (torch 2.11's F.binary_cross_entropy with a weight): the two shapes broadcast, by
+    # ATen's at::infer_size, so with its errors.
+    INFER_SIZE = "infer_size"
 
 
 @dataclass(frozen=True, eq=False)

@@ -38,6 +38,27 @@ def test_a_region_is_generic_and_a_method_binds_its_instance() -> None:
     assert isinstance(Holder.method, ppy.Region) and Holder().method(5) == 5
 
 
+def test_a_region_an_instance_holds_is_a_function_not_a_descriptor() -> None:
+    """`self.block = block` keeps a function region a function: its class has no __get__, which torch 2.11's Dynamo
+    would take for a class attribute (and stop at: "could not find name in object's mro"). A region defined in a
+    class body binds its instance, as a function defined there does."""
+    region = ppy.opt(double)
+    holder = Holder()
+    holder.held = region  # type: ignore[attr-defined]
+    assert holder.held is region and holder.held(4) == 8
+    assert not hasattr(type(region), "__get__")
+    assert hasattr(type(vars(Holder)["method"]), "__get__")
+    nested = ppy.opt(_nested())
+    assert not hasattr(type(nested), "__get__") and nested(3) == 3
+
+
+def _nested() -> Callable[[int], int]:
+    def inner(x: int) -> int:
+        return x
+
+    return inner
+
+
 @pytest.mark.parametrize("level", [-1, 4, 10])
 def test_bad_level_is_a_clear_error(level: int) -> None:
     with pytest.raises(ValueError, match="level must be 0, 1, 2 or 3"):

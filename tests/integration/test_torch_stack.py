@@ -194,6 +194,16 @@ def _same(expected: Any, actual: Any, what: str) -> None:
         assert mismatch is None, f"{mismatch.what}: {mismatch.detail}"
 
 
+# Regions whose Python body (the fake kernel) torch itself cannot run on symbolic shapes before a release: torch
+# 2.11's F.binary_cross_entropy with a weight calls torch._C._infer_size, which takes no SymInt (2.13's calls
+# torch.broadcast_shapes). opcheck's dynamic-shape test is torch's own failure there; the others still run.
+SYMBOLIC_BODY_FROM = {"idioms.weighted_bce": (2, 13)}
+
+
+def _torch_release() -> tuple[int, ...]:
+    return tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+
+
 @pytest.mark.parametrize("name", [*EXPRESSIBLE, *sorted(METHODS)])
 def test_every_region_is_an_operator_opcheck_accepts(name: str) -> None:
     region = REGIONS.get(name) or METHODS[name]
@@ -221,7 +231,7 @@ def test_every_region_is_an_operator_opcheck_accepts(name: str) -> None:
             _same(expected_args, actual_args, "argument")
         # assert_close holds a NaN float result unequal to itself: that call's eager-against-AOT comparison is skipped.
         nan = any(isinstance(v, float) and v != v for v in _leaves(expected))
-        aot = [] if nan else ["test_aot_dispatch_dynamic"]
+        aot = [] if nan or _torch_release() < SYMBOLIC_BODY_FROM.get(name, ()) else ["test_aot_dispatch_dynamic"]
         torch.library.opcheck(operator, _clone(flat), test_utils=["test_schema", "test_autograd_registration",
                                                                   "test_faketensor", *aot])
         if not entry.mutates and not entry.random and _gradients_agree(region, entry, call):

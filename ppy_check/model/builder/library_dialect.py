@@ -131,6 +131,9 @@ class LibraryDialect(Part):
         if check == "torch._refs._broadcast_shapes":
             args, keywords = self.calls.arguments(node)
             return POISON if args is None else self.broadcast_shapes(args, keywords, Span.of(node), display(func))
+        if check == "torch._C._infer_size":
+            args, keywords = self.calls.arguments(node)
+            return POISON if args is None else self.infer_size(args, keywords, Span.of(node), display(func))
         if check == EINSUM_PATH:
             args, keywords = self.calls.arguments(node)
             return POISON if args is None else self.einsum_path(args, keywords, Span.of(node), display(func))
@@ -324,6 +327,16 @@ class LibraryDialect(Part):
             kinds += "S" if self.exprs.is_size(shape) else "L" if self.state.kind_of(shape) == "list" else "T"
             sequences.append(self.exprs.atom(self.members.as_sequence(shape)))
         return Host(HostOp.BROADCAST_SHAPES, tuple(sequences), t.SeqT(t.INT), span, function=kinds)
+
+    def infer_size(self, args: list[Argument], keywords: dict[str, Expr], span: Span, shown: str) -> Value:
+        """``torch._C._infer_size(a, b)``: two shapes broadcast when the region runs, by the C++ function it binds."""
+        if keywords or len(args) != 2 or any(a.spread for a in args) or \
+                not all(isinstance(a.value.type, (t.TupleT, t.SeqT)) and t.element_type(a.value.type) == t.INT
+                        for a in args):
+            return self.state.unsupported(span, self.state.frame.called_as,
+                                          refusals.LIBRARY_NOT_FOLLOWED_SHAPES(shown=shown))
+        shapes = tuple(self.exprs.atom(self.members.as_sequence(a.value)) for a in args)
+        return Host(HostOp.INFER_SIZE, shapes, t.SeqT(t.INT), span)
 
     def library_check(self, node: ast.Call, error: PythonException) -> Value:
         """``torch._check(cond, lambda: message)`` in torch's Python code: a check the compiled region keeps."""
