@@ -181,7 +181,7 @@ def bench_command(run: Run, limit: float) -> list[str]:
 STEPS = [
     Step("environment", "the machine, torch, CUDA, the compiler, the op data's release", 60, 15,
          environment_command),
-    Step("build", "`ppy build examples`: bridge, precompiled header, the GPT-2 example", 180, 45, build_command),
+    Step("build", "`ppy build examples`: bridge, the GPT-2 example, precompiled header", 180, 45, build_command),
     Step("cuda-tests", "every test marked `cuda` (the CUDA-graph KV-cache test)", 120, 45, cuda_tests_command,
          pytest=True),
     Step("verify", "`pytest --ppy-verify --ppy-devices cuda -m ppy_region`: every region of the suite", 240, 90,

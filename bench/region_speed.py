@@ -23,8 +23,8 @@ taking the arguments, by ppy and by pybind11, wrapping results, the dispatcher
 per op), each part timed on its own.
 
 Then, each in a fresh process: the cold build of the GPT-2 module (empty cache;
-the once-per-torch bridge reported apart), for comparison the bridge without
-its pybind11 module and a module binding a region's parameters with pybind11,
+the once-per-torch bridge reported apart), for comparison a module binding a
+region's parameters with pybind11,
 the warm start (cache full: time from after `import torch` to the first
 result), and torch.compile's first call cold and warm (its own cache, empty
 then full).
@@ -430,17 +430,6 @@ TOOLCHAIN = TIMED + """
     timed(lambda: ensure_pch(cache))
 """
 
-PLAIN_BRIDGE = TIMED + """
-    import dataclasses
-    from ppy_compile.cache import Cache
-    from ppy_compile.shared import BRIDGE, ensure_shared
-    marker = "PYBIND11_MODULE(ppy_bridge"
-    assert marker in BRIDGE.source, "the bridge no longer has its pybind11 module"
-    plain = (BRIDGE.source.split(marker)[0] + "static PyModuleDef m = {PyModuleDef_HEAD_INIT, \\"ppy_bridge\\", nullptr, -1};"
-             "PyMODINIT_FUNC PyInit_ppy_bridge() { return PyModule_Create(&m); }")
-    timed(lambda: ensure_shared(Cache.open(), dataclasses.replace(BRIDGE, kind="bench-plain-bridge", source=plain)))
-"""
-
 PYBIND_PROBE = TIMED + """
     import sys
     sys.path.insert(0, "bench")
@@ -480,8 +469,6 @@ def startup_rows(args: argparse.Namespace) -> list[tuple[str, float, float | Non
                      cold_wall, cold_cpu))
         rows.append(("ppy: one-time bridge build (per torch version and compiler)", bridge_wall, bridge_cpu))
         rows.append(("ppy: one-time precompiled header (per torch version and compiler)", header_wall, header_cpu))
-        plain_wall, plain_cpu = timings(PLAIN_BRIDGE, {"PPY_CACHE_DIR": empty})
-        rows.append(("for comparison: the same bridge without its pybind11 module", plain_wall, plain_cpu))
         probe_wall, probe_cpu = timings(PYBIND_PROBE, {"PPY_CACHE_DIR": empty})
         rows.append(("for comparison: a module binding one region's parameters with pybind11 (torch/extension.h)",
                      probe_wall, probe_cpu))

@@ -51,7 +51,7 @@ FIRST_RESULT = """
     block = {target}
     block(torch.randn(1, 16, 64), *[getattr(layer, n) for n in {names!r}], 1, 16, 4, 16, 64, 1e-5)
     seconds = time.perf_counter() - start
-    compiled = bool(getattr(gpt2.block, "_compiled", None))
+    compiled = gpt2.block.compiled is not None
     print(seconds, children() - cpu, compiled)
 """
 
@@ -140,7 +140,8 @@ def rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as empty:
         seconds, compiler, compiled = first_result({"PPY_CACHE_DIR": empty, "PPY_BUILD": "wait"})
         assert compiled, "PPY_BUILD=wait gave a first result that was not compiled"
-        row("ppy, empty cache: first compiled result (bridge, torch's header, then the module)", seconds, compiler)
+        row("ppy, empty cache: first compiled result (the bridge and the module at once; torch's header after)",
+            seconds, compiler)
         _measured(SHARED_ONLY, {"PPY_CACHE_DIR": empty})
         seconds, compiler, compiled = first_result({"PPY_CACHE_DIR": empty, "PPY_BUILD": "wait"})
         row("ppy, warm cache: first result", seconds, compiler, "compiled" if compiled else "Python body")

@@ -247,7 +247,9 @@ def _build(args: argparse.Namespace) -> int:
     from ppy.errors import BuildError
     from ppy_check.config import ConfigError
     from ppy_check.source import SourceError, decode
+    from ppy_compile.cache import Cache
     from ppy_compile.pipeline import build_module
+    from ppy_compile.shared import ensure_pch
 
     # Paths, messages and source are the user's text, never markup or emoji codes (`:100:`
     # is one), and a finding stays on one line for tools that parse `path:line:col:`.
@@ -282,6 +284,12 @@ def _build(args: argparse.Namespace) -> int:
                 failed = True
                 progress.advance(task)
                 continue
+            if built.precompile_next:  # made now, so that the files after this one (and images) have it
+                try:
+                    ensure_pch(Cache.open())
+                except (BuildError, OSError) as error:
+                    console.print(Text.assemble("ppy: ", ("cannot precompile torch's headers", "red"), f": {error}"))
+                    failed = True
             # Every region of the file once: compiled, invalid, or running as Python (its C++ failed, say).
             regions += len(set(built.symbols) | set(built.errors) | set(built.fallbacks))
             compiled += len(built.functions)

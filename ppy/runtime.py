@@ -218,7 +218,50 @@ class Pending:
         self.done.set()
 
 
-_started: list[Pending] = []  # every background build this process started, to finish at exit
+class Precompiling:
+    """The precompiled header, made in a thread of its own after a build that compiled a module without it
+    (``BuiltModule.precompile_next``): that build's regions run compiled meanwhile, and the builds after it use
+    the header. One at a time; finished at exit as a background build is."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="ppy precompiled header", daemon=True)
+        _started.append(self)
+        _finish_builds_at_exit()
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            failed = _guarded(_make_pch, "torch's headers")
+        finally:
+            self.done.set()
+        if isinstance(failed, BuildError) and not os.environ.get("PPY_QUIET"):
+            print(f"ppy: precompiling torch's headers failed, and builds go on without them: {failed}",
+                  file=sys.stderr, flush=True)
+
+    def interrupted_by_fork(self) -> None:
+        self.done = threading.Event()
+        self.done.set()
+
+
+def _make_pch() -> None:
+    from ppy_compile.cache import Cache
+    from ppy_compile.shared import ensure_pch
+
+    ensure_pch(Cache.open())
+
+
+_precompiling: Precompiling | None = None
+
+
+def _precompile_after(result: Any) -> None:
+    """Start the precompiled header where the build that made ``result`` went without it."""
+    global _precompiling
+    if getattr(result, "precompile_next", False) and (_precompiling is None or _precompiling.done.is_set()):
+        _precompiling = Precompiling()
+
+
+_started: list[Pending | Precompiling] = []  # every build this process started in a thread, to finish at exit
 _skipped = threading.Event()  # Ctrl-C skipped the wait at exit: the builds left are not reported
 _at_exit_registered = False
 
@@ -244,7 +287,11 @@ def _finish_at_exit() -> None:
         return
     count = len(running)
     try:  # a Ctrl-C may land while the line is printed, as well as during the wait
-        say(f"ppy: finishing {count} build{'s' if count != 1 else ''} so the next run starts compiled (Ctrl-C skips)")
+        if all(isinstance(pending, Precompiling) for pending in running):
+            say("ppy: finishing torch's precompiled header, so that later builds are faster (Ctrl-C skips)")
+        else:
+            say(f"ppy: finishing {count} build{'s' if count != 1 else ''} so the next run starts compiled "
+                "(Ctrl-C skips)")
         for pending in running:
             while not pending.done.wait(0.5):
                 pass
@@ -276,7 +323,9 @@ os.register_at_fork(after_in_child=_forget_builds_in_child)
 def _compile_plan(plan: Any) -> Any:
     from ppy_compile.pipeline import compile_plan  # the compiler: only once a region is built
 
-    return compile_plan(plan)
+    built = compile_plan(plan)
+    _precompile_after(built)
+    return built
 
 
 # A mode set by the program rather than its environment: `pytest --ppy-verify` must have every call compiled.

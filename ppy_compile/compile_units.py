@@ -18,7 +18,7 @@ from ppy_compile.cache import Cache
 from ppy_compile.keys import light_identity, sha
 from ppy_compile.plan import Plan
 from ppy_compile.progress import building
-from ppy_compile.shared import ensure_pch, logged_ninja
+from ppy_compile.shared import PCH, BridgeBuild, logged_ninja, ready_key
 from ppy_compile.toolchain import BuildInterrupted, CompileError, CompilerCrash, Toolchain, write_ninja
 from ppy_compile.unit import PrintedRegion, Unit, Unprintable, print_region, translation_unit
 
@@ -41,10 +41,11 @@ class _RegionBuild:
         return self.printed.region.model.site.key
 
 
-def build_regions(plan: Plan, tool: Toolchain, bridge_key: str, fallbacks: dict[str, str],
-                  symbols: dict[str, str]) -> dict[str, str]:
+def build_regions(plan: Plan, tool: Toolchain, bridge: BridgeBuild, fallbacks: dict[str, str],
+                  symbols: dict[str, str], precompile_next: list[str]) -> dict[str, str]:
     """The module holding each region (site key -> build key): a region whose C++ some module already
     holds is not rebuilt; the others are compiled, in as many units as there are cores, at once.
+    ``precompile_next`` gets the regions compiled without the precompiled header because it was missing.
 
     A region whose C++ ppy cannot print, or which does not compile, is a ppy bug: it runs as Python, with
     why, and the others are unaffected.
@@ -56,17 +57,21 @@ def build_regions(plan: Plan, tool: Toolchain, bridge_key: str, fallbacks: dict[
         fallbacks[key] = f"{why} (line {key.rsplit(':', 1)[1]}), a ppy bug worth reporting: {detail}"
 
     identity = light_identity(plan.options)
+    ready_pch = ready_key(cache, PCH)
     wanted: list[_RegionBuild] = []
     for region in plan.regions:
         level = plan.levels[region.model.site.key]
-        pch_key = ensure_pch(cache) if pch_for(level) else None
         try:
             printed = print_region(region, plan.options)
         except Unprintable as error:
             set_aside(region.model.site.key, "ppy could not lower it to C++", str(error))
             continue
-        digest = sha("region", identity, printed.text, *sorted(printed.headers), tool.identity,
-                     str(level), bridge_key, pch_key or "")
+        # A missing precompiled header is not waited for: it takes longer to make (17 s here) than a module
+        # takes without it (7 s for a small one, against 3 s with it), so the first build on a new machine
+        # compiles without it, and the header is made after (BuiltModule.precompile_next).
+        pch_key = ready_pch if pch_for(level) else None
+        # Not keyed by the header: a module compiled with it and one compiled without are the same code.
+        digest = sha("region", identity, printed.text, *sorted(printed.headers), tool.identity, str(level), bridge.key)
         wanted.append(_RegionBuild(printed, level, pch_key, digest))
 
     holders = {build.digest: holder(cache, build.digest) for build in wanted}  # digest -> module, or None
@@ -79,14 +84,17 @@ def build_regions(plan: Plan, tool: Toolchain, bridge_key: str, fallbacks: dict[
             locks.enter_context(cache.locked(digest))
             holders[digest] = holder(cache, digest)
         missing = {digest: build for digest, build in missing.items() if holders[digest] is None}
+        if ready_pch is None:
+            precompile_next += [build.site_key for build in missing.values() if pch_for(build.level)]
         if missing:
             count, kept = len(missing), len({build.digest for build in wanted}) - len(missing)
             levels = "/".join(str(level) for level in sorted({build.level for build in missing.values()}))
             what = f"{count} region{'s' if count != 1 else ''} of {Path(plan.origin).name} (-O{levels}" + \
-                (f"; {kept} unchanged)" if kept else ")")
+                (f"; {kept} unchanged)" if kept else ")") + \
+                (" and the bridge to torch (once per torch version)" if bridge.building else "")
             groups = _groups(list(missing.values()), compile_jobs())
             with building(f"ppy: building {what}"):
-                for built, failed in at_once([functools.partial(_compile_group, plan, tool, bridge_key, group)
+                for built, failed in at_once([functools.partial(_compile_group, plan, tool, bridge, group)
                                               for group in groups]):
                     holders.update(built)
                     failures.update(failed)
@@ -126,7 +134,7 @@ def _groups(builds: list[_RegionBuild], cores: int) -> list[list[_RegionBuild]]:
     return groups
 
 
-def _compile_group(plan: Plan, tool: Toolchain, bridge_key: str,
+def _compile_group(plan: Plan, tool: Toolchain, bridge: BridgeBuild,
                    group: list[_RegionBuild]) -> tuple[dict[str, str], dict[str, str]]:
     """Build one unit of regions (their locks held) and point each region at it; a region the compiler
     rejects is left out and the rest built again. The module each built region is in, and what each
@@ -143,10 +151,12 @@ def _compile_group(plan: Plan, tool: Toolchain, bridge_key: str,
         unit = translation_unit([b.printed for b in group], plan.origin, plan.options,
                                 precompiled=group[0].pch_key is not None)
         try:
-            key = _compile_unit(plan, tool, bridge_key, group, unit)
+            key = _compile_unit(plan, tool, bridge, group, unit)
         except CompilerCrash:
             raise  # not a region's fault: the pipeline rebuilds the precompiled header and tries again
         except CompileError as error:
+            if bridge.failed_with(error):
+                raise  # the bridge's own build, which a module waited for to link: no region's verdict
             culprits = {symbol: message for line, message in error.errors for symbol, (first, last) in unit.owned.items()
                         if first <= line <= last}
             rejected = [b for b in group if b.printed.region.symbol in culprits]
@@ -165,23 +175,28 @@ def _compile_group(plan: Plan, tool: Toolchain, bridge_key: str,
     return built, failures
 
 
-def _compile_unit(plan: Plan, tool: Toolchain, bridge_key: str, group: list[_RegionBuild], unit: Unit) -> str:
+def _compile_unit(plan: Plan, tool: Toolchain, bridge: BridgeBuild, group: list[_RegionBuild], unit: Unit) -> str:
     """The key of the module that holds ``unit`` (``group``'s regions), built unless the cache has it."""
     cache = plan.cache
     level, pch_key = group[0].level, group[0].pch_key
-    key = sha("module", unit.source, tool.identity, str(level), bridge_key, pch_key or "", *(b.digest for b in group))
+    key = sha("module", unit.source, tool.identity, str(level), bridge.key, pch_key or "", *(b.digest for b in group))
     if cache.valid(key) is not None:
         return key
     names = ", ".join(b.printed.region.model.site.qualname for b in group)
-    with cache.locked(key), _using_shared(cache, bridge_key, pch_key), cache.staging(key) as folder:
+    subject = f"module of {Path(plan.origin).name} ({names})"
+    with cache.locked(key), _using_shared(cache, [pch_key] if pch_key else []), cache.staging(key) as folder:
         (folder / "module.cpp").write_text(unit.source, encoding="utf-8")
         cpp_files.write_into(folder, unit.shipped)
-        bridge = cache.build_dir(bridge_key) / "ppy_bridge.so"
+        linked = cache.build_dir(bridge.key) / "ppy_bridge.so"
         write_ninja(folder, tool, "module.cpp", "module.so", level, ["c10", "torch_cpu"],
-                    extra_link=[str(bridge), f"-Wl,-rpath,{bridge.parent}"],
+                    extra_link=[str(linked), f"-Wl,-rpath,{linked.parent}"],
                     extra_compile=[f"-I{cache.build_dir(pch_key)}"] if pch_key else [])
-        logged_ninja(folder, tool, f"module of {Path(plan.origin).name} ({names})",
-                     f"compiled a module of {Path(plan.origin).name} (-O{level}: {names})")
+        if bridge.building:  # compiled meanwhile: only the link needs the bridge
+            logged_ninja(folder, tool, subject, f"compiled a module of {Path(plan.origin).name} while the bridge "
+                                                f"built (-O{level}: {names})", targets=("module.so.o",))
+        bridge.ready()
+        with _using_shared(cache, [bridge.key]):
+            logged_ninja(folder, tool, subject, f"compiled a module of {Path(plan.origin).name} (-O{level}: {names})")
         cache.publish(key, folder, "module.so", {
             "kind": "module", "origin": plan.origin,
             "regions": [b.printed.region.model.site.qualname for b in group],
@@ -191,10 +206,9 @@ def _compile_unit(plan: Plan, tool: Toolchain, bridge_key: str, group: list[_Reg
 
 
 @contextlib.contextmanager
-def _using_shared(cache: Cache, bridge_key: str, pch_key: str | None) -> Iterator[None]:
-    """The bridge and header a module compiles against, held so that `ppy cache clear --all` keeps them until
+def _using_shared(cache: Cache, keys: list[str]) -> Iterator[None]:
+    """The bridge or header a module compiles against, held so that `ppy cache clear --all` keeps them until
     the module is built; and there still (a clear before the hold removed them: the build starts over)."""
-    keys = [bridge_key, *([pch_key] if pch_key else [])]
     with contextlib.ExitStack() as held:
         for key in keys:
             held.enter_context(cache.locked(key, shared=True))

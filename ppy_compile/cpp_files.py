@@ -27,7 +27,9 @@ FOLDER = Path(__file__).resolve().parent / "cpp"
 BRIDGE = "bridge.cpp"
 PRECOMPILED = "precompiled.h"
 RUNTIME = "ppy_runtime.h"  # what every region module includes
+INDEXING = "ppy_indexing.h"  # what a module that indexes tensors includes besides (emit.py asks for it)
 PROBE = "ppy_probe.h"  # what a module built for benchmarks includes besides
+HELPERS = frozenset({INDEXING})  # the shipped headers a region's C++ may ask for (PrintedRegion.headers)
 
 _SUFFIXES = (".h", ".cpp")
 _LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)

@@ -104,6 +104,14 @@ def _is(kind: SchemaType, base: Base) -> bool:
     return isinstance(kind, BaseType) and kind.base is base
 
 
+def takes_optional_tensors(kind: SchemaType) -> bool:
+    """Whether a parameter is a list of optional tensors (advanced indexing's ``Tensor?[]``): a c10::List, whose
+    header and ``ppy::optional_tensors`` come with ppy_indexing.h."""
+    if isinstance(kind, OptionalType):
+        kind = kind.elem
+    return isinstance(kind, ListType) and isinstance(kind.elem, OptionalType) and _is(kind.elem.elem, Base.Tensor)
+
+
 def argument(code: str, value: t.Type, kind: SchemaType) -> str:
     """C++ passing ``code`` (a value of type ``value``) where ``at::_ops`` takes schema type ``kind``."""
     if isinstance(value, t.NoneT):

@@ -23,10 +23,11 @@ from ppy_check.model.ir import (
 )
 from ppy_check.model.constants import PYTHON_TYPE_DTYPES
 from ppy_check.schema import Base, BaseType, ListType, Native, OptionalType, SchemaArg, SchemaType
+from ppy_compile import cpp_files
 from ppy_compile.options import BuildOptions, Mutation
 from ppy_compile.cpp_types import (
     argument, convert, cpp_type, float_literal, int_literal, param_type, scalar, std_string,
-    string_literal, to_double,
+    string_literal, takes_optional_tensors, to_double,
 )
 
 
@@ -171,7 +172,7 @@ class Printer:
             target = self.lvalue(statement.target, span)
             value = statement.value
             stored = self.expr(value) if isinstance(value.type, t.TensorT) else scalar(self.expr(value), value.type)
-            self.headers.add("ATen/TensorIndexing.h")
+            self.headers.add(cpp_files.INDEXING)
             if self.options.mutation is Mutation.DROP_WRITES:
                 return
             steps = self.zero_steps(statement.parts)
@@ -293,7 +294,7 @@ class Printer:
         if isinstance(value, Length):
             return f"static_cast<int64_t>({self.expr(value.base)}.size())"
         if isinstance(value, TensorIndex):
-            self.headers.add("ATen/TensorIndexing.h")
+            self.headers.add(cpp_files.INDEXING)
             steps = self.zero_steps(value.parts)
             if steps:
                 return f"ppy::check_steps({self.expr(value.base)}, {self.index_list(value.parts)}, {steps}).index({self.index_list(value.parts)})"
@@ -535,6 +536,8 @@ class Printer:
             native = _swapped(native, self.options.swap[1])
         struct = native.ops_struct
         self.headers.add(f"ATen/ops/{native.header}_ops.h")
+        if any(takes_optional_tensors(arg.type) for arg in native.args):
+            self.headers.add(cpp_files.INDEXING)
         args = []
         given = dict(value.args)
         for arg in native.args:

@@ -28,6 +28,9 @@ class BuiltModule:
     # site key -> what the region does besides its result: {"writes": [parameter...], "random": bool}
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     built: bool = False  # False when it came from the cache
+    # Its build compiled a module without the precompiled header, which was missing: whoever ran the build
+    # makes the header next (ppy_compile.shared.ensure_pch), for the builds after it.
+    precompile_next: bool = False
     bridge: Any = None  # the bridge's Python module, when the regions are compiled
     dependencies: dict[str, str] = field(default_factory=dict)  # other files the regions reached -> their sha256
     # site key -> the names from outside its body the build took as fixed: [namespace, name, assumed, expected]

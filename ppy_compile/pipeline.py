@@ -26,12 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 from ppy_check import log
 from ppy_check.errors import BuildError
-from ppy_compile.build_env import pch_for
 from ppy_compile.cache import Cache, CacheError
 from ppy_compile.index import changed_dependency, diagnostics_json, index_key, last_key, last_record, why_missed
 from ppy_compile.load import BuiltModule, from_index
 from ppy_compile.options import BuildOptions
-from ppy_compile.shared import check_shared, ensure_all_shared, pch_crashes
+from ppy_compile.shared import BridgeBuild, check_shared, pch_crashes
 from ppy_compile import toolchain as toolchains  # called through the module: tests stand in a toolchain
 from ppy_compile.toolchain import CompilerCrash
 
@@ -140,7 +139,7 @@ def _build(plan: Plan) -> BuiltModule:
     """The steps after planning, in order: the shared builds, the modules, the index entry, the load."""
     from ppy_compile.compile_units import CacheCleared, build_regions
 
-    cache, regions, levels = plan.cache, plan.regions, plan.levels
+    cache, regions = plan.cache, plan.regions
     symbols = {r.model.site.key: r.symbol for r in regions}
     effects = {r.model.site.key: {"writes": sorted({w.param for w in r.model.writes}), "random": r.model.random}
                for r in regions}
@@ -163,8 +162,11 @@ def _build(plan: Plan) -> BuiltModule:
         plan.shared_checked.join()
     if regions:
         tool = toolchains.toolchain()
-        bridge_key, _ = ensure_all_shared(cache, with_pch=any(pch_for(levels[r.model.site.key]) for r in regions))
-        builds = build_regions(plan, tool, bridge_key, index["fallbacks"], symbols)
+        bridge = BridgeBuild(cache)  # built meanwhile where it is missing
+        precompile_next: list[str] = []
+        builds = build_regions(plan, tool, bridge, index["fallbacks"], symbols, precompile_next)
+        result.precompile_next = bool(precompile_next)
+        bridge_key = bridge.ready()
         if builds:
             index["builds"], index["bridge"] = builds, bridge_key
             _write_index(plan, index)
@@ -174,7 +176,7 @@ def _build(plan: Plan) -> BuiltModule:
                 cache.discard_index(plan.source_key)
                 raise CacheCleared(f"a module it built was removed before it was loaded (ppy cache clear): {gone}") \
                     from None
-            loaded.built = True
+            loaded.built, loaded.precompile_next = True, result.precompile_next
             return loaded
     _write_index(plan, index)
     return result

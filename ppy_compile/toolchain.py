@@ -266,15 +266,16 @@ os.execv(sys.argv[2], sys.argv[2:])
 """
 
 
-def _ninja_command(folder: Path, tool: Toolchain) -> list[str]:
-    command = [tool.ninja, "-C", str(folder)]
+def _ninja_command(folder: Path, tool: Toolchain, targets: tuple[str, ...] = ()) -> list[str]:
+    command = [tool.ninja, "-C", str(folder), *targets]
     if sys.platform != "linux" or not sys.executable:
         return command
     return [sys.executable, "-I", "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
 
 
-def run_ninja(folder: Path, tool: Toolchain) -> None:
-    result = subprocess.run(_ninja_command(folder, tool), capture_output=True, text=True)
+def run_ninja(folder: Path, tool: Toolchain, targets: tuple[str, ...] = ()) -> None:
+    """Build ``targets`` of the folder's build.ninja (its default where none are named)."""
+    result = subprocess.run(_ninja_command(folder, tool, targets), capture_output=True, text=True)
     if result.returncode == 0:
         return
     raise build_failure(folder, result.returncode, (result.stdout + result.stderr).strip())

@@ -1,38 +1,76 @@
-// The bridge: the one translation unit that includes torch's Python headers, built once per torch version
-// and compiler into ppy_bridge.so (ppy_compile/shared.py, BRIDGE); no other file includes it. Those headers'
-// parsing costs most of a build (torch/csrc/autograd/python_variable.h alone takes about 16 s to compile
-// here), so region modules include only the ATen headers of the ops they call, declare the bridge's few
-// functions (ppy_bridge.h) and link against it, and a module builds in seconds. The bridge reaches tensors
-// through torch's own THPVariable API, never a copied layout. It also holds what every region's entry
-// shares and is not worth compiling per module: binding a call's arguments as Python would, and the
-// traceback frame of a statement that raised; and its Python side, with pybind11, which is called once
-// per region, never per call.
+// The bridge: what every region module shares and is not worth compiling per module, built once per torch
+// version and compiler into ppy_bridge.so (ppy_compile/shared.py, BRIDGE); no other file includes it. Region
+// modules declare its few functions (ppy_bridge.h) and link against it. It holds the way to torch's Python
+// objects (tensors, devices, dtypes), binding a call's arguments as Python would, the traceback frame of a
+// statement that raised, a method region's reads through its instance, and its own Python module (called once
+// per region, never per call).
+//
+// It includes torch's light Python headers (Device.h, Dtype.h, DynamicTypes.h) and declares the rest of what it
+// uses of libtorch_python below, as torch's own functorch does (functorch/csrc/dim/python_variable_simple.h):
+// torch/csrc/autograd/python_variable.h, Size.h and Exceptions.h pull in pybind11 and autograd, and parsing them
+// was four fifths of the bridge's build (some 16 s of 20 here), which a new machine's first compiled result
+// waited for.
 
 // Its own declarations first: the compiler then checks each definition below against what modules call.
 #include "ppy_bridge.h"
 #include <frameobject.h>
+#include <exception>
 #include <vector>
 #include <ATen/PythonTorchFunctionTLS.h>
-#include <pybind11/pybind11.h>
+#include <ATen/ops/empty_ops.h>
 #include <torch/csrc/Device.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/DynamicTypes.h>
-#include <torch/csrc/Exceptions.h>
-#include <torch/csrc/Size.h>
 #include <torch/csrc/autograd/forward_grad.h>
-#include <torch/csrc/autograd/python_variable.h>
+
+// libtorch_python's exports, declared as its headers declare them. A function's mangled name carries its
+// parameter types, so a declaration torch no longer matches fails the bridge's load, never a call.
+TORCH_PYTHON_API extern PyObject* THPVariableClass;  // torch.Tensor
+TORCH_PYTHON_API extern PyObject* ParameterClass;    // torch.nn.Parameter
+TORCH_PYTHON_API extern PyTypeObject THPSizeType;    // torch.Size
+TORCH_PYTHON_API PyObject* THPVariable_Wrap(const at::TensorBase& var);
+namespace torch {
+TORCH_PYTHON_API void translate_exception_to_python(const std::exception_ptr&);
+}
 
 namespace ppy_bridge {
 
+// A torch.Tensor's Python object, as torch lays it out (THPVariable): the object header, then the tensor.
+// That one fact the bridge assumes rather than includes; `tensor_layout_holds` checks it against tensors
+// torch itself wraps when the bridge loads, and a torch that lays its tensors out otherwise (a release
+// before 2.11 held a c10::MaybeOwned<at::Tensor> there) gets a bridge that refuses to load, saying why.
+struct TensorObject {
+    PyObject_HEAD
+    at::Tensor cdata;
+};
+
+static const at::Tensor& tensor_of(PyObject* object) {
+    return reinterpret_cast<TensorObject*>(object)->cdata;
+}
+
+// torch.Tensor or torch.nn.Parameter exactly: what C++ takes as it is (Parameter is Python bookkeeping).
+static bool exact_tensor(PyObject* object) {
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(object));
+    return type == THPVariableClass || type == ParameterClass;
+}
+
+static bool is_tensor(PyObject* object) {
+    if (THPVariableClass == nullptr) return false;
+    if (exact_tensor(object)) return true;
+    int found = PyObject_IsInstance(object, THPVariableClass);
+    if (found < 0) PyErr_Clear();  // an __instancecheck__ that raised: the Python body meets it again
+    return found > 0;
+}
+
 bool unpack_tensor(PyObject* object, at::Tensor& out) {
-    if (!THPVariable_Check(object)) return false;
-    out = THPVariable_Unpack(object);
+    if (!is_tensor(object)) return false;
+    out = tensor_of(object);
     return true;
 }
 
 // The tensor a Python object holds, without a reference count: valid while the object lives.
 const at::Tensor* borrow_tensor(PyObject* object) {
-    return THPVariable_Check(object) ? &THPVariable_Unpack(object) : nullptr;
+    return is_tensor(object) ? &tensor_of(object) : nullptr;
 }
 
 // Only a plain, strided Tensor (or Parameter) whose torch functions reach ATen unchanged: a subclass
@@ -41,24 +79,31 @@ const at::Tensor* borrow_tensor(PyObject* object) {
 // (a sparse tensor takes other ways there), so for any of them the caller runs the body instead.
 // torch.nn.Parameter is the one tensor subclass ATen may take as it is: its __torch_function__ is torch's own
 // disabled one, so a call on it does what a call on its data does (and a module region reads its weights as such).
-static bool parameter_class(PyObject* object) {
-    static PyObject* parameter = [] {
-        PyObject* found = nullptr;
-        if (PyObject* module = PyImport_ImportModule("torch.nn.parameter")) {
-            found = PyObject_GetAttrString(module, "Parameter");
-            Py_DECREF(module);
-        }
-        if (found == nullptr) PyErr_Clear();
-        return found;
-    }();
-    return parameter != nullptr && reinterpret_cast<PyObject*>(Py_TYPE(object)) == parameter;
+const at::Tensor* borrow_plain_tensor(PyObject* object) {
+    if (THPVariableClass == nullptr || !exact_tensor(object) || at::impl::torch_function_mode_enabled())
+        return nullptr;
+    const at::Tensor& tensor = tensor_of(object);
+    return tensor.layout() == at::kStrided ? &tensor : nullptr;
 }
 
-const at::Tensor* borrow_plain_tensor(PyObject* object) {
-    if (!(THPVariable_CheckExact(object) || parameter_class(object)) || at::impl::torch_function_mode_enabled())
-        return nullptr;
-    const at::Tensor& tensor = THPVariable_Unpack(object);
-    return tensor.layout() == at::kStrided ? &tensor : nullptr;
+// Whether TensorObject is torch's layout: two tensors made here, wrapped by torch, are found where the bridge
+// reads them. Only the objects' own bytes are read (a pointer compared, never followed), whatever the layout.
+static bool tensor_layout_holds() {
+    if (THPVariableClass == nullptr || !PyType_Check(THPVariableClass) ||
+        reinterpret_cast<PyTypeObject*>(THPVariableClass)->tp_basicsize < static_cast<Py_ssize_t>(sizeof(TensorObject)))
+        return false;
+    for (int64_t length : {0, 3}) {
+        std::vector<c10::SymInt> size{c10::SymInt(length)};
+        at::Tensor made = at::_ops::empty_memory_format::call(size, at::kFloat, std::nullopt, std::nullopt,
+                                                               std::nullopt, std::nullopt);
+        PyObject* wrapped = THPVariable_Wrap(made);
+        if (wrapped == nullptr) return false;
+        bool holds = exact_tensor(wrapped) &&
+                     reinterpret_cast<TensorObject*>(wrapped)->cdata.unsafeGetTensorImpl() == made.unsafeGetTensorImpl();
+        Py_DECREF(wrapped);
+        if (!holds) return false;
+    }
+    return true;
 }
 
 bool unpack_device(PyObject* object, at::Device& out) {
@@ -105,7 +150,7 @@ bool forward_ad_active() {
 }
 
 bool is_size(PyObject* object) {
-    return THPSize_Check(object);  // torch's own type object: not a tuple subclass that took its name
+    return Py_TYPE(object) == &THPSizeType;  // torch's own type object: not a tuple subclass that took its name
 }
 
 // --- the call of a region object -----------------------------------------------------------
@@ -465,25 +510,65 @@ bool is_program(PyObject* program) {
 
 }  // namespace ppy_bridge
 
-// The bridge's Python side, with pybind11: called once per region, never per call. Loading the
-// bridge as a Python extension module also keeps its symbols resolvable for the region modules
-// that link against it.
-PYBIND11_MODULE(ppy_bridge, module) {
-    module.def("bound_entry", [](pybind11::handle entry, pybind11::tuple context) {
-        auto* function = reinterpret_cast<PyCFunctionObject*>(entry.ptr());
-        if (!PyCFunction_Check(entry.ptr()) || function->m_ml->ml_flags != (METH_FASTCALL | METH_KEYWORDS) ||
-            !ppy_bridge::is_context(context.ptr())) {
-            throw pybind11::type_error("bound_entry takes a region module's entry and a region context");
-        }
-        PyObject* bound = PyCFunction_NewEx(function->m_ml, context.ptr(), function->m_module);
-        if (bound == nullptr) throw pybind11::error_already_set();
-        return pybind11::reinterpret_steal<pybind11::object>(bound);
-    }, "The entry's C function with `context` as its self: what a region object's __call__ becomes.");
-    module.def("forward_ad_active", &ppy_bridge::forward_ad_active);
-    module.def("instance_reader", [](pybind11::tuple program) {
-        if (!ppy_bridge::is_program(program.ptr())) throw pybind11::type_error("instance_reader takes a read program");
-        PyObject* reader = PyCFunction_NewEx(&ppy_bridge::read_instance_def, program.ptr(), nullptr);
-        if (reader == nullptr) throw pybind11::error_already_set();
-        return pybind11::reinterpret_steal<pybind11::object>(reader);
-    }, "A method region's reads through its instance as one C function of the instance (ppy/instance.py).");
+// --- the bridge's Python module: called once per region, never per call ---
+namespace ppy_bridge {
+namespace {
+
+PyObject* bound_entry(PyObject*, PyObject* const* args, Py_ssize_t count) {
+    if (count != 2 || !PyCFunction_Check(args[0]) ||
+        reinterpret_cast<PyCFunctionObject*>(args[0])->m_ml->ml_flags != (METH_FASTCALL | METH_KEYWORDS) ||
+        !is_context(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "bound_entry takes a region module's entry and a region context");
+        return nullptr;
+    }
+    auto* function = reinterpret_cast<PyCFunctionObject*>(args[0]);
+    return PyCFunction_NewEx(function->m_ml, args[1], function->m_module);
+}
+
+PyObject* forward_ad_active_py(PyObject*, PyObject*) {
+    try {
+        return PyBool_FromLong(forward_ad_active());
+    } catch (...) {
+        return raise_current();
+    }
+}
+
+PyObject* instance_reader(PyObject*, PyObject* program) {
+    if (!is_program(program)) {
+        PyErr_SetString(PyExc_TypeError, "instance_reader takes a read program");
+        return nullptr;
+    }
+    return PyCFunction_NewEx(&read_instance_def, program, nullptr);
+}
+
+PyMethodDef methods[] = {
+    {"bound_entry", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(bound_entry)), METH_FASTCALL,
+     "bound_entry(entry, context): the entry's C function with `context` as its self: what a region object's "
+     "__call__ becomes."},
+    {"forward_ad_active", forward_ad_active_py, METH_NOARGS,
+     "forward_ad_active(): whether a forward-mode AD level is entered."},
+    {"instance_reader", instance_reader, METH_O,
+     "instance_reader(program): a method region's reads through its instance as one C function of the instance "
+     "(ppy/instance.py)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "ppy_bridge",
+                          "ppy's bridge to torch, shared by every region module of this torch version.", -1, methods,
+                          nullptr, nullptr, nullptr, nullptr};
+
+}  // namespace
+}  // namespace ppy_bridge
+
+// Loading the bridge as a Python extension module: ppy_compile/load.py has already loaded it with global
+// symbols, which the region modules that link against it resolve against.
+PyMODINIT_FUNC PyInit_ppy_bridge() {
+    if (!ppy_bridge::tensor_layout_holds()) {
+        PyErr_SetString(PyExc_ImportError,
+                        "ppy's bridge does not match this torch: a torch.Tensor's Python object is not laid out as "
+                        "the bridge reads it (torch 2.11 and later), so ppy cannot compile regions here and runs "
+                        "their Python bodies");
+        return nullptr;
+    }
+    return PyModule_Create(&ppy_bridge::module_def);
 }

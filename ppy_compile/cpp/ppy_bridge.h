@@ -1,12 +1,16 @@
 // What the bridge (bridge.cpp, built once per torch version as ppy_bridge.so) defines for the region
 // modules, which link against it. Included by bridge.cpp itself and, through ppy_runtime.h, by every
 // module: one declaration of each function, so the compiler checks that the definitions agree with what
-// the modules call. Only torch's ATen headers are needed here; the bridge alone includes torch's Python
-// headers (torch/csrc/...), whose parsing costs most of a build.
+// the modules call. Only the headers these declarations need are included here, so that the bridge's own build
+// parses no more than it uses (ppy_includes.h is the modules' list).
 #ifndef PPY_BRIDGE_H
 #define PPY_BRIDGE_H
 
-#include "ppy_includes.h"
+// Python.h first, as Python asks: it sets macros the standard headers read.
+#include <Python.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 
 namespace ppy_bridge {
 

@@ -1,13 +1,22 @@
 // The helpers every region module includes (namespace ppy): Python's int arithmetic and builtins as
 // Python computes them, the conversions of call arguments and results between Python objects and C++
 // values, and the checks of the entry's fast path below autograd. Included by each generated module.cpp
-// (ppy_compile/unit.py) after the precompiled header, when it has one; the bridge never includes it.
+// (ppy_compile/unit.py) after the precompiled header, when it has one, and by ppy_indexing.h; the bridge
+// never includes it.
 // Its functions are inline templates and small functions, defined in each module that includes it.
 #ifndef PPY_RUNTIME_H
 #define PPY_RUNTIME_H
 
-// The bridge's declarations, and with them the one include list (ppy_includes.h).
+// The one include list of the modules, and the bridge's declarations.
+#include "ppy_includes.h"
 #include "ppy_bridge.h"
+
+// libtorch's CPU scalar tensor, declared as ATen/ScalarOps.h declares it: that header includes every op's header,
+// which would double a module's parse time (its mangled name carries the parameter types: a mismatch fails the load).
+namespace at::detail {
+TORCH_API Tensor scalar_tensor_static(const Scalar& s, std::optional<ScalarType> dtype_opt,
+                                      std::optional<Device> device_opt);
+}  // namespace at::detail
 
 namespace ppy {
 
@@ -535,39 +544,6 @@ inline ::std::vector<int64_t> broadcast_shapes(std::initializer_list<::std::vect
     }
     return common;
 }
-// `x[(...,) + (None,) * n]`: `n` Nones (none for n below 1, as Python's repeat), and the index joined around them.
-inline ::std::vector<at::indexing::TensorIndex> nones(int64_t count) {
-    return ::std::vector<at::indexing::TensorIndex>(static_cast<size_t>(count > 0 ? count : 0), at::indexing::None);
-}
-inline ::std::vector<at::indexing::TensorIndex> join_index(
-        std::initializer_list<::std::vector<at::indexing::TensorIndex>> pieces) {
-    ::std::vector<at::indexing::TensorIndex> out;
-    for (const auto& piece : pieces) out.insert(out.end(), piece.begin(), piece.end());
-    return out;
-}
-inline const at::Tensor& check_steps(const at::Tensor& self, std::initializer_list<at::indexing::TensorIndex> parts,
-                                     std::initializer_list<std::pair<size_t, bool>> steps) {
-    for (const auto& [position, zero] : steps) {
-        if (!zero) continue;
-        if (parts.size() > 1) {
-            std::vector<at::indexing::TensorIndex> all(parts.begin(), parts.end());
-            int64_t dims = self.dim();
-            TORCH_CHECK_INDEX(at::indexing::impl::count_specified_dimensions(all) <= dims,
-                              "too many indices for tensor of dimension ", dims);
-            // The indices before the slice, tensors (checked only after every slice) standing as full slices.
-            std::vector<at::indexing::TensorIndex> before;
-            for (size_t i = 0; i < position; ++i) {
-                const auto& part = all[i];
-                if (!part.is_tensor()) { before.push_back(part); continue; }
-                bool mask = part.tensor().scalar_type() == at::kBool || part.tensor().scalar_type() == at::kByte;
-                for (int64_t d = 0; d < (mask ? part.tensor().dim() : 1); ++d) before.emplace_back(at::indexing::Slice());
-            }
-            if (!before.empty()) (void)self.index(before);
-        }
-        raise(PyExc_ValueError, "slice step cannot be zero");
-    }
-    return self;
-}
 template <class T> inline void expect_length(const std::vector<T>& values, size_t count, bool at_least) {
     // Python's message: "expected at least N" where a starred target takes the rest.
     if (values.size() < count) raise(PyExc_ValueError, std::string("not enough values to unpack (expected ") + (at_least ? "at least " : "") + std::to_string(count) + ", got " + std::to_string(values.size()) + ")");
@@ -757,31 +733,14 @@ template <size_t N> inline std::array<bool, N> bool_array(const std::vector<bool
     for (size_t i = 0; i < N; ++i) out[i] = values[i];
     return out;
 }
-inline c10::List<std::optional<at::Tensor>> optional_tensors(const std::vector<std::optional<at::Tensor>>& tensors) {
-    c10::List<std::optional<at::Tensor>> out;
-    for (const auto& t : tensors) out.push_back(t);
-    return out;
-}
-inline c10::List<std::optional<at::Tensor>> optional_tensors(const std::vector<at::Tensor>& tensors) {
-    c10::List<std::optional<at::Tensor>> out;
-    for (const auto& t : tensors) out.push_back(t);
-    return out;
-}
 
 // --- tensors ---
 inline at::Tensor wrapped_number(const at::Scalar& scalar) {
-    // What torch's Python argument parser does with a number passed as a tensor.
-    auto tensor = c10::scalar_to_tensor(scalar);
+    // What torch's Python argument parser does with a number passed as a tensor: c10::scalar_to_tensor's CPU path
+    // (ATen/ScalarOps.h, which includes every op's header: see scalar_tensor_static above).
+    auto tensor = at::detail::scalar_tensor_static(scalar, scalar.type(), at::kCPU);
     tensor.unsafeGetTensorImpl()->set_wrapped_number(true);
     return tensor;
-}
-template <class T> inline at::Tensor index_tensor(std::initializer_list<T> values) {
-    // What Python makes of a list inside `[]`: a CPU tensor, int64 for ints and bool for bools.
-    std::vector<T> copy(values);
-    auto options = at::TensorOptions().dtype(std::is_same<T, bool>::value ? at::kBool : at::kLong);
-    auto out = at::empty({static_cast<int64_t>(copy.size())}, options);
-    for (size_t i = 0; i < copy.size(); ++i) out.index_put_({static_cast<int64_t>(i)}, at::Scalar(copy[i]));
-    return out;
 }
 inline at::Device device_index(int64_t index) { return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index)); }
 inline at::Tensor with_requires_grad(at::Tensor tensor, bool requires_grad) {

@@ -124,6 +124,29 @@ def test_a_failure_naming_no_region_line_is_traced_by_building_each_alone(fresh_
     assert "operator<" in reason
 
 
+def test_a_bridge_that_fails_to_build_is_the_builds_failure_not_the_regions(fresh_cache: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bridge builds while the modules compile (they need it only to link): its compile error stops the
+    build as the bridge's, and no region is set aside as if its own C++ had failed."""
+    import shutil
+
+    from ppy_compile.toolchain import CompileError
+
+    cache = Cache.open(fresh_cache)
+    bridge_key = shared.BRIDGE.key(_tool())
+    shutil.rmtree(cache.build_dir(bridge_key))
+    failure = CompileError("the C++ compiler failed: the bridge, as a stand-in", [])
+
+    def ensure(cache: Cache, built: shared.SharedBuild, progress: bool = True) -> str:
+        assert built.kind == "bridge"
+        raise failure
+
+    monkeypatch.setattr(shared, "ensure_shared", ensure)
+    with pytest.raises(CompileError) as raised:
+        pipeline.build_module(str(tmp_path / "model.py"), TWO_REGIONS, cache)
+    assert raised.value is failure  # not a module returned with both regions set aside as the compiler's rejects
+
+
 def test_a_compile_error_is_summed_up_by_the_compilers_own_error_line(tmp_path: Path) -> None:
     """Not by the first line that mentions "error": the command line does, when a path in it (the cache's, for the
     precompiled header) names it."""

@@ -209,6 +209,30 @@ def test_a_compiler_crash_on_a_bad_precompiled_header_rebuilds_it(fresh_cache: P
     assert len(_entries(fresh_cache, "module")) == 1
 
 
+def _precompiled_modules(cache: Path) -> list[bool]:
+    return [(entry / "module.cpp").read_text().startswith('#include "ppy_pch.h"') for entry in _entries(cache, "module")]
+
+
+def test_a_missing_precompiled_header_is_not_waited_for_and_is_made_after(fresh_cache: Path, with_pch: None,
+                                                                          tmp_path: Path) -> None:
+    """On a new machine the first compiled result waits for the bridge alone: the module compiles without the
+    precompiled header, which is made after it (finished at exit, said in one line), and the next build uses it."""
+    shutil.rmtree(_pch(fresh_cache))
+    builder = _start(BUILD_TINY, fresh_cache, PPY_QUIET="")
+    out, err = builder.communicate(timeout=300)
+    assert builder.returncode == 0 and out.strip() == "[4.0, 4.0]", err
+    assert "ppy: finishing torch's precompiled header, so that later builds are faster (Ctrl-C skips)" in err
+    assert len(_entries(fresh_cache, "pch")) == 1 and _precompiled_modules(fresh_cache) == [False]
+    edited = tmp_path / "edited"
+    edited.mkdir()
+    (edited / "tiny.py").write_text(TINY.read_text().replace("x * scale + shift", "x * scale + shift * 1"))
+    builder = _start(BUILD_TINY, fresh_cache, PYTHONPATH=f"{ROOT}:{edited}")
+    out, err = builder.communicate(timeout=300)
+    assert builder.returncode == 0 and out.strip() == "[4.0, 4.0]", err
+    assert sorted(_precompiled_modules(fresh_cache)) == [False, True]
+    assert "precompiled header" not in err  # made once
+
+
 # --- killed builds and private fallbacks -------------------------------------------
 
 KILLED = """
