@@ -455,11 +455,9 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
         }
         PyObject* size = PyTuple_GET_ITEM(step, 5);
         if (size != Py_None) {
-            PyObject* dict = dict_of(read);
-            if (dict == nullptr) return nullptr;
-            PyObject* items = PyDict_GetItemString(dict, "_modules");
-            if (items == nullptr || !PyDict_Check(items) || PyDict_GET_SIZE(items) != PyLong_AsSsize_t(size))
-                Py_RETURN_NONE;
+            if (!stores_of(read, stores)) return nullptr;
+            PyObject* items = read.stores[2];  // _modules, a dict where it is one
+            if (items == nullptr || PyDict_GET_SIZE(items) != PyLong_AsSsize_t(size)) Py_RETURN_NONE;
         }
     }
     Py_ssize_t size = PyTuple_GET_SIZE(leaves);
