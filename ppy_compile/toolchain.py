@@ -110,10 +110,24 @@ def _faster_linker(command: list[str]) -> tuple[str, ...]:
 
 
 def _ninja() -> str:
-    candidates = [Path(sys.executable).parent / "ninja", shutil.which("ninja")]
-    for candidate in candidates:
-        if candidate and Path(candidate).exists():
+    """The environment's ninja (beside the interpreter), else the one on PATH; one this user cannot run (a venv
+    under another user's home, a file without its execute bit) is named as such, never taken for missing."""
+    unusable = []
+    for candidate in (Path(sys.executable).parent / "ninja", shutil.which("ninja")):
+        if not candidate:
+            continue
+        try:
+            if not Path(candidate).exists():
+                continue
+        except OSError as error:  # a folder on its path this user may not enter
+            unusable.append(f"{candidate} ({error.strerror})")
+            continue
+        if os.access(candidate, os.X_OK):
             return str(candidate)
+        unusable.append(f"{candidate} (not executable by this user)")
+    if unusable:
+        raise BuildError(f"ninja cannot be run by this user: {'; '.join(unusable)}; install one it can run "
+                         "(pip install ninja)")
     raise BuildError("ninja is not installed (pip install ninja)")
 
 

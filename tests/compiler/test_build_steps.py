@@ -270,3 +270,24 @@ def test_ppy_build_counts_every_region_and_cache_logs_shows_why_one_failed(
     assert logs.rstrip().endswith("1 log of failed builds (`ppy cache clear` removes them)")
     assert ppy_main(["cache", "clear"]) == 0 and ppy_main(["cache", "logs"]) == 0
     assert "no logs of failed builds" in capsys.readouterr().out
+
+
+def test_a_ninja_this_user_cannot_run_is_named_not_taken_for_missing(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv whose ninja this user may not run (another user's home, no execute bit) is an environment to fix,
+    said with the path, never a missing package or a ppy bug."""
+    import shutil
+    import sys
+
+    from ppy.errors import BuildError
+    from ppy_compile import toolchain
+
+    (tmp_path / "ninja").write_text("#!/bin/sh\n", encoding="utf-8")
+    (tmp_path / "ninja").chmod(0o644)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(BuildError, match=rf"ninja cannot be run by this user: {tmp_path}/ninja \(not executable"):
+        toolchain._ninja()
+    (tmp_path / "ninja").unlink()
+    with pytest.raises(BuildError, match=r"ninja is not installed"):
+        toolchain._ninja()

@@ -21,6 +21,7 @@ torch = pytest.importorskip("torch")
 
 import fast_regions  # noqa: E402
 from ppy import runtime  # noqa: E402
+from tests.support.old_dynamo import skip_if_calls_take_python  # noqa: E402
 from ppy.decorators import Region  # noqa: E402
 from torch.autograd import forward_ad  # noqa: E402
 
@@ -244,6 +245,7 @@ def python_frames(call: Callable[[], Any]) -> list[str]:
 
 
 def test_a_compiled_call_binds_keywords_and_defaults_with_no_python_frame() -> None:
+    skip_if_calls_take_python()
     x, w, b = torch.randn(2, 4), torch.randn(3, 4), torch.randn(3)
     mlp = fast_regions.mlp
     calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
@@ -285,6 +287,7 @@ def test_what_the_entry_does_not_take_is_pythons_to_answer() -> None:
 
 
 def test_an_observer_sees_every_call_while_it_is_set() -> None:
+    skip_if_calls_take_python()
     x, w, b = torch.randn(2, 4), torch.randn(3, 4), torch.randn(3)
     mlp = fast_regions.mlp
     seen: list[tuple[Any, ...]] = []

@@ -43,10 +43,9 @@ def test_a_float_is_printed_as_python_prints_it() -> None:
     assert [message.rsplit(" ", 1)[1] for _, message in found] == [
         "1.5", "2", "-0.5", "1e+300", "inf", "-1e-07", "9007199254740992"]
     found = same_as_python(lm.batch_norm_training, [(x(4, 3), x(3), x(3), eps) for eps in (0.0, -2, -0.25)])
-    assert [message for _, message in found] == [
-        "batch_norm eps must be positive during training, but got 0.0",
-        "batch_norm eps must be positive during training, but got -2",
-        "batch_norm eps must be positive during training, but got -0.25"]
+    # The wording is the installed torch's (2.13 says "during training", 2.11 does not); the number is Python's.
+    assert all(message.startswith("batch_norm eps must be positive") for _, message in found)
+    assert [message.rsplit(" ", 1)[1] for _, message in found] == ["0.0", "-2", "-0.25"]
     found = same_as_python(lm.triplet, [(x(3, 4), x(3, 4), x(3, 4), -1.0)])
     assert found == [("ValueError", "margin must be greater than 0, got -1.0")]
 

@@ -98,6 +98,7 @@ def cheap_shipped(tmp_path: Path) -> Path:
     return fake_shipped(tmp_path, altered=())
 
 
+@pytest.mark.opdata_torch  # made data equals the shipped only under the shipped release
 def test_made_data_is_the_installed_releases_probing_only_the_changed_overloads(
         made: tuple[Path, Path, dict[str, object], str]) -> None:
     cache, _, report, stderr = made
@@ -124,6 +125,7 @@ def test_a_second_process_reads_what_the_first_made(made: tuple[Path, Path, dict
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "group_writable", "symlink", "foreign", "stale"])
+@pytest.mark.opdata_torch  # as above
 def test_an_entry_that_fails_a_rule_is_made_again(made: tuple[Path, Path, dict[str, object], str], tmp_path: Path,
                                                   cheap_shipped: Path, damage: str) -> None:
     cache = tmp_path / "cache"
@@ -178,6 +180,7 @@ def test_where_making_fails_the_shipped_data_serves_and_says_why(tmp_path: Path,
     assert not [p for p in (tmp_path / "cache" / "opdata").iterdir() if not p.name.endswith(".lock")]
 
 
+@pytest.mark.opdata_torch  # made data equals the shipped only under the shipped release
 def test_two_processes_make_the_data_once(tmp_path: Path, cheap_shipped: Path) -> None:
     env = {key: value for key, value in os.environ.items() if key != "PPY_QUIET"}
     env.update({"PPY_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)})
@@ -192,6 +195,7 @@ def test_two_processes_make_the_data_once(tmp_path: Path, cheap_shipped: Path) -
     assert_is_the_shipped_data(tmp_path / "cache")
 
 
+@pytest.mark.opdata_torch  # made data equals the shipped only under the shipped release
 def test_the_shipped_release_reads_the_shipped_files_and_touches_no_cache(tmp_path: Path) -> None:
     report, stderr = run(SHIPPED_DATA, tmp_path / "cache")
     assert not report["made"] and report["identity"] == "shipped" and report["reason"] is None

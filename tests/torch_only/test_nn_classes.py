@@ -134,6 +134,7 @@ def test_every_entry_has_instances_and_every_instance_an_entry() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(INSTANCES))
+@pytest.mark.opdata_torch  # the instances are built with that release's arguments (`bias=` of the norms)
 def test_fields_fit_real_instances(name: str) -> None:
     entry = TORCH_CLASSES[f"torch.nn.{name}"]
     for make in INSTANCES[name]:
@@ -143,6 +144,7 @@ def test_fields_fit_real_instances(name: str) -> None:
         assert not module.eval().training and not misfits(module, entry)
 
 
+@pytest.mark.opdata_torch  # as above
 def test_some_variant_reaches_each_optional_field_s_none_and_each_number_s_int() -> None:
     """The variants are the ones that change kinds: an Optional field is None in one of them, and a NUMBER
     field holds an int in one of them where the constructor stores what it is given."""
