@@ -37,8 +37,8 @@ namespace ppy_bridge {
 
 // A torch.Tensor's Python object, as torch lays it out (THPVariable): the object header, then the tensor.
 // That one fact the bridge assumes rather than includes; `tensor_layout_holds` checks it against tensors
-// torch itself wraps when the bridge loads, and a torch that lays its tensors out otherwise (a release
-// before 2.11 held a c10::MaybeOwned<at::Tensor> there) gets a bridge that refuses to load, saying why.
+// torch itself wraps when the bridge loads, and a torch that lays its tensors out otherwise (older
+// releases held a c10::MaybeOwned<at::Tensor> there) gets a bridge that refuses to load, saying why.
 struct TensorObject {
     PyObject_HEAD
     at::Tensor cdata;
