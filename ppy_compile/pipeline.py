@@ -32,7 +32,7 @@ from ppy_compile.load import BuiltModule, from_index
 from ppy_compile.options import BuildOptions
 from ppy_compile.shared import BridgeBuild, check_shared, pch_crashes
 from ppy_compile import toolchain as toolchains  # called through the module: tests stand in a toolchain
-from ppy_compile.toolchain import CompilerCrash
+from ppy_compile.toolchain import CompilerCrash, SilentStop
 
 if TYPE_CHECKING:
     from ppy_compile.plan import Plan
@@ -112,7 +112,7 @@ def compile_plan(plan: Plan) -> BuiltModule:
     """The slow part of a build: the C++ of a planned file, built and loaded (and the cache's index written)."""
     try:
         return _build_once_more_if_cleared(plan)
-    except CompilerCrash:
+    except (CompilerCrash, SilentStop):
         if not pch_crashes(plan.cache):
             raise
         return _build_once_more_if_cleared(plan)  # with a precompiled header built anew

@@ -244,6 +244,11 @@ class BuildInterrupted(BuildError):
     tool): the cache records nothing about the regions and keeps no log, so the next process tries again."""
 
 
+class SilentStop(BuildInterrupted):
+    """A build step failed without a word: a signal, most likely, or a compiler that read a broken precompiled
+    header (GCC may exit 1 without a message on one), which the pipeline tells apart (shared.pch_crashes)."""
+
+
 _DIAGNOSTIC = re.compile(r"\berror:", re.IGNORECASE)
 _ERROR_LINE = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: error: (.*)$")
 # GCC says "confused by earlier errors, bailing out" for an internal error met after a diagnostic of its own (a
@@ -304,6 +309,9 @@ def build_failure(folder: Path, returncode: int, output: str) -> BuildError:
     """
     summary = _summary(output)
     stopped = _stopped(returncode, output)
+    if stopped == _SILENT:
+        return SilentStop(f"the build was stopped: {stopped} ({summary}); nothing was recorded, and the next "
+                          "process that runs the region builds it again")
     if stopped is not None:
         return BuildInterrupted(f"the build was stopped: {stopped} ({summary}); nothing was recorded, and the next "
                                 "process that runs the region builds it again")
@@ -313,6 +321,9 @@ def build_failure(folder: Path, returncode: int, output: str) -> BuildError:
         return CompilerCrash(f"the C++ compiler crashed: {summary}{where}", [])
     located = [(int(m.group(1)), m.group(2)) for line in output.splitlines() if (m := _ERROR_LINE.match(line.strip()))]
     return CompileError(f"the C++ compiler failed: {summary}{where}", located)
+
+
+_SILENT = "a build step ended without an error message (a signal, most likely)"
 
 
 def _stopped(returncode: int, output: str) -> str | None:
@@ -332,8 +343,7 @@ def _stopped(returncode: int, output: str) -> str | None:
         return f"a tool of the build is missing: {missing.group(0)}"
     if not _diagnostics(output):
         ninja = next((line.strip() for line in output.splitlines() if line.startswith("ninja: error:")), None)
-        return f"ninja could not run the build ({ninja})" if ninja else \
-            "a build step ended without an error message (a signal, most likely)"
+        return f"ninja could not run the build ({ninja})" if ninja else _SILENT
     return None
 
 

@@ -291,3 +291,14 @@ def test_a_ninja_this_user_cannot_run_is_named_not_taken_for_missing(tmp_path: P
     (tmp_path / "ninja").unlink()
     with pytest.raises(BuildError, match=r"ninja is not installed"):
         toolchain._ninja()
+
+
+def test_a_step_that_fails_without_a_word_is_a_silent_stop(tmp_path: Path) -> None:
+    """GCC reading a broken precompiled header may exit 1 and say nothing: the pipeline then asks whether the header
+    is to blame (shared.pch_crashes) before it takes the stop for a signal."""
+    from ppy_compile.toolchain import BuildInterrupted, SilentStop, build_failure
+
+    silent = build_failure(tmp_path, 1, "[1/2] compile module.cpp\nFAILED: [code=1] module.so.o\nninja: build stopped: "
+                                        "subcommand failed.")
+    assert isinstance(silent, SilentStop) and "without an error message" in str(silent)
+    assert type(build_failure(tmp_path, -9, "")) is BuildInterrupted  # a signal ninja itself met
