@@ -278,7 +278,7 @@ def _finish_at_exit() -> None:
     saying so in one line; never wait for another process's build; and let Ctrl-C skip the wait, leaving nothing
     that later reads as a failed build (a build stopped by a signal records nothing)."""
     from ppy_compile.cache import end_waits
-    from ppy_compile.progress import say
+    from ppy_compile.progress import hush, say
 
     end_waits()  # a build waiting on another process's lock gives up now: that process finishes it
     settled = time.monotonic() + 0.3  # the time a build waiting on a lock takes to notice, and give up
@@ -298,6 +298,7 @@ def _finish_at_exit() -> None:
     except KeyboardInterrupt:
         _skipped.set()
         say("ppy: skipped; the next run builds them")
+        hush()
 
 
 def _forget_builds_in_child() -> None:

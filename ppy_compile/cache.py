@@ -357,7 +357,10 @@ class Cache:
 
     def _attach(self, fd: int) -> None:
         self._fd = fd
-        weakref.finalize(self, os.close, fd)
+        # Closed when the cache is dropped, never at exit (a finalizer's default): a background build goes on
+        # after the program's atexit hooks, and its root, closed under it, fails it, or its number reused by
+        # the next open points the build's writes into another folder.
+        weakref.finalize(self, os.close, fd).atexit = False
 
     def _root_fd(self) -> int:
         if self._fd is None:  # made directly, as Cache(path): checked on first use, never replaced

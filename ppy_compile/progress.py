@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 
@@ -34,7 +35,8 @@ def building(description: str) -> Iterator[None]:
         with Progress(*columns, console=console, transient=True) as progress:
             progress.add_task(description, total=None)
             yield
-        console.print(f"{description}: done in {time.perf_counter() - started:.1f} s", style="dim")
+        if not _hushed.is_set():
+            console.print(f"{description}: done in {time.perf_counter() - started:.1f} s", style="dim")
         return
     _line(f"{description} ...")
     try:
@@ -47,9 +49,20 @@ def building(description: str) -> Iterator[None]:
     _line(f"{description}: done in {time.perf_counter() - started:.1f} s")
 
 
+_hushed = threading.Event()
+
+
+def hush() -> None:
+    """Say nothing more: the program was told its builds are skipped (Ctrl-C at exit), and a build thread that
+    goes on until the interpreter ends must not print after that line how its step ended."""
+    _hushed.set()
+
+
 def _line(text: str) -> None:
     """One whole line, in one write: in a pipe or a log, what the program itself prints (or another process
     sharing the stream) can come between two lines, never into one."""
+    if _hushed.is_set():
+        return
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
 

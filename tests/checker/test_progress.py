@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import io
 import sys
+import threading
 
 import pytest
 
+from ppy_compile import progress
 from ppy_compile.progress import building
 
 
@@ -38,6 +40,22 @@ def test_a_failed_step_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(KeyError), building("ppy: precompiling torch's headers"):
         raise KeyError("x")
     assert "\nppy: precompiling torch's headers: failed after " in stream.getvalue()
+
+
+def test_a_step_that_ends_after_the_program_said_its_builds_are_skipped_says_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C at exit skips the wait for a build whose thread goes on until the interpreter ends: "skipped" is
+    the last line, never a step's "failed" or "done" after it."""
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    monkeypatch.setattr(progress, "_hushed", threading.Event())
+    stream = _Stream(tty=False)
+    monkeypatch.setattr(sys, "stderr", stream)
+    with pytest.raises(OSError), building("ppy: building 2 regions of model.py (-O1)"):
+        progress.say("ppy: skipped; the next run builds them")
+        progress.hush()
+        progress.say("ppy: anything")
+        raise OSError("the interpreter ended under the build")
+    assert stream.getvalue() == "ppy: building 2 regions of model.py (-O1) ...\nppy: skipped; the next run builds them\n"
 
 
 def test_a_terminal_shows_the_text_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
