@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ppy-installed
 
-.PHONY: test test-torch lint typecheck demo check venv clean bench opdata gpu gpu-dry
+.PHONY: test test-torch lint typecheck demo check venv clean bench opdata records gpu gpu-dry
 
 venv: $(STAMP)
 
@@ -63,6 +63,15 @@ gpu-dry: $(STAMP)
 
 opdata: $(STAMP)
 	$(PY) -m ppy_check.gen_opdata
+
+# The tables of ppy's dataclass methods (ppy_check/records.py), after a record's fields change: this venv's
+# Python, then each other supported one installed (python3.10 ... python3.13 on PATH; torch-free, so ppy's
+# few torch-only records are compiled at start-up there).
+records: $(STAMP)
+	$(PY) -m ppy_check.gen_records
+	@for v in 3.10 3.11 3.12 3.13; do \
+	  if command -v python$$v >/dev/null && [ "$$(python$$v -c 'import sys; print(sys.executable)')" != "$$($(PY) -c 'import sys; print(sys.executable)')" ]; then \
+	    PYTHONPATH=$(CURDIR) python$$v -m ppy_check.gen_records; fi; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

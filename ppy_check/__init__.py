@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ppy_check import records
 from ppy_check.version import __version__
+
+records.install()  # before any of ppy's classes is made: their methods come compiled (records.py)
 
 if TYPE_CHECKING:
     from ppy_check.diagnostic import Diagnostic
