@@ -264,6 +264,7 @@ def _build(args: argparse.Namespace) -> int:
     for problem in problems:
         console.print(f"ppy: {problem}")
     failed = bool(problems)
+    pch_failed = False
     regions = compiled = 0
     os.environ.setdefault("PPY_QUIET", "1")  # the bar below is the progress
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
@@ -284,12 +285,14 @@ def _build(args: argparse.Namespace) -> int:
                 failed = True
                 progress.advance(task)
                 continue
-            if built.precompile_next:  # made now, so that the files after this one (and images) have it
+            if built.precompile_next and not pch_failed:  # made now: the files after this one (and images) have it
                 try:
                     ensure_pch(Cache.open())
                 except (BuildError, OSError) as error:
-                    console.print(Text.assemble("ppy: ", ("cannot precompile torch's headers", "red"), f": {error}"))
-                    failed = True
+                    # Not a region's failure (each built without it), and tried once: it would fail the same way.
+                    console.print(Text.assemble("ppy: ", ("cannot precompile torch's headers", "yellow"),
+                                                f": {error}; the builds go on without them"))
+                    pch_failed = True
             # Every region of the file once: compiled, invalid, or running as Python (its C++ failed, say).
             regions += len(set(built.symbols) | set(built.errors) | set(built.fallbacks))
             compiled += len(built.functions)

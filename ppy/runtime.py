@@ -191,9 +191,9 @@ class Pending:
         # A daemon, so that the interpreter's exit does not join it unasked: `_finish_at_exit` waits for it
         # instead, saying so, and Ctrl-C skips that wait.
         self.thread = threading.Thread(target=self._run, name=f"ppy build of {Path(plan.origin).name}", daemon=True)
-        _started.append(self)
         _finish_builds_at_exit()
-        self.thread.start()
+        _start(self.thread, self._run)
+        _started.append(self)  # once running: a thread that never started would be waited for at exit forever
 
     def _run(self) -> None:
         try:
@@ -226,18 +226,15 @@ class Precompiling:
     def __init__(self) -> None:
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, name="ppy precompiled header", daemon=True)
-        _started.append(self)
         _finish_builds_at_exit()
-        self.thread.start()
+        _start(self.thread, self._run)
+        _started.append(self)
 
     def _run(self) -> None:
         try:
-            failed = _guarded(_make_pch, "torch's headers")
+            _precompile_now()
         finally:
             self.done.set()
-        if isinstance(failed, BuildError) and not os.environ.get("PPY_QUIET"):
-            print(f"ppy: precompiling torch's headers failed, and builds go on without them: {failed}",
-                  file=sys.stderr, flush=True)
 
     def interrupted_by_fork(self) -> None:
         self.done = threading.Event()
@@ -248,16 +245,45 @@ def _make_pch() -> None:
     from ppy_compile.cache import Cache
     from ppy_compile.shared import ensure_pch
 
-    ensure_pch(Cache.open())
+    # No step shown: it runs beside the program's own output (a spinner would cut into it); the wait at exit
+    # says it in its own line.
+    ensure_pch(Cache.open(), progress=False)
+
+
+def _precompile_now() -> None:
+    """Make the header here; one that fails is said once and not tried again by this process."""
+    global _pch_failed
+    failed = _guarded(_make_pch, "torch's headers")
+    if isinstance(failed, BuildError):
+        _pch_failed = True
+        if not os.environ.get("PPY_QUIET") and not _skipped.is_set():
+            print(f"ppy: precompiling torch's headers failed, and builds go on without them: {failed}",
+                  file=sys.stderr, flush=True)
+
+
+def _start(thread: threading.Thread, run: Callable[[], None]) -> None:
+    """Start ``thread``; where no thread can start (Python 3.12 refuses one once the interpreter is exiting, as
+    in the wait at exit), do its work here."""
+    try:
+        thread.start()
+    except RuntimeError:
+        run()
 
 
 _precompiling: Precompiling | None = None
+_pch_failed = False  # this process's header failed to build: builds go on without it, and it is not tried again
+_pch_at_exit = False  # a build that finished while the program exited went without the header: made in that wait
 
 
 def _precompile_after(result: Any) -> None:
-    """Start the precompiled header where the build that made ``result`` went without it."""
-    global _precompiling
-    if getattr(result, "precompile_next", False) and (_precompiling is None or _precompiling.done.is_set()):
+    """Start the precompiled header where the build that made ``result`` went without it: in a thread while the
+    program runs, in the wait at exit once it has ended (which then makes it, as it finishes the builds)."""
+    global _precompiling, _pch_at_exit
+    if not getattr(result, "precompile_next", False) or _pch_failed:
+        return
+    if not threading.main_thread().is_alive():
+        _pch_at_exit = True
+    elif _precompiling is None or _precompiling.done.is_set():
         _precompiling = Precompiling()
 
 
@@ -280,25 +306,41 @@ def _finish_at_exit() -> None:
     from ppy_compile.cache import end_waits
     from ppy_compile.progress import hush, say
 
+    global _pch_at_exit
     end_waits()  # a build waiting on another process's lock gives up now: that process finishes it
     settled = time.monotonic() + 0.3  # the time a build waiting on a lock takes to notice, and give up
     running = [pending for pending in _started if not pending.done.wait(max(0.0, settled - time.monotonic()))]
-    if not running:
+    if not running and not _pch_at_exit:
         return
-    count = len(running)
-    try:  # a Ctrl-C may land while the line is printed, as well as during the wait
-        if all(isinstance(pending, Precompiling) for pending in running):
-            say("ppy: finishing torch's precompiled header, so that later builds are faster (Ctrl-C skips)")
-        else:
+    header_said = False
+    try:  # a Ctrl-C may land while a line is printed, as well as during the wait
+        if running and not all(isinstance(pending, Precompiling) for pending in running):
+            count = len(running)
             say(f"ppy: finishing {count} build{'s' if count != 1 else ''} so the next run starts compiled "
                 "(Ctrl-C skips)")
-        for pending in running:
-            while not pending.done.wait(0.5):
-                pass
+        while running or _pch_at_exit:
+            for pending in running:
+                if not header_said and isinstance(pending, Precompiling) and not pending.done.is_set():
+                    header_said = _say_header()
+                while not pending.done.wait(0.5):
+                    pass
+            if _pch_at_exit:  # a build that finished in this wait went without it: made here, no thread needed
+                _pch_at_exit = False
+                if not _pch_failed:
+                    header_said = header_said or _say_header()
+                    _precompile_now()
+            running = [pending for pending in _started if not pending.done.is_set()]
     except KeyboardInterrupt:
         _skipped.set()
         say("ppy: skipped; the next run builds them")
         hush()
+
+
+def _say_header() -> bool:
+    from ppy_compile.progress import say
+
+    say("ppy: finishing torch's precompiled header, so that later builds are faster (Ctrl-C skips)")
+    return True
 
 
 def _forget_builds_in_child() -> None:

@@ -13,7 +13,8 @@ def at_once(calls: list[Callable[[], T]]) -> list[T]:
     """Each call's result, the calls run at the same time in threads of their own; the first error raised.
 
     Plain threads, not a pool: a pool refuses work once the interpreter is shutting down, which is when the
-    background build of a program that already ended goes on.
+    background build of a program that already ended goes on. Where even a thread cannot start then (Python
+    3.12 refuses one in the wait at exit), the calls run one after another here.
     """
     results: list[Any] = [None] * len(calls)
     errors: list[BaseException | None] = [None] * len(calls)
@@ -25,9 +26,15 @@ def at_once(calls: list[Callable[[], T]]) -> list[T]:
             errors[index] = error
 
     threads = [threading.Thread(target=run, args=(index,), name="ppy build") for index in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
+    started = []
+    for index, thread in enumerate(threads):
+        try:
+            thread.start()
+        except RuntimeError:  # "can't create new thread at interpreter shutdown"
+            run(index)
+        else:
+            started.append(thread)
+    for thread in started:
         thread.join()
     for error in errors:
         if error is not None:

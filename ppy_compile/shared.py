@@ -136,8 +136,12 @@ class BridgeBuild:
         self._failed: BaseException | None = None
         self._thread: threading.Thread | None = None
         if cache.valid(self.key) is None:
-            self._thread = threading.Thread(target=self._build, args=(cache,), name="ppy bridge", daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._build, args=(cache,), name="ppy bridge", daemon=True)
+            try:
+                thread.start()
+                self._thread = thread
+            except RuntimeError:  # no thread starts in the wait at exit (Python 3.12): built here, first
+                self._build(cache)
 
     @property
     def building(self) -> bool:
@@ -162,9 +166,9 @@ class BridgeBuild:
         return self.key
 
 
-def ensure_pch(cache: Cache) -> str:
+def ensure_pch(cache: Cache, progress: bool = True) -> str:
     """The precompiled header for optimised module builds (its digest is checked once per process)."""
-    return ensure_shared(cache, PCH)
+    return ensure_shared(cache, PCH, progress)
 
 
 def pch_crashes(cache: Cache) -> bool:

@@ -266,8 +266,11 @@ _SIGNALLED = re.compile(r"(?:Killed|Interrupt|Terminated|Hangup|Quit) signal ter
 # A tool of the build that is not there to run (a compiler uninstalled since the toolchain was read).
 _MISSING_TOOL = re.compile(r"cannot execute '[^']*'|cannot find 'ld'|: not found$|command not found|"
                            r"No such file or directory \(program|execvp: No such file", re.MULTILINE)
-# ninja's own words when a signal (SIGINT, SIGTERM, SIGHUP) stopped it, and the wrapper's when its parent was gone.
-_NINJA_STOPPED = re.compile(r"build stopped: interrupted by user|ppy: the build's parent process is gone")
+# ninja's own words when a signal (SIGINT, SIGTERM, SIGHUP) stopped it, and the wrapper's when its parent was gone
+# or a Ctrl-C reached it before it became ninja (Python, still starting, prints "KeyboardInterrupt" last, after
+# "Fatal Python error: ..." where the interpreter was not up yet: no compiler says either).
+_NINJA_STOPPED = re.compile(r"build stopped: interrupted by user|ppy: the build's parent process is gone|"
+                            r"^KeyboardInterrupt$", re.MULTILINE)
 # Exit statuses that say a signal ended the program: 128 + SIGINT, SIGKILL, SIGTERM (as a shell reports them).
 _SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 

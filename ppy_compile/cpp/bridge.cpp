@@ -17,7 +17,7 @@
 #include <exception>
 #include <vector>
 #include <ATen/PythonTorchFunctionTLS.h>
-#include <ATen/ops/empty_ops.h>
+#include <ATen/EmptyTensor.h>
 #include <torch/csrc/Device.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/DynamicTypes.h>
@@ -88,14 +88,14 @@ const at::Tensor* borrow_plain_tensor(PyObject* object) {
 
 // Whether TensorObject is torch's layout: two tensors made here, wrapped by torch, are found where the bridge
 // reads them. Only the objects' own bytes are read (a pointer compared, never followed), whatever the layout.
+// The tensors are made by the CPU allocator itself, not through the dispatcher: the bridge loads at a region's
+// first call, which may run under a dispatch mode (FakeTensorMode in torch.export) that would make a fake one.
 static bool tensor_layout_holds() {
     if (THPVariableClass == nullptr || !PyType_Check(THPVariableClass) ||
         reinterpret_cast<PyTypeObject*>(THPVariableClass)->tp_basicsize < static_cast<Py_ssize_t>(sizeof(TensorObject)))
         return false;
     for (int64_t length : {0, 3}) {
-        std::vector<c10::SymInt> size{c10::SymInt(length)};
-        at::Tensor made = at::_ops::empty_memory_format::call(size, at::kFloat, std::nullopt, std::nullopt,
-                                                               std::nullopt, std::nullopt);
+        at::TensorBase made = at::detail::empty_cpu({length}, at::kFloat);
         PyObject* wrapped = THPVariable_Wrap(made);
         if (wrapped == nullptr) return false;
         bool holds = exact_tensor(wrapped) &&
@@ -561,12 +561,20 @@ PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "ppy_bridge",
 // Loading the bridge as a Python extension module: ppy_compile/load.py has already loaded it with global
 // symbols, which the region modules that link against it resolve against.
 PyMODINIT_FUNC PyInit_ppy_bridge() {
-    if (!ppy_bridge::tensor_layout_holds()) {
-        PyErr_SetString(PyExc_ImportError,
-                        "ppy's bridge does not match this torch: a torch.Tensor's Python object is not laid out as "
-                        "the bridge reads it (torch 2.11 and later), so ppy cannot compile regions here and runs "
-                        "their Python bodies");
-        return nullptr;
+    // torch's Python module defines the classes the check reads (THPVariableClass is null until it has loaded).
+    PyObject* torch = PyImport_ImportModule("torch");
+    if (torch == nullptr) return nullptr;
+    Py_DECREF(torch);
+    try {  // nothing thrown may cross into CPython's import machinery (std::terminate)
+        if (!ppy_bridge::tensor_layout_holds()) {
+            PyErr_SetString(PyExc_ImportError,
+                            "ppy's bridge does not match this torch: a torch.Tensor's Python object is not laid out "
+                            "as the bridge reads it (torch 2.11 and later), so ppy cannot compile regions here and "
+                            "runs their Python bodies");
+            return nullptr;
+        }
+    } catch (...) {
+        return ppy_bridge::raise_current();
     }
     return PyModule_Create(&ppy_bridge::module_def);
 }

@@ -17,6 +17,11 @@ namespace at::detail {
 TORCH_API Tensor scalar_tensor_static(const Scalar& s, std::optional<ScalarType> dtype_opt,
                                       std::optional<Device> device_opt);
 }  // namespace at::detail
+// torch._C._infer_size's C++ (2.11's weighted binary_cross_entropy calls it), as ATen/ExpandUtils.h declares it:
+// that header includes ATen/Functions.h, every op's declaration.
+namespace at {
+TORCH_API std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b);
+}  // namespace at
 
 namespace ppy {
 

@@ -302,3 +302,52 @@ def test_a_step_that_fails_without_a_word_is_a_silent_stop(tmp_path: Path) -> No
                                         "subcommand failed.")
     assert isinstance(silent, SilentStop) and "without an error message" in str(silent)
     assert type(build_failure(tmp_path, -9, "")) is BuildInterrupted  # a signal ninja itself met
+
+
+def test_a_ctrl_c_that_reaches_the_wrapper_before_ninja_runs_is_an_interruption(tmp_path: Path) -> None:
+    """The wrapper that makes ninja die with its parent is a Python starting up: a Ctrl-C then stops the start, whose
+    traceback ("Fatal Python error: ... error" included) is no compiler's error, and no log is kept of it."""
+    from ppy_compile.toolchain import BuildInterrupted, build_failure
+
+    started = ("Fatal Python error: init_sys_streams: can't initialize sys standard streams\nPython runtime state: "
+               "core initialized\nTraceback (most recent call last):\n  File \"<frozen codecs>\", line 309, in "
+               "__init__\nKeyboardInterrupt")
+    for output in (started, "Traceback (most recent call last):\n  File \"<string>\", line 2, in <module>\n"
+                            "KeyboardInterrupt"):
+        stopped = build_failure(tmp_path, 1, output)
+        assert type(stopped) is BuildInterrupted and "interrupted" in str(stopped), stopped
+    assert not (tmp_path.parent / f"{tmp_path.name}.log").exists()  # no log: nothing reads as a failed build
+
+
+LOAD_UNDER_MODES = """
+import sys, torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch._subclasses.fake_tensor import FakeTensorMode
+from ppy_compile import load, shared
+from ppy_compile.cache import Cache
+from ppy_compile.toolchain import toolchain
+
+
+class Refusing(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        raise RuntimeError(f"no op under this mode: {func}")
+
+
+cache, key = Cache.open(), shared.BRIDGE.key(toolchain())
+load.load_bridge(cache, key)
+with FakeTensorMode(), Refusing():
+    bridge = load.bridge_module(key)
+print(bridge.__name__)
+"""
+
+
+def test_the_bridge_loads_under_a_dispatch_mode(fresh_cache: Path) -> None:
+    """The bridge loads at a region's first call, which may come under a mode (FakeTensorMode in torch.export, or
+    one that refuses every op): its check of torch's tensor layout makes its tensors through no mode."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LOAD_UNDER_MODES], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PPY_CACHE_DIR": str(fresh_cache)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "ppy_bridge"

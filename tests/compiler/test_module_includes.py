@@ -63,3 +63,27 @@ def test_each_unit_compiles_without_the_precompiled_header(tmp_path: Path) -> No
         compiled = subprocess.run([*shlex.split(tool.cxx.replace("$$", "$")), *tool.compile_flags(0), "-fsyntax-only",
                                    str(tmp_path / "module.cpp")], capture_output=True, text=True)
         assert compiled.returncode == 0, compiled.stderr[-3000:]
+
+
+# What the printer writes for the host computations torch's own Python code makes (emit.py, `Printer.host`), each
+# called by name: declared by what a unit includes without the precompiled header, which declares far more.
+HOST_CALLS = '''
+#include "ppy_runtime.h"
+
+void uses(at::IntArrayRef a, at::IntArrayRef b, at::ScalarType dtype) {
+    (void)at::infer_size(a, b);  // torch._C._infer_size (2.11's weighted binary_cross_entropy)
+    (void)c10::typeMetaToScalarType(c10::get_default_dtype());
+    (void)::std::string(c10::DeviceTypeName(at::kCPU, /*lower_case=*/true));
+    (void)(at::isFloatingType(dtype) && at::isComplexType(dtype) && at::isSignedType(dtype));
+}
+'''
+
+
+def test_the_host_calls_torchs_python_code_lowers_to_are_declared_without_the_precompiled_header(
+        tmp_path: Path) -> None:
+    (tmp_path / "host.cpp").write_text(HOST_CALLS, encoding="utf-8")
+    cpp_files.write_into(tmp_path, [cpp_files.RUNTIME])
+    tool = toolchain()
+    compiled = subprocess.run([*shlex.split(tool.cxx.replace("$$", "$")), *tool.compile_flags(0), "-fsyntax-only",
+                               str(tmp_path / "host.cpp")], capture_output=True, text=True)
+    assert compiled.returncode == 0, compiled.stderr[-3000:]
