@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ppy_check.diagnostic import Diagnostic
+from ppy_check.errors import BuildError
 from ppy_compile.cache import Artifact, Cache
 from ppy_compile.options import MODULE_NAME
 
@@ -86,11 +87,21 @@ def _load_bridge_locked(cache: Cache, key: str) -> None:
     _loaded[key] = (artifact, handle)
 
 
+class BridgeRefused(BuildError):
+    """The bridge loaded but refused to start in this torch (its check of the tensor layout it reads, in
+    bridge.cpp): no region can run compiled under this torch, which is no fault of the regions or a ppy bug."""
+
+
 def bridge_module(key: str) -> Any:
-    """The bridge's Python side (its pybind11 module), imported from the very copy `load_bridge` loaded."""
+    """The bridge's Python side (its extension module), imported from the very copy `load_bridge` loaded."""
     with _loading:
         if key not in _bridge_modules:
-            _bridge_modules[key] = import_extension(_loaded[key][0].path, "ppy_bridge")
+            try:
+                _bridge_modules[key] = import_extension(_loaded[key][0].path, "ppy_bridge")
+            except ImportError as error:
+                import torch
+
+                raise BridgeRefused(f"{error} (torch {torch.__version__})") from None
         return _bridge_modules[key]
 
 

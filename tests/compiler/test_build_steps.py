@@ -351,3 +351,23 @@ def test_the_bridge_loads_under_a_dispatch_mode(fresh_cache: Path) -> None:
                           env={**os.environ, "PPY_CACHE_DIR": str(fresh_cache)})
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "ppy_bridge"
+
+
+def test_a_bridge_that_refuses_this_torch_is_a_build_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bridge's own refusal (torch lays a tensor's Python object out otherwise) says why the regions run as
+    Python, not "a ppy bug"; and it is not taken for a broken build to make again."""
+    import torch
+
+    from ppy_check.errors import BuildError
+
+    refusal = "ppy's bridge does not match this torch: a torch.Tensor's Python object is not laid out as ..."
+
+    def refusing(path: str, name: str) -> Any:
+        raise ImportError(refusal)
+
+    monkeypatch.setattr(load, "import_extension", refusing)
+    monkeypatch.setitem(load._loaded, "k" * 64, (type("Artifact", (), {"path": "/nowhere/ppy_bridge.so"})(), None))
+    with pytest.raises(load.BridgeRefused) as refused:
+        load.bridge_module("k" * 64)
+    assert isinstance(refused.value, BuildError) and not isinstance(refused.value, ImportError)
+    assert str(refused.value) == f"{refusal} (torch {torch.__version__})"
