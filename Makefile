@@ -69,8 +69,8 @@ opdata: $(STAMP)
 # few torch-only records are compiled at start-up there).
 records: $(STAMP)
 	$(PY) -m ppy_check.gen_records
-	@for v in 3.10 3.11 3.12 3.13; do \
-	  if command -v python$$v >/dev/null && [ "$$(python$$v -c 'import sys; print(sys.executable)')" != "$$($(PY) -c 'import sys; print(sys.executable)')" ]; then \
+	@own=$$($(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])'); for v in 3.10 3.11 3.12 3.13; do \
+	  if [ "$$v" != "$$own" ] && command -v python$$v >/dev/null; then \
 	    PYTHONPATH=$(CURDIR) python$$v -m ppy_check.gen_records; fi; done
 
 clean:

@@ -5206,56 +5206,55 @@ def __create_fn__():
 MADE['def __create_fn__():\n def __hash__(self):\n  return hash((self.path,self.qualname,self.line,))\n return __hash__'] = __create_fn__
 
 # ppy_check.source
-def __create_fn__(_type_path, _type_data, _type_text, _type_encoding, _type_digest, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
- def __init__(self,path:_type_path,data:_type_data,text:_type_text,encoding:_type_encoding,digest:_type_digest)->_return_type:
+def __create_fn__(_type_path, _type_data, _type_text, _type_encoding, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,path:_type_path,data:_type_data,text:_type_text,encoding:_type_encoding)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'path',path)
   __dataclass_builtins_object__.__setattr__(self,'data',data)
   __dataclass_builtins_object__.__setattr__(self,'text',text)
   __dataclass_builtins_object__.__setattr__(self,'encoding',encoding)
-  __dataclass_builtins_object__.__setattr__(self,'digest',digest)
  return __init__
-MADE["def __create_fn__(_type_path, _type_data, _type_text, _type_encoding, _type_digest, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,path:_type_path,data:_type_data,text:_type_text,encoding:_type_encoding,digest:_type_digest)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'data',data)\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'encoding',encoding)\n  __dataclass_builtins_object__.__setattr__(self,'digest',digest)\n return __init__"] = __create_fn__
+MADE["def __create_fn__(_type_path, _type_data, _type_text, _type_encoding, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,path:_type_path,data:_type_data,text:_type_text,encoding:_type_encoding)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'data',data)\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'encoding',encoding)\n return __init__"] = __create_fn__
 
 # ppy_check.source
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(path={self.path!r}, encoding={self.encoding!r}, digest={self.digest!r})"
+  return self.__class__.__qualname__ + f"(path={self.path!r}, encoding={self.encoding!r})"
  return __repr__
-MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, encoding={self.encoding!r}, digest={self.digest!r})"\n return __repr__'] = __create_fn__
+MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, encoding={self.encoding!r})"\n return __repr__'] = __create_fn__
 
 # ppy_check.source
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.path,self.data,self.text,self.encoding,self.digest,)==(other.path,other.data,other.text,other.encoding,other.digest,)
+   return (self.path,self.data,self.text,self.encoding,)==(other.path,other.data,other.text,other.encoding,)
   return NotImplemented
  return __eq__
-MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.data,self.text,self.encoding,self.digest,)==(other.path,other.data,other.text,other.encoding,other.digest,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.data,self.text,self.encoding,)==(other.path,other.data,other.text,other.encoding,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 # ppy_check.source
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('path','data','text','encoding','digest',):
+  if type(self) is cls or name in ('path','data','text','encoding',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-MADE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'path\',\'data\',\'text\',\'encoding\',\'digest\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
+MADE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'path\',\'data\',\'text\',\'encoding\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 # ppy_check.source
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('path','data','text','encoding','digest',):
+  if type(self) is cls or name in ('path','data','text','encoding',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-MADE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'path\',\'data\',\'text\',\'encoding\',\'digest\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
+MADE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'path\',\'data\',\'text\',\'encoding\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 # ppy_check.source
 def __create_fn__():
  def __hash__(self):
-  return hash((self.path,self.data,self.text,self.encoding,self.digest,))
+  return hash((self.path,self.data,self.text,self.encoding,))
  return __hash__
-MADE['def __create_fn__():\n def __hash__(self):\n  return hash((self.path,self.data,self.text,self.encoding,self.digest,))\n return __hash__'] = __create_fn__
+MADE['def __create_fn__():\n def __hash__(self):\n  return hash((self.path,self.data,self.text,self.encoding,))\n return __hash__'] = __create_fn__
 
 # ppy_check.suppression
 def __create_fn__(_type_kind, _type_column, _type_text, _type_codes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):

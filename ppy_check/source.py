@@ -19,6 +19,7 @@ A leaf: it imports nothing of ppy's but the message registry and the finding rec
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import os
 import re
@@ -48,7 +49,12 @@ class Source:
     data: bytes = field(repr=False)
     text: str = field(repr=False)
     encoding: str  # as tokenize names it: "utf-8", "utf-8-sig" (a BOM), "iso-8859-1", ...
-    digest: str
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """The bytes' sha256, made where it is read (the build cache, the mypy plugin): a check never needs it,
+        and hashlib's import is a few percent of a small check's start-up."""
+        return digest_of(self.data)
 
 
 class SourceError(ValueError):
@@ -109,7 +115,7 @@ def decode(data: bytes, path: str = "<string>") -> Source:
         shown = f"byte 0x{bad.hex()} is" if len(bad) == 1 else "bytes " + " ".join(f"0x{b:02x}" for b in bad) + " are"
         raise SourceError(path, line, column, m.SYNTAX_UNDECODABLE.format(
             bytes=shown, encoding=_shown(encoding), reason=error.reason)) from None
-    return Source(path, data, text.replace("\r\n", "\n").replace("\r", "\n"), encoding, digest_of(data))
+    return Source(path, data, text.replace("\r\n", "\n").replace("\r", "\n"), encoding)
 
 
 def read_source(path: str | os.PathLike[str]) -> Source:
