@@ -6,16 +6,19 @@
 In a child process with no table in use, every module of ppy's packages is
 imported while each text ``dataclasses`` compiles for one of ppy's classes is
 recorded; the table holds those texts verbatim, each followed by the line that
-files the function it defines under the text itself. A module that cannot be
-imported here (torch's, on a Python without torch) is left out: its classes
-are compiled at start-up as before. Run it under each supported Python
-(``make records``) after changing a record's fields.
+files the function it defines under the text itself. Only the standard library
+and ppy's own packages may be imported there, so a table is the same whatever is
+installed: a module that needs torch (or any other package) is left out, and its
+few classes are compiled at start-up as before, beside torch's own start-up. Run
+it under each supported Python (``make records``) after changing a record's
+fields.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.abc
 import json
 import os
 import pkgutil
@@ -33,6 +36,18 @@ PACKAGES = ("ppy_check", "ppy_compile", "ppy")
 SKIPPED = ("__main__",)
 
 
+class _StandardLibraryOnly(importlib.abc.MetaPathFinder):
+    """Refuses every module but the standard library's and ppy's own (the table must not depend on what else is
+    installed)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        top = name.partition(".")[0]
+        if top not in sys.stdlib_module_names and top not in records.OWN_PACKAGES:
+            raise ModuleNotFoundError(f"gen_records imports only the standard library and ppy: not {name}",
+                                      name=name)
+        return None  # found by the usual finders
+
+
 def _recorded() -> list[tuple[str, str]]:
     """In this process (no table in use): (module, text) for every text ``dataclasses`` compiles for ppy's
     classes while each of ppy's modules is imported, in the order met, each text once."""
@@ -45,6 +60,7 @@ def _recorded() -> list[tuple[str, str]]:
         records.plain_exec(source, vars(dataclasses) if globals_ is None else globals_, namespace)
 
     dataclasses.exec = recording  # type: ignore[attr-defined]
+    sys.meta_path.insert(0, _StandardLibraryOnly())
     for package in PACKAGES:
         try:
             root = __import__(package)

@@ -297,7 +297,11 @@ def _ninja_command(folder: Path, tool: Toolchain, targets: tuple[str, ...] = ())
 
 def run_ninja(folder: Path, tool: Toolchain, targets: tuple[str, ...] = ()) -> None:
     """Build ``targets`` of the folder's build.ninja (its default where none are named)."""
-    result = subprocess.run(_ninja_command(folder, tool, targets), capture_output=True, text=True)
+    command = _ninja_command(folder, tool, targets)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True)
+    except OSError as error:  # the interpreter or ninja cannot be run by this user (a venv under another's home)
+        raise BuildError(f"cannot run {command[0]}: {error.strerror}; the build needs it (as this user)") from None
     if result.returncode == 0:
         return
     raise build_failure(folder, result.returncode, (result.stdout + result.stderr).strip())

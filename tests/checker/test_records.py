@@ -1,5 +1,6 @@
-"""ppy's dataclasses made from the precompiled table (ppy_check/records.py): each entry is what its text compiles
-to, ppy's classes take it, every other class and every text the table lacks is compiled as before."""
+"""ppy's dataclasses made from the precompiled table (ppy_check/records.py): this Python's table is current, each
+entry is what its text compiles to, ppy's classes take it, every other class and every text the table lacks is
+compiled as before."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ppy_check import records
+from ppy_check import gen_records, records
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = sorted((ROOT / "ppy_check").glob("_records_py*.py"))
@@ -25,6 +26,15 @@ def _codes(code: types.CodeType) -> list[tuple[object, ...]]:
         if isinstance(const, types.CodeType):
             found += _codes(const)
     return found
+
+
+def test_this_pythons_table_holds_every_record_as_it_is_now(capsys: pytest.CaptureFixture[str]) -> None:
+    """A record changed without `make records` fails here (it would only have made every start slower). The table
+    is made from the standard library and ppy alone, so this holds whatever else is installed."""
+    if not gen_records.TABLE.exists():
+        pytest.fail(f"no {gen_records.TABLE.name} for Python {sys.version_info[0]}.{sys.version_info[1]}: "
+                    "run `make records`")
+    assert gen_records.main(["--check"]) == 0, capsys.readouterr().err
 
 
 def test_there_is_a_table_for_each_supported_python() -> None:
@@ -104,7 +114,7 @@ def test_a_table_record_is_frozen_equal_and_hashed_as_its_dataclass() -> None:
 def test_install_leaves_a_python_without_a_table_as_it_was() -> None:
     code = textwrap.dedent("""
         import dataclasses, sys
-        from ppy_check import records
+        from ppy_check import gen_records, records
         records.TABLE_MODULE = "ppy_check._records_py_none"  # no such table
         records._made = None
         from ppy_check.model import types

@@ -371,3 +371,17 @@ def test_a_bridge_that_refuses_this_torch_is_a_build_error_naming_it(monkeypatch
         load.bridge_module("k" * 64)
     assert isinstance(refused.value, BuildError) and not isinstance(refused.value, ImportError)
     assert str(refused.value) == f"{refusal} (torch {torch.__version__})"
+
+
+def test_a_build_tool_this_user_cannot_run_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interpreter that starts ninja, under another user's home, refuses this user: the build says which file
+    cannot be run, not "a ppy bug"."""
+    from ppy_check.errors import BuildError
+    from ppy_compile import toolchain
+
+    unrunnable = tmp_path / "python"
+    unrunnable.write_text("#!/bin/sh\n", encoding="utf-8")
+    unrunnable.chmod(0o644)
+    monkeypatch.setattr(toolchain, "_ninja_command", lambda folder, tool, targets=(): [str(unrunnable), "-C", "x"])
+    with pytest.raises(BuildError, match=rf"cannot run {unrunnable}: Permission denied"):
+        toolchain.run_ninja(tmp_path, toolchain.toolchain())
