@@ -65,8 +65,8 @@ opdata: $(STAMP)
 	$(PY) -m ppy_check.gen_opdata
 
 # The tables of ppy's dataclass methods (ppy_check/records.py), after a record's fields change: this venv's
-# Python, then each other supported one installed (python3.10 ... python3.13 on PATH; torch-free, so ppy's
-# few torch-only records are compiled at start-up there).
+# Python, then each other supported one on PATH (python3.10 ... python3.13). A table is made from the standard
+# library and ppy alone, so those interpreters need nothing installed.
 records: $(STAMP)
 	$(PY) -m ppy_check.gen_records
 	@own=$$($(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])'); for v in 3.10 3.11 3.12 3.13; do \

@@ -198,15 +198,17 @@ class Pending:
     def _run(self) -> None:
         try:
             self.result = _guarded(lambda: _compile_plan(self.plan), self.plan.origin)
+            if isinstance(self.result, BuildError) and not threading.main_thread().is_alive() \
+                    and not _skipped.is_set():
+                # The program ended first: no later call will warn, so the reason is said here, before the wait
+                # at exit is let go (after it, the interpreter may end with the line unwritten).
+                from ppy_compile.toolchain import BuildInterrupted
+
+                verb = "stopped" if isinstance(self.result, BuildInterrupted) else "failed"
+                print(f"ppy: the background build of {Path(self.plan.origin).name} {verb}: {self.result}",
+                      file=sys.stderr, flush=True)
         finally:
             self.done.set()
-        if isinstance(self.result, BuildError) and not threading.main_thread().is_alive() and not _skipped.is_set():
-            # The program ended first: no later call will warn, so the reason is said here.
-            from ppy_compile.toolchain import BuildInterrupted
-
-            verb = "stopped" if isinstance(self.result, BuildInterrupted) else "failed"
-            print(f"ppy: the background build of {Path(self.plan.origin).name} {verb}: {self.result}",
-                  file=sys.stderr, flush=True)
 
     def interrupted_by_fork(self) -> None:
         """In a forked child, where no thread runs this build: done, with a result that records nothing."""
@@ -252,8 +254,12 @@ def _make_pch() -> None:
 
 def _precompile_now() -> None:
     """Make the header here; one that fails is said once and not tried again by this process."""
+    from ppy_compile.toolchain import BuildInterrupted
+
     global _pch_failed
     failed = _guarded(_make_pch, "torch's headers")
+    if isinstance(failed, BuildInterrupted):  # not made here (another process makes it, a signal): no failure
+        return
     if isinstance(failed, BuildError):
         _pch_failed = True
         if not os.environ.get("PPY_QUIET") and not _skipped.is_set():
@@ -332,8 +338,7 @@ def _finish_at_exit() -> None:
             running = [pending for pending in _started if not pending.done.is_set()]
     except KeyboardInterrupt:
         _skipped.set()
-        say("ppy: skipped; the next run builds them")
-        hush()
+        hush("ppy: skipped; the next run builds them")  # the last line: no build's own after it
 
 
 def _say_header() -> bool:

@@ -32,7 +32,8 @@ from ppy_check import records
 TABLE = Path(__file__).with_name(f"{records.TABLE_MODULE.rpartition('.')[2]}.py")
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ppy_check", "ppy_compile", "ppy")
-# Entry points and generators run work when imported as a program; their records, if any, are imported anyway.
+# A `__main__` module runs its program when imported: never imported here (its records, if it had any, would be
+# compiled at start-up as before).
 SKIPPED = ("__main__",)
 
 

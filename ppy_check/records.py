@@ -22,6 +22,9 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import importlib
+import importlib.machinery
+import importlib.util
+import os
 import sys
 import types
 from typing import Any
@@ -41,11 +44,20 @@ def install() -> None:
 def _table() -> dict[str, types.FunctionType]:
     global _made
     if _made is None:
+        _made = {}
         try:
+            spec = importlib.util.find_spec(TABLE_MODULE)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and _bytecode_at_hand(spec):  # else no table for this Python: every text is compiled
             _made = importlib.import_module(TABLE_MODULE).MADE
-        except ImportError:  # no table for this Python: every text is compiled
-            _made = {}
     return _made
+
+
+def _bytecode_at_hand(spec: importlib.machinery.ModuleSpec) -> bool:
+    """Whether the table loads as bytecode: compiling its source takes longer than the methods it holds (an
+    install without .pyc files under PYTHONDONTWRITEBYTECODE compiles it at every start)."""
+    return not sys.dont_write_bytecode or (spec.cached is not None and os.path.exists(spec.cached))
 
 
 def made_for(source: str) -> types.FunctionType | None:

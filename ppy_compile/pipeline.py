@@ -90,8 +90,12 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
     warn_once()
     started = time.perf_counter()
     _import_what_the_build_needs()
-    checking = threading.Thread(target=check_shared, args=(cache,), name="ppy cache check", daemon=True)
-    checking.start()
+    checking: threading.Thread | None = None
+    try:
+        checking = threading.Thread(target=check_shared, args=(cache,), name="ppy cache check", daemon=True)
+        checking.start()
+    except RuntimeError:  # no thread starts once the interpreter exits (Python 3.12): the build checks them itself
+        checking = None
     with one_read():  # every region inlines one text of each helper file: the text whose digest is recorded
         regions, errors, levels, silenced = model_all(text, origin)
     source_key = index_key(origin, text, options)

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from ppy_compile.toolchain import BuildInterrupted
 
@@ -25,16 +26,25 @@ def building(description: str) -> Iterator[None]:
         yield
         return
     started = time.perf_counter()
-    if sys.stderr.isatty():
+    # The spinner redraws from a thread of rich's own, which no exiting interpreter starts (Python 3.12): a step
+    # that begins once the program has ended (a background build in the wait at exit) is shown in lines.
+    if sys.stderr.isatty() and threading.main_thread().is_alive() and not _hushed.is_set():
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         # The description holds file names: never read as markup or emoji codes.
         console = Console(stderr=True, markup=False, emoji=False, highlight=False)
         columns = (SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn())
-        with Progress(*columns, console=console, transient=True) as progress:
-            progress.add_task(description, total=None)
-            yield
+        spinner = Progress(*columns, console=console, transient=True)
+        with _spinning_guard:
+            _spinning.add(spinner)
+        try:
+            with spinner:
+                spinner.add_task(description, total=None)
+                yield
+        finally:
+            with _spinning_guard:
+                _spinning.discard(spinner)
         if not _hushed.is_set():
             console.print(f"{description}: done in {time.perf_counter() - started:.1f} s", style="dim")
         return
@@ -50,19 +60,31 @@ def building(description: str) -> Iterator[None]:
 
 
 _hushed = threading.Event()
+_spinning: set[Any] = set()  # the spinners on the terminal now (rich Progress), which hush() takes down
+_spinning_guard = threading.Lock()
 
 
-def hush() -> None:
-    """Say nothing more: the program was told its builds are skipped (Ctrl-C at exit), and a build thread that
-    goes on until the interpreter ends must not print after that line how its step ended."""
+def hush(last: str) -> None:
+    """Say ``last``, then nothing more: the program says its builds are skipped (Ctrl-C at exit), and a build
+    thread that goes on until the interpreter ends must not print after that line how its step ended, nor keep
+    a spinner redrawing (whose stop also gives the terminal its cursor back)."""
     _hushed.set()
+    with _spinning_guard:
+        spinners = list(_spinning)
+    for spinner in spinners:
+        spinner.stop()
+    if not os.environ.get("PPY_QUIET"):
+        _write(last)
 
 
 def _line(text: str) -> None:
     """One whole line, in one write: in a pipe or a log, what the program itself prints (or another process
     sharing the stream) can come between two lines, never into one."""
-    if _hushed.is_set():
-        return
+    if not _hushed.is_set():
+        _write(text)
+
+
+def _write(text: str) -> None:
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
 

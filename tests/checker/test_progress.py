@@ -51,11 +51,40 @@ def test_a_step_that_ends_after_the_program_said_its_builds_are_skipped_says_not
     stream = _Stream(tty=False)
     monkeypatch.setattr(sys, "stderr", stream)
     with pytest.raises(OSError), building("ppy: building 2 regions of model.py (-O1)"):
-        progress.say("ppy: skipped; the next run builds them")
-        progress.hush()
+        progress.hush("ppy: skipped; the next run builds them")
         progress.say("ppy: anything")
         raise OSError("the interpreter ended under the build")
     assert stream.getvalue() == "ppy: building 2 regions of model.py (-O1) ...\nppy: skipped; the next run builds them\n"
+
+
+def test_a_spinner_on_the_terminal_stops_when_the_builds_are_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C at exit while a build's spinner runs: the spinner is taken down (the terminal gets its cursor back)
+    before the last line, and redraws nothing after it."""
+    pytest.importorskip("rich")
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    monkeypatch.setattr(progress, "_hushed", threading.Event())
+    stream = _Stream(tty=True)
+    monkeypatch.setattr(sys, "stderr", stream)
+    with building("ppy: building 1 region of model.py (-O2)"):
+        assert len(progress._spinning) == 1
+        spinner = next(iter(progress._spinning))
+        progress.hush("ppy: skipped; the next run builds them")
+        assert not spinner.live.is_started
+        after = stream.getvalue()
+    assert not progress._spinning and stream.getvalue() == after
+    assert after.endswith("ppy: skipped; the next run builds them\n") and "\x1b[?25h" in after  # cursor shown
+
+
+def test_a_step_begun_after_the_program_ended_is_shown_in_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No spinner once the main thread has ended: its redraw thread is one Python 3.12 does not start then."""
+    monkeypatch.delenv("PPY_QUIET", raising=False)
+    stream = _Stream(tty=True)
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setattr(threading, "main_thread", lambda: threading.Thread())  # one that is not alive
+    with building("ppy: building 1 region of model.py (-O2)"):
+        pass
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "ppy: building 1 region of model.py (-O2) ..." and "done in" in lines[1]
 
 
 def test_a_terminal_shows_the_text_as_written(monkeypatch: pytest.MonkeyPatch) -> None:

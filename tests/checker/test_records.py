@@ -4,6 +4,8 @@ compiled as before."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import py_compile
 import subprocess
 import sys
 import textwrap
@@ -16,6 +18,15 @@ from ppy_check import gen_records, records
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = sorted((ROOT / "ppy_check").glob("_records_py*.py"))
+
+
+@pytest.fixture(autouse=True)
+def _table_compiled() -> None:
+    """The table as an install has it, compiled to bytecode (records.py takes none it would compile at every
+    start: under PYTHONDONTWRITEBYTECODE a checkout has no .pyc)."""
+    table = ROOT / "ppy_check" / f"{records.TABLE_MODULE.rpartition('.')[2]}.py"
+    if table.exists():
+        py_compile.compile(str(table), doraise=True)
 
 
 def _codes(code: types.CodeType) -> list[tuple[object, ...]]:
@@ -41,11 +52,15 @@ def test_there_is_a_table_for_each_supported_python() -> None:
     assert [table.name for table in TABLES] == [f"_records_py3{minor}.py" for minor in (10, 11, 12, 13)]
 
 
-def test_each_entry_of_this_pythons_table_is_what_its_text_compiles_to() -> None:
-    table = records._table()
-    if not table:
+def _this_pythons_table() -> dict[str, types.FunctionType]:
+    try:
+        return importlib.import_module(records.TABLE_MODULE).MADE  # type: ignore[no-any-return]
+    except ModuleNotFoundError:
         pytest.skip(f"no table for Python {sys.version_info[0]}.{sys.version_info[1]}")
-    for text, made in table.items():
+
+
+def test_each_entry_of_this_pythons_table_is_what_its_text_compiles_to() -> None:
+    for text, made in _this_pythons_table().items():
         namespace: dict[str, object] = {}
         exec(compile(text, "<string>", "exec", dont_inherit=True), {}, namespace)
         compiled = namespace["__create_fn__"]
@@ -53,21 +68,33 @@ def test_each_entry_of_this_pythons_table_is_what_its_text_compiles_to() -> None
         assert _codes(made.__code__) == _codes(compiled.__code__), text.splitlines()[1]
 
 
+TAKES_THE_TABLE = """
+import dataclasses
+from ppy_check import records
+from ppy_check.model import ir
+
+ours = [cls for cls in vars(ir).values() if dataclasses.is_dataclass(cls) and cls.__module__ == ir.__name__]
+assert ours
+print(sorted({cls.__init__.__code__.co_filename.rpartition("/")[2] for cls in ours}))
+
+
+@dataclasses.dataclass(frozen=True)
+class Theirs:  # this module is not ppy's: compiled from its text, as dataclasses does
+    x: int
+
+
+assert Theirs(1) == Theirs(1) and repr(Theirs(2)).endswith("Theirs(x=2)")
+print(Theirs.__init__.__code__.co_filename)
+"""
+
+
 def test_ppys_records_take_the_table_and_others_are_compiled() -> None:
-    if not records._table():
-        pytest.skip(f"no table for Python {sys.version_info[0]}.{sys.version_info[1]}")
-    from ppy_check.model import ir
-
-    ours = [cls for cls in vars(ir).values() if dataclasses.is_dataclass(cls) and cls.__module__ == ir.__name__]
-    assert ours and all(cls.__init__.__code__.co_filename.endswith(records.TABLE_MODULE.rpartition(".")[2] + ".py")
-                        for cls in ours)
-
-    @dataclasses.dataclass(frozen=True)
-    class Theirs:  # this module is not ppy's: compiled from its text, as dataclasses does
-        x: int
-
-    assert Theirs.__init__.__code__.co_filename == "<string>"
-    assert Theirs(1) == Theirs(1) and repr(Theirs(2)).endswith("Theirs(x=2)")
+    """In a fresh process, as a start has it (this one's classes were made before the fixture compiled it)."""
+    _this_pythons_table()
+    done = subprocess.run([sys.executable, "-c", TAKES_THE_TABLE], capture_output=True, text=True, cwd=ROOT,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [str([records.TABLE_MODULE.rpartition(".")[2] + ".py"]), "<string>"]
 
 
 def test_a_record_the_table_lacks_is_compiled_and_behaves_as_a_dataclass(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,6 +136,22 @@ def test_a_table_record_is_frozen_equal_and_hashed_as_its_dataclass() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(one, fields[0].name, "other")
     assert repr(one).startswith("Assumption(")
+
+
+def test_a_table_without_its_bytecode_is_not_compiled_where_none_is_written(tmp_path: Path) -> None:
+    code = textwrap.dedent("""
+        import dataclasses, importlib.util, os, sys
+        from ppy_check import records
+        spec = importlib.util.find_spec(records.TABLE_MODULE)
+        spec.cached = os.path.join(sys.argv[1], "absent.pyc")
+        print(records._bytecode_at_hand(spec))
+        sys.dont_write_bytecode = False
+        print(records._bytecode_at_hand(spec))
+    """)
+    done = subprocess.run([sys.executable, "-B", "-c", code, str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
 
 
 def test_install_leaves_a_python_without_a_table_as_it_was() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ppy import runtime
+from ppy_compile import cache as caches
 from ppy_compile import shared
 from ppy_compile.at_once import at_once
 
@@ -31,6 +32,8 @@ class _Finishing:
 @pytest.fixture
 def exit_state(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     made: list[str] = []
+    # This process goes on after the test: its lock waits must not give up as a program's that exits would.
+    monkeypatch.setattr(caches, "_exiting", threading.Event())
     monkeypatch.setattr(runtime, "_started", [])
     monkeypatch.setattr(runtime, "_pch_at_exit", False)
     monkeypatch.setattr(runtime, "_pch_failed", False)
@@ -117,3 +120,31 @@ def test_a_thread_that_cannot_start_runs_its_work_and_is_not_waited_for(monkeypa
     ran: list[str] = []
     runtime._start(threading.Thread(), lambda: ran.append("ran"))
     assert ran == ["ran"]
+
+
+def test_a_header_another_process_is_making_is_no_failure(exit_state: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """At exit a wait on another process's lock gives up (cache.end_waits): that process makes the header, so
+    nothing is said and the header is not taken for one that fails."""
+    from ppy_compile.cache import LockWaitEnded
+
+    def waited() -> None:
+        raise LockWaitEnded("the program ended while process 4242 was building the same code")
+
+    monkeypatch.setattr(runtime, "_make_pch", waited)
+    runtime._precompile_now()
+    assert not runtime._pch_failed and capsys.readouterr().err == ""
+
+
+def test_a_file_is_planned_where_no_thread_can_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """A region first called after the program's main thread ended (a worker thread's, under Python 3.12): the
+    plan checks the shared builds in the build itself, instead of in a thread of its own."""
+    from ppy_compile import pipeline
+    from ppy_compile.cache import Cache
+
+    source = tmp_path / "model.py"
+    source.write_text("import ppy, torch\n\n\n@ppy.opt(1)\ndef twice(x: torch.Tensor) -> torch.Tensor:\n"
+                      "    return x * 2\n", encoding="utf-8")
+    _no_threads(monkeypatch)
+    plan = pipeline.plan_module(str(source), source.read_text(), cache=Cache.open(tmp_path / "cache"))
+    assert [region.model.name for region in plan.regions] == ["twice"] and plan.shared_checked is None
