@@ -9,6 +9,8 @@ loads gpt2.py's weights and checks that both forms compute the same logits,
 to the bit.
 """
 
+from collections.abc import Iterator
+
 import ppy
 import torch
 import torch.nn as nn
@@ -68,6 +70,18 @@ class Block(nn.Module):
         attended, k_all, v_all = self.attn(self.ln1(x), k_cache, v_cache, causal)
         h = torch.add(x, attended)
         return torch.add(h, self.mlp(self.ln2(h))), k_all, v_all
+
+
+@Block.forward.samples
+def _(device: str) -> Iterator[tuple[Block, torch.Tensor, torch.Tensor, torch.Tensor, bool]]:
+    """What `pytest --ppy-verify` checks the block on, on each device: the instance first, then the arguments
+    (a prompt on an empty cache, then one token on a filled one)."""
+    torch.manual_seed(0)
+    block = Block(16, 2).to(device).eval()
+    empty = torch.zeros(1, 2, 0, 8, device=device)
+    yield block, torch.randn(1, 5, 16, device=device), empty, empty, True
+    cached = torch.randn(1, 2, 5, 8, device=device)
+    yield block, torch.randn(1, 1, 16, device=device), cached, torch.randn_like(cached), False
 
 
 class GPT2(nn.Module):
