@@ -314,6 +314,22 @@ def counted(x: torch.Tensor) -> int:
     return x.shape[0] + 1
 
 
+# The tests below call these only under torch.compile, which traces their bodies: `--ppy-verify` runs them here.
+@typed_like.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, int]]:
+    yield torch.ones(2, dtype=torch.float64, device=device), 3
+
+
+@placed.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor]]:
+    yield (torch.ones(2, device=device),)
+
+
+@counted.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor]]:
+    yield (torch.ones(4, 2, device=device),)
+
+
 def test_a_dtype_str_device_or_lone_number_result_is_the_bodys_under_compile() -> None:
     """An operator hands a dtype back as its number (torch.float32 as 6), and Dynamo takes no str or device from
     one: such a region is traced as its body, so the caller gets what eager gives."""
