@@ -268,11 +268,10 @@ def _precompile_now() -> None:
 
 
 def _start(thread: threading.Thread, run: Callable[[], None]) -> None:
-    """Start ``thread``; where no thread can start (Python 3.12 refuses one once the interpreter is exiting, as
-    in the wait at exit), do its work here."""
-    try:
-        thread.start()
-    except RuntimeError:
+    """Start ``thread``, or, where no thread can start (at_once.start_thread), do its work here."""
+    from ppy_compile.at_once import start_thread  # the compiler: only once a region is built
+
+    if not start_thread(thread):
         run()
 
 

@@ -1,4 +1,5 @@
-"""Run calls at the same time, each in a thread of its own, and hand back their results or the first error."""
+"""Run calls at the same time, each in a thread of its own, and hand back their results or the first error; and
+start a thread where the interpreter still starts one."""
 
 from __future__ import annotations
 
@@ -7,6 +8,16 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+def start_thread(thread: threading.Thread) -> bool:
+    """Start ``thread``; False where no thread can start (Python 3.12 refuses one once the interpreter is
+    exiting, as in the wait at exit for a background build), and the caller does its work itself."""
+    try:
+        thread.start()
+    except RuntimeError:  # "can't create new thread at interpreter shutdown"
+        return False
+    return True
 
 
 def at_once(calls: list[Callable[[], T]]) -> list[T]:
@@ -26,15 +37,13 @@ def at_once(calls: list[Callable[[], T]]) -> list[T]:
             errors[index] = error
 
     threads = [threading.Thread(target=run, args=(index,), name="ppy build") for index in range(len(calls))]
-    started = []
+    running = []
     for index, thread in enumerate(threads):
-        try:
-            thread.start()
-        except RuntimeError:  # "can't create new thread at interpreter shutdown"
-            run(index)
+        if start_thread(thread):
+            running.append(thread)
         else:
-            started.append(thread)
-    for thread in started:
+            run(index)
+    for thread in running:
         thread.join()
     for error in errors:
         if error is not None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ppy_check import log
 from ppy_check.errors import BuildError
+from ppy_compile.at_once import start_thread
 from ppy_compile.cache import Cache, CacheError
 from ppy_compile.index import changed_dependency, diagnostics_json, index_key, last_key, last_record, why_missed
 from ppy_compile.load import BuiltModule, from_index
@@ -90,12 +91,8 @@ def plan_module(origin: str, text: str, cache: Cache | None = None,
     warn_once()
     started = time.perf_counter()
     _import_what_the_build_needs()
-    checking: threading.Thread | None = None
-    try:
-        checking = threading.Thread(target=check_shared, args=(cache,), name="ppy cache check", daemon=True)
-        checking.start()
-    except RuntimeError:  # no thread starts once the interpreter exits (Python 3.12): the build checks them itself
-        checking = None
+    thread = threading.Thread(target=check_shared, args=(cache,), name="ppy cache check", daemon=True)
+    checking = thread if start_thread(thread) else None  # else (at exit) the build checks them itself
     with one_read():  # every region inlines one text of each helper file: the text whose digest is recorded
         regions, errors, levels, silenced = model_all(text, origin)
     source_key = index_key(origin, text, options)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ppy_check import log
-from ppy_compile.at_once import at_once
+from ppy_compile.at_once import at_once, start_thread
 from ppy_compile.build_env import compile_jobs, use_pch
 from ppy_compile.cache import Cache
 from ppy_compile.keys import BUILD_FORMAT, sha
@@ -137,10 +137,9 @@ class BridgeBuild:
         self._thread: threading.Thread | None = None
         if cache.valid(self.key) is None:
             thread = threading.Thread(target=self._build, args=(cache,), name="ppy bridge", daemon=True)
-            try:
-                thread.start()
+            if start_thread(thread):
                 self._thread = thread
-            except RuntimeError:  # no thread starts in the wait at exit (Python 3.12): built here, first
+            else:  # in the wait at exit: built here, first
                 self._build(cache)
 
     @property

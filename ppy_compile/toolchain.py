@@ -300,7 +300,9 @@ def run_ninja(folder: Path, tool: Toolchain, targets: tuple[str, ...] = ()) -> N
     command = _ninja_command(folder, tool, targets)
     try:
         result = subprocess.run(command, capture_output=True, text=True)
-    except OSError as error:  # the interpreter or ninja cannot be run by this user (a venv under another's home)
+    # The interpreter or ninja cannot be run by this user (a venv under another's home). A machine's errors (no
+    # memory, too many files) go on, to be taken for an interruption (ppy.runtime._guarded).
+    except (PermissionError, FileNotFoundError) as error:
         raise BuildError(f"cannot run {command[0]}: {error.strerror}; the build needs it (as this user)") from None
     if result.returncode == 0:
         return
