@@ -4,8 +4,9 @@
 
 The dispatch-bound GPT-2 step (width 64, 4 heads, one new token on a 16-token
 cache, no grad, one thread): `gpt2.step` called with its seventeen weights and
-six dimensions (directly, and from an nn.Module's `forward` as a model calls
-it), beside `gpt2_modules.Block.forward` (called as the module, and as
+six dimensions (directly; from an nn.Module's `forward` that holds them in
+Python variables; and from one that reads them through `self`, as a model of
+nn.Modules calls a free-function region), beside `gpt2_modules.Block.forward` (called as the module, and as
 `block.forward(...)`, which skips nn.Module's `__call__`), the same block as
 nn.Modules, which reads the same tensors and settings through `self` at each
 call and checks the class of each submodule it inlined. Eager is the module's
@@ -71,11 +72,29 @@ def paths() -> dict[str, Callable[[], Any]]:
         def forward(self, x: Any, k: Any, v: Any) -> Any:
             return gpt2.step(x, k, v, *weights, 1, 1, HEADS, HEAD_DIM, WIDTH, gpt2.EPS, False)
 
-    wrapper = Wrapper()
+    class Reading(torch.nn.Module):
+        """How a model of nn.Modules calls the free-function region: its forward reads the weights through
+        `self` (nn.Module's __getattr__), as the module region's C reader does."""
+
+        def __init__(self, block: Any) -> None:
+            super().__init__()
+            self.block = block
+
+        def forward(self, x: Any, k: Any, v: Any) -> Any:
+            b = self.block
+            ln1, attn, ln2, mlp = b.ln1, b.attn, b.ln2, b.mlp
+            return gpt2.step(x, k, v, ln1.weight, ln1.bias, attn.q.weight, attn.q.bias, attn.k.weight, attn.k.bias,
+                             attn.v.weight, attn.v.bias, attn.o.weight, attn.o.bias, ln2.weight, ln2.bias,
+                             mlp.fc.weight, mlp.fc.bias, mlp.proj.weight, mlp.proj.bias, 1, 1, attn.heads,
+                             attn.head_dim, attn.width, ln1.eps, False)
+
+    wrapper, reading = Wrapper(), Reading(block)
     return {
         "eager module": lambda: python(block, x, cache, cache, False),
         "ppy free-function region": lambda: gpt2.step(*step_args),
         "ppy free-function region, in a module's forward": lambda: wrapper(x, cache, cache),
+        "ppy free-function region, in a module's forward reading its weights through self":
+            lambda: reading(x, cache, cache),
         "ppy module region": lambda: block(x, cache, cache, False),
         "ppy module region, forward called": lambda: block.forward(x, cache, cache, False),
     }

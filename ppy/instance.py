@@ -12,6 +12,7 @@ then says which attribute it was.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import operator
 import os
@@ -25,6 +26,16 @@ import torch
 
 # Module.__call__ runs these around forward; inlined code would skip them.
 HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+# What `module.compile()` sets on the instance (None otherwise): Module.__call__ then runs that instead.
+COMPILED_CALL = "_compiled_call_impl"
+# What a module's call looks up on its instance on the way to `forward`: an instance attribute of one of these
+# names (accelerate's `module.forward = partial(new_forward, module)`) is what Python runs.
+CALL_NAMES = ("forward", "_call_impl")
+# What the reads and the inlined code found on each class the build read: patched on the class or a base since
+# (`Attention.forward = ...`, a property added), the class runs other code.
+CLASS_NAMES = ("__call__", "_wrapped_call_impl", "_call_impl", "forward", "__getattr__", "__getattribute__")
+# A class that defines one of these reads its attributes its own way: no read of it is the reader's own lookup.
+_OWN_LOOKUP = ("__getattr__", "__getattribute__")
 
 
 # Hooks every module's call runs (``register_module_forward_hook`` and friends): dicts torch changes in place.
@@ -66,41 +77,65 @@ class InstanceReader:
     raw: Callable[..., Any] = lambda *values: NotImplemented
 
     # The names a subclass of the instance's class must not define to run the same code (see `accept`), and the
-    # subclasses accepted so far, which the generated reader takes as it takes the class itself.
+    # subclasses accepted so far, each with its class's version tag then (`version`, the bridge's `type_version`),
+    # which the generated reader takes as it takes the class itself while the tag holds.
     names: frozenset[str] = frozenset()
-    accepted: set[type] = dataclasses.field(default_factory=set)
+    accepted: dict[type, int] = dataclasses.field(default_factory=dict)
+    version: Callable[[type], int] = lambda kind: 0
     # (path, count) of each container whose number of items the build used (ppy_check.model.ir.InstanceReads).
     lengths: tuple[tuple[str, int], ...] = ()
+    # What the program assumed, read again for the message where it refuses a call: each checked path's names its
+    # instance must not hold, and each class's names with what they found (`read_program`).
+    absent: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    ordered: tuple[str, ...] = ()
+    classes: tuple[tuple[type, tuple[str, ...], tuple[tuple[Any, ...], ...]], ...] = ()
 
     @classmethod
     def of(cls, name: str, reads: Sequence[Sequence[str]], classes: Sequence[Sequence[str]],
            namespace: dict[str, Any], methods: Sequence[str], make_reader: Callable[[tuple[Any, ...]], Any],
-           lengths: Sequence[tuple[str, int]] = ()) -> InstanceReader:
+           lengths: Sequence[tuple[str, int]] = (), version: Callable[[type], int] = lambda kind: 0,
+           ) -> InstanceReader:
         """Resolve the classes the build read (``classes``: [path, name]) in the region's module (``namespace``) or
         torch.nn, raising LookupError naming one that is not there; ``make_reader`` is the bridge's
-        ``instance_reader``, which makes the reads one C function (`read_program`)."""
+        ``instance_reader``, which makes the reads one C function (`read_program`), and ``version`` its
+        ``type_version``."""
         checks = tuple((path, _resolve_class(class_name, namespace)) for path, class_name in classes)
         paths = tuple(path for path, _ in reads)
-        names = frozenset(methods) | {p.split(".")[0] for p in paths} | {p.split(".")[0] for p, _ in checks if p}
-        accepted: set[type] = set()
+        names = frozenset(methods) | {p.split(".")[0] for p in paths} | {p.split(".")[0] for p, _ in checks if p} | \
+            set(_OWN_LOOKUP)
+        accepted: dict[type, int] = {}
         sizes = tuple((path, count) for path, count in lengths)
-        return cls(name, paths, tuple(kind for _, kind in reads), checks,
-                   make_reader(read_program(paths, dict(checks), accepted, dict(sizes))), names=names,
-                   accepted=accepted, lengths=sizes)
+        program = read_program(paths, dict(checks), accepted, dict(sizes))
+        steps, table = program[0], program[6]
+        where = {index: path for path, index in _paths_of(program).items()}
+        return cls(name, paths, tuple(kind for _, kind in reads), checks, make_reader(program), names=names,
+                   accepted=accepted, version=version, lengths=sizes,
+                   absent=tuple((where[i], step[6]) for i, step in enumerate(steps) if step[6]),
+                   ordered=tuple(where[i] for i, step in enumerate(steps) if step[7]), classes=table)
 
     def accept(self, instance: Any) -> bool:
         """Whether the instance's class, a subclass of the one the build read, runs the same code: it defines
-        nothing the region reads or runs through the instance (FSDP2's `FSDP<Class>`, a subclass adding methods
-        of its own). Then it is taken from now on."""
+        nothing the region reads or runs through the instance, nor a lookup of its own (FSDP2's `FSDP<Class>`,
+        a subclass adding methods of its own). Then it is taken from now on, while the class is unchanged."""
         expected = dict(self.checks).get("")
         kind = type(instance)
         if expected is None or kind is expected or not issubclass(kind, expected):
             return False
-        extra = [c for c in kind.__mro__ if c not in expected.__mro__]
-        if any(name in vars(c) for c in extra for name in self.names):
+        if self.redefined(kind) is not None:
             return False
-        self.accepted.add(kind)
+        tag = self.version(kind)
+        if not tag:
+            return False
+        self.accepted[kind] = tag
         return True
+
+    def redefined(self, kind: type) -> str | None:
+        """A name the region reads or runs through the instance that ``kind``, a subclass of the instance's class
+        the build read, defines: Python then runs other code than the build inlined; None where there is none."""
+        expected = dict(self.checks)[""]
+        extra = [c for c in kind.__mro__ if c not in expected.__mro__]
+        names = self.names | set(methods_of(expected))
+        return next((name for c in extra for name in sorted(names) if name in vars(c)), None)
 
     def namespaces(self) -> dict[str, dict[str, Any]]:
         """The namespace of the module of each checked class that is not torch's, by the real path of its file:
@@ -141,17 +176,41 @@ class InstanceReader:
                 found = operator.attrgetter(path)(instance) if path else instance
             except AttributeError as error:
                 return Mismatch(self.shown(path), f"reading it failed ({error})")
-            if type(found) is not expected and not (not path and type(found) in self.accepted):
-                return Mismatch(self.shown(path), f"it is a {_class_name(type(found))}, and the build inlined the code "
+            kind = type(found)
+            # A subclass of the instance's class that defines what the region reads or runs (or came to since it
+            # was taken for it, `accept`).
+            defined = self.redefined(kind) if not path and kind is not expected and issubclass(kind, expected) else None
+            if defined is not None:
+                return Mismatch(self.shown(path), f"it is a {_class_name(kind)}, which defines `{defined}`, and the "
+                                                   f"build inlined the code of {_class_name(expected)}")
+            if kind is not expected and not (not path and kind in self.accepted):
+                return Mismatch(self.shown(path), f"it is a {_class_name(kind)}, and the build inlined the code "
                                                    f"of {_class_name(expected)}")
             if path and isinstance(found, torch.nn.Module) and any(getattr(found, hooks, None) for hooks in HOOK_DICTS):
                 return Mismatch(self.shown(path), "it has a hook, which its call would run and the inlined code skips")
+            if path and isinstance(found, torch.nn.Module) and getattr(found, COMPILED_CALL, None) is not None:
+                return Mismatch(self.shown(path), "it was compiled (`.compile()`), and its call runs what torch "
+                                                   "compiled, not the inlined code")
+            own = [name for name in dict(self.absent).get(path, ()) if name in getattr(found, "__dict__", {})]
+            if own:
+                return Mismatch(self.shown(path), f"it holds its own `{own[0]}`, which Python runs instead of the "
+                                                   f"method of {_class_name(expected)} the build inlined")
+            if path in self.ordered and list(found._modules) != [str(i) for i in range(len(found._modules))]:
+                return Mismatch(self.shown(path), "its items are not numbered 0, 1, ... in order, and it calls and "
+                                                   "indexes them by position")
             count = dict(self.lengths).get(path)
             if count is not None and len(found) != count:  # a Sequential's, a ModuleList's length: its _modules
                 return Mismatch(self.shown(path), f"it holds {len(found)} items, and the build used the {count} its "
                                                    "construction makes")
         if _global_hooks():
             return Mismatch(self.name, "a global module hook is registered, which every module's call runs")
+        for kind, names, found in self.classes:
+            for name, was in zip(names, found):
+                now = class_lookup(kind, name)
+                if len(now) != len(was) or now and now[0] is not was[0]:
+                    change = "defines" if not was else "no longer defines" if not now else "holds another"
+                    return Mismatch(self.name, f"{_class_name(kind)} {change} `{name}` since the build read it, "
+                                               "so Python runs other code than the build inlined")
         for path in self.reads:
             try:
                 operator.attrgetter(path)(instance)
@@ -165,42 +224,53 @@ class InstanceReader:
             if not _fits(kind, value):
                 return Mismatch(self.shown(path), f"it holds a {_class_name(type(value))}, and the build assumed "
                                                   f"{kind}")
+            if type(value) is int and not -(1 << 63) <= value < 1 << 63:
+                return Mismatch(self.shown(path), f"it holds {value}, which does not fit the 64-bit int the "
+                                                  "compiled code computes with")
+        if torch._C._is_torch_function_mode_enabled():  # pylint: disable=protected-access
+            return Mismatch(self.name, "a torch function mode is active, whose calls the compiled code would skip")
         return Mismatch(self.name, "an argument or attribute is not exactly its type")
 
     def shown(self, path: str) -> str:
         return f"{self.name}.{path}" if path else self.name
 
 
-def read_program(reads: tuple[str, ...], classes: dict[str, type], accepted: set[type],
+def read_program(reads: tuple[str, ...], classes: dict[str, type], accepted: dict[type, int],
                  lengths: dict[str, int] | None = None) -> tuple[Any, ...]:
     """What the bridge's reader (``instance_reader`` in bridge.cpp) runs: each object on the paths read once, each
-    checked object's exact class and hooks checked, the reads in order.
+    checked object's exact class, hooks and own attributes checked, the reads in order.
 
     nn.Module keeps parameters, buffers and submodules in dicts that ``Module.__getattr__`` searches after Python's
     own lookup fails; the reader reads those dicts itself, in the same order (the instance's ``__dict__``, then
     ``_parameters``, ``_buffers``, ``_modules``). That is Python's answer only where the class defines nothing of
-    that name (a property, a class-level default): such a step is a plain ``getattr``. Each checked class is exact
-    (or a subclass ``accept`` took, which defines none of the names), so what its MRO defines was known when the
-    program was made."""
+    that name (a property, a class-level default) and no lookup of its own (``__getattr__``): such a step is a
+    plain ``getattr``. Each checked class is exact (or a subclass ``accept`` took, which defines none of the
+    names), and what its MRO defines of the names the reads and the inlined code used is compared again whenever
+    the class has changed since (CPython's version tag of the class says so), so what it defines is what it
+    defined when the program was made."""
     sizes = lengths or {}
-    # (source, name, plain, exact class, hooks checked, number of items or None): see bridge.cpp's read_instance.
-    steps: list[tuple[int, str, bool, type | None, bool, int | None]] = [
-        (0, "", False, classes.get(""), False, sizes.get(""))]
+    # (source, name, plain, exact class, hooks checked, number of items or None, names its dict must not hold,
+    # items numbered in order): see bridge.cpp's read_instance.
+    steps: list[tuple[int, str, bool, type | None, bool, int | None, tuple[str, ...], bool]] = [
+        (0, "", False, classes.get(""), False, sizes.get(""), _absent(classes.get(""), False), False)]
     index = {"": 0}
+    plain_names: dict[type, set[str]] = {}
 
     def step(parent: str, name: str) -> int:
         path = f"{parent}.{name}" if parent else name
         if path in index:
             return index[path]
         kind = classes.get(parent)
-        plain = kind is not None and issubclass(kind, torch.nn.Module) and \
+        plain = kind is not None and issubclass(kind, torch.nn.Module) and _reads_own_dicts(kind) and \
             not any(name in vars(base) for base in kind.__mro__)
+        if plain and kind is not None:
+            plain_names.setdefault(kind, set()).add(name)
         cls = classes.get(path)
         # The instance's own hooks ran in its Module.__call__ before the region did; an inlined one's would not.
         hooks = cls is not None and issubclass(cls, torch.nn.Module)
         index[path] = len(steps)
         # Interned, as attribute names in __dict__ are: each lookup then matches by identity.
-        steps.append((index[parent], sys.intern(name), plain, cls, hooks, sizes.get(path)))
+        steps.append((index[parent], sys.intern(name), plain, cls, hooks, sizes.get(path), _absent(cls, True), False))
         return index[path]
 
     def walk(path: str) -> int:
@@ -213,8 +283,86 @@ def read_program(reads: tuple[str, ...], classes: dict[str, type], accepted: set
     for path in sorted(classes, key=lambda p: p.count(".")):
         walk(path)
     leaves = tuple(walk(path) for path in reads)
+    # A Sequential indexes and calls its items by position, the reader reads them by key: where the build read
+    # numbered items of one (or of a ModuleList, which iterates by position), they must be numbered in order.
+    numbered = {source for source, name, *_ in steps[1:] if name.isdigit()}
+    for at in numbered:
+        cls = steps[at][3]
+        if cls is not None and issubclass(cls, (torch.nn.Sequential, torch.nn.ModuleList)):
+            steps[at] = (*steps[at][:7], True)
+    table = tuple(_class_entry(kind, plain_names.get(kind, set()))
+                  for kind in dict.fromkeys(kind for kind in classes.values()))
     globals_ = global_hook_dicts() if classes else ()
-    return (tuple(steps), leaves, globals_, accepted, HOOK_DICTS, ("_parameters", "_buffers", "_modules"))
+    return (tuple(steps), leaves, globals_, accepted, (*HOOK_DICTS, COMPILED_CALL),
+            ("_parameters", "_buffers", "_modules"), table, bytearray(len(table) * _TAG_BYTES))
+
+
+# A CPython version tag is an unsigned int (PyTypeObject.tp_version_tag).
+_TAG_BYTES = ctypes.sizeof(ctypes.c_uint)
+
+
+def _paths_of(program: tuple[Any, ...]) -> dict[str, int]:
+    """Each step's attribute path from the instance, by its index."""
+    paths: dict[str, int] = {}
+    for index, (source, name, *_) in enumerate(program[0]):
+        if index:
+            parent = next(path for path, at in paths.items() if at == source)
+            paths[f"{parent}.{name}" if parent else name] = index
+        else:
+            paths[""] = 0
+    return paths
+
+
+def methods_of(kind: type) -> tuple[str, ...]:
+    """The methods ``kind`` defines for its instances (what its MRO but nn.Module and object defines that an
+    instance may call, dunders aside), which the inlined code may have run through an instance."""
+    found: set[str] = set()
+    for base in kind.__mro__:
+        if base in (torch.nn.Module, object):
+            continue
+        # Anything callable (a function, a region, a class held as a default): an instance attribute of its name is
+        # what Python calls. A property cannot be shadowed by one.
+        found.update(name for name, value in vars(base).items()
+                     if not name.startswith("__") and (callable(value) or isinstance(value, (staticmethod, classmethod))))
+    return tuple(sorted(found))
+
+
+def _absent(kind: type | None, inlined: bool) -> tuple[str, ...]:
+    """What the instance dict of an object of class ``kind`` must not hold: its class's methods, and for an inlined
+    module what its call looks up on the way to them (the instance's own call ran before the region)."""
+    if kind is None:
+        return ()
+    names = set(methods_of(kind))
+    if inlined and issubclass(kind, torch.nn.Module):
+        names.update(CALL_NAMES)
+    return tuple(sys.intern(name) for name in sorted(names))
+
+
+def _reads_own_dicts(kind: type) -> bool:
+    """Whether Python's lookup of an attribute on an instance of ``kind`` is nn.Module's: no class of its MRO but
+    nn.Module and object defines a lookup of its own."""
+    return not any(name in vars(base) for base in kind.__mro__ if base not in (torch.nn.Module, object)
+                   for name in _OWN_LOOKUP)
+
+
+_NOTHING: tuple[Any, ...] = ()
+
+
+def class_lookup(kind: type, name: str) -> tuple[Any, ...]:
+    """What ``name`` finds on the class ``kind`` (its MRO's first definition), as (value,), or () for nothing."""
+    for base in kind.__mro__:
+        if name in vars(base):
+            return (vars(base)[name],)
+    return _NOTHING
+
+
+def _class_entry(kind: type, plain: set[str]) -> tuple[type, tuple[str, ...], tuple[tuple[Any, ...], ...]]:
+    """A class the build read, the names the reads and the inlined code took from it, and what each found."""
+    names = set(methods_of(kind)) | plain | set(_OWN_LOOKUP)
+    if issubclass(kind, torch.nn.Module):
+        names.update(CLASS_NAMES)
+    ordered = tuple(sys.intern(name) for name in sorted(names))
+    return kind, ordered, tuple(class_lookup(kind, name) for name in ordered)
 
 
 def _resolve_class(name: str, namespace: dict[str, Any]) -> type:

@@ -534,7 +534,8 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
             reader = InstanceReader.of(next(iter(signature.parameters)), reads["reads"], reads["classes"],
                                        region.python.__globals__, [name for name, _ in reads.get("methods", [])],
                                        built.bridge.instance_reader,
-                                       [(path, int(count)) for path, count in reads.get("lengths", [])])
+                                       [(path, int(count)) for path, count in reads.get("lengths", [])],
+                                       built.bridge.type_version)
         except LookupError as error:
             _fallback(region, str(error))
             return
@@ -561,7 +562,8 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
             entry=reader.entry, signature=signature,
             cpp_source_path=built.cpp_sources.get(rid), cpp_symbol=built.symbols.get(rid),
             effects=built.effects.get(rid, {}), instance=reader,
-            method_call=_method_call(region, reader, len(signature.parameters) - 1), guards=guards))
+            method_call=_method_call(region, built.bridge.instance_caller(
+                reader.read_all, reader.raw, len(signature.parameters) - 1)), guards=guards))
         _prepared.append(region)
         _route(region)
         return
@@ -576,22 +578,18 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
     _route(region)
 
 
-def _method_call(region: Region[Any, Any], reader: Any, count: int) -> Callable[..., Any]:
-    """A method region's call from an instance, while nothing watches its calls: the instance's reads (one
-    generated function) and the compiled entry in one frame. A call given by keyword, one torch traces, and one
-    the reads or the entry decline take Region.__call__, the runtime's path, which says why."""
-    read_all, raw, slow = reader.read_all, reader.raw, Region.__call__
+def _method_call(region: Region[Any, Any], fast: Callable[..., Any]) -> Callable[..., Any]:
+    """A method region's call from an instance, while nothing watches its calls: ``fast`` (the bridge's
+    ``instance_caller``) reads the instance and calls the compiled entry in one C call. A call given by keyword,
+    one torch traces, and one the reads or the entry decline take Region.__call__, the runtime's path, which says
+    why."""
+    slow = Region.__call__
 
     def call(instance: Any, *args: Any, **kwargs: Any) -> Any:
-        if not kwargs and len(args) == count and not decorators._compiling():  # the tracer attach_tracer set
-            try:
-                taken = read_all(instance)
-            except (AttributeError, KeyError):  # an attribute gone: Region.__call__ says which
-                taken = None
-            if taken is not None:
-                result = raw(*args, *taken)
-                if result is not NotImplemented:
-                    return result
+        if not kwargs and not decorators._compiling():  # the tracer attach_tracer set
+            result = fast(instance, *args)
+            if result is not NotImplemented:
+                return result
         return slow(region, instance, *args, **kwargs)
 
     return decorators.own_code(call, region)

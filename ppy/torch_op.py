@@ -563,6 +563,12 @@ def _instance_checks(layout: Layout, namespace: dict[str, Any], owner: str, rand
         failing.append(f"type({found}) is not _class{index}")
         if path and issubclass(kind, torch.nn.Module):  # after its class's test: there, it is there
             failing += [f"{_access(owner, path)}.{hooks}" for hooks in instance.HOOK_DICTS]
+            failing.append(f"{_access(owner, path)}.{instance.COMPILED_CALL} is not None")
+    failing += _own_method_tests(layout.reader, namespace, owner)
+    for path in layout.reader.ordered:  # a Sequential's items by position: numbered in order
+        items = f"{_access(owner, path)}._modules"
+        failing.append(f"list({items}) != [str(i) for i in range(len({items}))]")
+    failing += _class_tests(layout.reader, namespace)
     for path, count in layout.reader.lengths:  # after the container's class's test: there, it is there
         failing.append(f"len({_access(owner, path)}) != {count}")
     for index, (path, kind) in enumerate(zip(layout.reader.reads, layout.reader.types)):
@@ -580,6 +586,45 @@ def _instance_checks(layout: Layout, namespace: dict[str, Any], owner: str, rand
         # Under no_grad (inference, calibration), one node, its writes its `mutates_args`.
         namespace["_grad_enabled"] = torch.is_grad_enabled
         failing.append("_grad_enabled()")
+    return failing
+
+
+def _own_method_tests(reader: instance.InstanceReader, namespace: dict[str, Any], owner: str) -> list[str]:
+    """That each inlined object's methods are its class's functions bound to it, not attributes of its own
+    (accelerate's `module.forward = partial(...)`), as tests of what reading them gives: Dynamo guards an
+    attribute it reads, where it does not guard a test of the instance's `__dict__`. A method that is not a plain
+    function of its class (a static method, a region) is the compiled entry's to check at an eager call alone."""
+    namespace["_MethodType"] = types.MethodType
+    classes, failing = dict(reader.checks), []
+    for index, (path, names) in enumerate(reader.absent):
+        for n, name in enumerate(names):
+            defined = instance.class_lookup(classes[path], name)
+            if not defined or not isinstance(defined[0], types.FunctionType) or not name.isidentifier():
+                continue
+            namespace[f"_method{index}_{n}"] = defined[0]
+            method = f"{_access(owner, path)}.{name}"
+            failing.append(f"type({method}) is not _MethodType or {method}.__func__ is not _method{index}_{n}")
+    return failing
+
+
+def _class_tests(reader: instance.InstanceReader, namespace: dict[str, Any]) -> list[str]:
+    """What each class the build read must still find for each name (ppy.instance's class table), as tests of its
+    bases' dicts in MRO order, which Dynamo guards: a class patched since compiling is traced again. nn.Module's
+    own dict is left out: torch.export and torch.fx patch its `__call__` and `__getattr__` while they trace,
+    routing calls through what they record (the compiled entry still checks it at an eager call)."""
+    failing = []
+    for index, (kind, names, found) in enumerate(reader.classes):
+        bases = [base for base in kind.__mro__ if base not in (torch.nn.Module, object)]
+        for b, base in enumerate(bases):
+            namespace[f"_base{index}_{b}"] = base
+        for n, (name, was) in enumerate(zip(names, found)):
+            owner = next((b for b, base in enumerate(bases) if name in vars(base)), None) if was else None
+            # Found in nn.Module or object (or nothing): no class below may define it since.
+            for b in range(len(bases) if owner is None else owner):
+                failing.append(f"{name!r} in _base{index}_{b}.__dict__")
+            if owner is not None:
+                namespace[f"_was{index}_{n}"] = was[0]
+                failing.append(f"_base{index}_{owner}.__dict__.get({name!r}) is not _was{index}_{n}")
     return failing
 
 

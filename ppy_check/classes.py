@@ -495,6 +495,9 @@ class _InitReader:
         if call.keywords:
             return UnknownField(refusals.ATTRIBUTE_KIND_UNKNOWN(name=name, value=ast.unparse(call), example="nn.Linear"))
         items: list[tuple[str, ast.expr]] = []
+        if kind is Container.SEQUENTIAL and len(call.args) == 1 and isinstance(call.args[0], ast.Call) and \
+                self.scope.resolve(call.args[0].func) in ("collections.OrderedDict", "typing.OrderedDict"):
+            return UnknownField(refusals.SEQUENTIAL_NAMED(name=name, value=ast.unparse(call)))
         if kind is Container.SEQUENTIAL:
             items = [(str(index), arg) for index, arg in enumerate(call.args)]
         elif len(call.args) == 1 and kind is Container.MODULE_LIST and isinstance(call.args[0], (ast.List, ast.Tuple)):

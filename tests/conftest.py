@@ -28,7 +28,7 @@ def toolchain_entries() -> list[str]:
 
 @pytest.fixture
 def fresh_cache(tmp_path: Path, toolchain_entries: list[str], monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty cache of this test's own, holding only the session's once-per-torch builds (hard links)."""
+    """An empty cache of this test's own, holding only the session's once-per-torch artifacts (support/session_cache.py)."""
     root = seeded_cache(tmp_path / "cache", toolchain_entries)
     monkeypatch.setenv("PPY_CACHE_DIR", str(root))
     return root

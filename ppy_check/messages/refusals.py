@@ -284,6 +284,9 @@ ATTRIBUTE_KINDS_DIFFER = Reason(Code.TYPE, "`{name}` holds `{first}` on one way 
 ATTRIBUTE_KIND_UNKNOWN = Reason(Code.TYPE, "the checker cannot tell what `{name}` holds (`__init__` assigns it "
                                            "`{value}`); annotate the `__init__` parameter it comes from, or declare it "
                                            "in the class body (`{name}: {example}`)")
+SEQUENTIAL_NAMED = Reason(Code.TYPE, "`{name}` is a Sequential of named modules (`{value}`), which ppy does not read; "
+                                     "build it from its modules in order (`nn.Sequential(nn.Linear(...), ...)`), or "
+                                     "make the named ones attributes of their own")
 ATTRIBUTE_CONTAINER_PASSED = Reason(Code.TYPE, "`{name}` holds the `{cls}` passed to `__init__` as `{param}`, so "
                                                "the checker cannot see which modules it holds; build it in "
                                                "`__init__` from modules ppy reads (`self.{name} = nn.{cls}(...)`)"
@@ -307,6 +310,10 @@ ATTRIBUTE_OF_UNREAD_BASE = Reason(Code.TYPE, "`{cls}` assigns no attribute `{nam
 ATTRIBUTE_NOT_CALLABLE = Reason(Code.TYPE, "it holds `{type}`, which is not callable")
 MODULE_NOT_VALUE = Reason(Code.TYPE, "a module (`{cls}`) is not a value a region can hold or return; call it, or "
                                      "read its tensors")
+METHOD_NOT_VALUE = Reason(Code.TYPE, "it is a method of `{cls}`, which a region calls (`{path}(...)`) but cannot "
+                                     "hold or return")
+PROPERTY_NOT_READ = Reason(Code.TYPE, "it is a property of `{cls}`, whose getter a region does not run; read the "
+                                      "attributes it computes from instead")
 MODULE_NOT_INDEXED = Reason(Code.TYPE, "`{cls}` is not a container ppy indexes (Sequential, ModuleList, ModuleDict)")
 CONTAINER_KEY_LITERAL = Reason(Code.TYPE, "an item of a `{cls}` is reached by a literal index (`[0]`, `[-1]`, "
                                           "`[\"name\"]`, a name an attribute may have), so the build knows which "

@@ -14,6 +14,7 @@
 // Its own declarations first: the compiler then checks each definition below against what modules call.
 #include "ppy_bridge.h"
 #include <frameobject.h>
+#include <cstdio>
 #include <exception>
 #include <vector>
 #include <ATen/PythonTorchFunctionTLS.h>
@@ -293,7 +294,10 @@ PyObject* located(PyObject* self, int offset) {
         Py_XDECREF(linecache);
     }
     PyObject* region = frame == nullptr ? nullptr : PyObject_GetAttrString(python, "__qualname__");
-    PyObject* args = value == nullptr || region == nullptr ? nullptr : PyObject_GetAttrString(value, "args");
+    // A KeyError's argument is the key, which a handler reads (`except KeyError as e: e.args[0]`): it keeps it,
+    // and the traceback entry alone names the statement.
+    bool keyed = value != nullptr && PyErr_GivenExceptionMatches(value, PyExc_KeyError);
+    PyObject* args = value == nullptr || region == nullptr || keyed ? nullptr : PyObject_GetAttrString(value, "args");
     if (args != nullptr && PyTuple_CheckExact(args) && PyTuple_GET_SIZE(args) == 1 &&
         PyUnicode_Check(PyTuple_GET_ITEM(args, 0)) && text != nullptr && PyUnicode_Check(text)) {
         // Without the source at hand (linecache finds no such line) the message still names the line.
@@ -320,12 +324,21 @@ PyObject* located(PyObject* self, int offset) {
 
 // --- a method region's reads through its instance (ppy/instance.py builds the program) ---
 //
-// The program, the reader's self: (steps, leaves, globals, accepted, hook_names, stores). Step i makes object i:
-// step 0 is the instance; step (source, name, plain, cls, hooks, size) reads `name` of object `source`, from
-// the stores of an nn.Module as Module.__getattr__ searches them after the instance dict (`plain`: the class
-// defines nothing of that name), else by getattr; `cls` (or None) is the exact class it must have (the
-// instance may also have a class in `accepted`), `hooks` asks that none of its hook dicts holds a hook, and
-// `size` (or None) is how many modules a container's `_modules` must hold (the build counted its items).
+// The program, the reader's self: (steps, leaves, globals, accepted, hook_names, stores, classes, tags). Step i
+// makes object i: step 0 is the instance; step (source, name, plain, cls, hooks, size, absent, ordered) reads
+// `name` of object `source`, from the stores of an nn.Module as Module.__getattr__ searches them after the
+// instance dict (`plain`: the class defines nothing of that name), else by getattr; `cls` (or None) is the exact
+// class it must have (the instance may also have a class in `accepted`, a dict of each to the version tag its
+// class had when ppy/instance.py's `accept` took it), `hooks` asks that none of `hook_names` in its dict holds
+// anything but None or an empty dict (its hooks, `module.compile()`'s function), `size` (or None) is how many
+// modules a container's `_modules` must hold (the build counted its items), `absent` names what its instance
+// dict must not hold (the methods its class defines, which inlined code ran: an instance attribute of that name
+// is what Python runs), and `ordered` asks that its `_modules` keys be "0", "1", ... in order (a Sequential
+// indexes and iterates by position, the reader reads by key).
+// `classes` holds, for each class the build read, (class, names, expected): what each name looked up on the
+// class found when the program was made ((value,), or () for nothing). The class's version tag (`tags`, one
+// unsigned int each, 0 for none yet) says that nothing of the class or its bases has changed since they were
+// last compared: a class patched since (`Attention.forward = ...`) is compared again.
 // The reader returns the objects `leaves` names, as a tuple; None where a check fails; NULL with the error
 // where getattr raised.
 
@@ -406,6 +419,43 @@ PyObject* module_attribute(Read& parent, PyObject* name, PyObject* store_names) 
     return found;
 }
 
+// A type's version tag where it has a valid one, else 0: CPython gives a type a new one after any change to it
+// or to a base (PyType_Modified), and assigns one when a lookup caches in it.
+unsigned int valid_tag(PyTypeObject* type) {
+    return (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 ? type->tp_version_tag : 0;
+}
+
+// Whether each class the build read still finds, for each name, what it found when the program was made.
+bool classes_hold(PyObject* classes, unsigned int* tags) {
+    for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(classes); ++c) {
+        PyObject* entry = PyTuple_GET_ITEM(classes, c);
+        auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(entry, 0));
+        unsigned int tag = valid_tag(type);
+        if (tag != 0 && tag == tags[c]) continue;
+        PyObject* names = PyTuple_GET_ITEM(entry, 1);
+        PyObject* expected = PyTuple_GET_ITEM(entry, 2);
+        for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(names); ++n) {
+            PyObject* found = _PyType_Lookup(type, PyTuple_GET_ITEM(names, n));  // borrowed; sets no error
+            PyObject* was = PyTuple_GET_ITEM(expected, n);
+            if (found != (PyTuple_GET_SIZE(was) == 0 ? nullptr : PyTuple_GET_ITEM(was, 0))) return false;
+        }
+        tags[c] = valid_tag(type);  // the lookups assigned one where the class had none
+    }
+    return true;
+}
+
+// Whether `_modules` (a dict) holds its items under "0", "1", ... in that order.
+bool keys_in_order(PyObject* items) {
+    Py_ssize_t at = 0, index = 0;
+    PyObject *key, *value;
+    char expected[24];
+    while (PyDict_Next(items, &at, &key, &value)) {
+        std::snprintf(expected, sizeof expected, "%zd", index++);
+        if (!PyUnicode_Check(key) || PyUnicode_CompareWithASCIIString(key, expected) != 0) return false;
+    }
+    return true;
+}
+
 PyObject* read_instance(PyObject* program, PyObject* instance) {
     PyObject* steps = PyTuple_GET_ITEM(program, 0);
     PyObject* leaves = PyTuple_GET_ITEM(program, 1);
@@ -417,6 +467,9 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
         PyObject* hooks = PyTuple_GET_ITEM(globals, g);
         if (PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) > 0) Py_RETURN_NONE;
     }
+    if (!classes_hold(PyTuple_GET_ITEM(program, 6),
+                      reinterpret_cast<unsigned int*>(PyByteArray_AS_STRING(PyTuple_GET_ITEM(program, 7)))))
+        Py_RETURN_NONE;
     Py_ssize_t count = PyTuple_GET_SIZE(steps);
     Reads reads(count);
     for (Py_ssize_t i = 0; i < count; ++i) {
@@ -440,24 +493,37 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
         }
         PyObject* object = read.object;
         if (cls != Py_None && reinterpret_cast<PyObject*>(Py_TYPE(object)) != cls) {
-            int taken = i == 0 ? PySet_Contains(accepted, reinterpret_cast<PyObject*>(Py_TYPE(object))) : 0;
-            if (taken < 0) return nullptr;
-            if (taken == 0) Py_RETURN_NONE;
+            auto* type = Py_TYPE(object);
+            PyObject* tag = i == 0 ? PyDict_GetItemWithError(accepted, reinterpret_cast<PyObject*>(type)) : nullptr;
+            if (tag == nullptr && PyErr_Occurred()) return nullptr;
+            // A subclass `accept` took, unchanged since (else it asks again).
+            if (tag == nullptr || valid_tag(type) == 0 || PyLong_AsUnsignedLong(tag) != valid_tag(type))
+                Py_RETURN_NONE;
         }
-        if (PyTuple_GET_ITEM(step, 4) == Py_True) {
+        PyObject* absent = PyTuple_GET_ITEM(step, 6);
+        if (PyTuple_GET_ITEM(step, 4) == Py_True || PyTuple_GET_SIZE(absent) > 0) {
             PyObject* dict = dict_of(read);
             if (dict == nullptr) return nullptr;
-            for (Py_ssize_t h = 0; h < PyTuple_GET_SIZE(hook_names); ++h) {
+            for (Py_ssize_t h = 0; PyTuple_GET_ITEM(step, 4) == Py_True && h < PyTuple_GET_SIZE(hook_names); ++h) {
                 PyObject* hooks = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(hook_names, h));
                 if (hooks == nullptr && PyErr_Occurred()) return nullptr;
-                if (hooks != nullptr && PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) > 0) Py_RETURN_NONE;
+                if (hooks != nullptr && hooks != Py_None && !(PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) == 0))
+                    Py_RETURN_NONE;
+            }
+            for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(absent); ++a) {
+                PyObject* own = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(absent, a));
+                if (own == nullptr && PyErr_Occurred()) return nullptr;
+                if (own != nullptr) Py_RETURN_NONE;
             }
         }
         PyObject* size = PyTuple_GET_ITEM(step, 5);
-        if (size != Py_None) {
+        bool ordered = PyTuple_GET_ITEM(step, 7) == Py_True;
+        if (size != Py_None || ordered) {
             if (!stores_of(read, stores)) return nullptr;
             PyObject* items = read.stores[2];  // _modules, a dict where it is one
-            if (items == nullptr || PyDict_GET_SIZE(items) != PyLong_AsSsize_t(size)) Py_RETURN_NONE;
+            if (items == nullptr) Py_RETURN_NONE;
+            if (size != Py_None && PyDict_GET_SIZE(items) != PyLong_AsSsize_t(size)) Py_RETURN_NONE;
+            if (ordered && !keys_in_order(items)) Py_RETURN_NONE;
         }
     }
     Py_ssize_t size = PyTuple_GET_SIZE(leaves);
@@ -474,19 +540,86 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
 PyMethodDef read_instance_def = {"read_instance", reinterpret_cast<PyCFunction>(read_instance), METH_O,
                                  "A method region's reads through its instance (ppy/instance.py)."};
 
+// A method region's call from an instance in one C call (ppy/runtime.py's _method_call): the caller's self is
+// (reader, entry, count); the arguments are the instance and the region's other `count` arguments. The reads
+// follow the arguments on the entry's stack, as the compiled function takes them. NotImplemented where another
+// number of arguments is given, a check fails, or an attribute is gone (AttributeError, KeyError): the caller
+// then takes the runtime's path, which says why. Any other error of a read (a property's own) is raised.
+PyObject* call_instance(PyObject* caller, PyObject* const* args, Py_ssize_t count) {
+    PyObject* reader = PyTuple_GET_ITEM(caller, 0);
+    PyObject* entry = PyTuple_GET_ITEM(caller, 1);
+    if (count < 1 || count - 1 != PyLong_AsSsize_t(PyTuple_GET_ITEM(caller, 2))) Py_RETURN_NOTIMPLEMENTED;
+    PyObject* values = read_instance(PyCFunction_GET_SELF(reader), args[0]);
+    if (values == nullptr) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError) && !PyErr_ExceptionMatches(PyExc_KeyError)) return nullptr;
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (values == Py_None) {
+        Py_DECREF(values);
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    Py_ssize_t reads = PyTuple_GET_SIZE(values);
+    Py_ssize_t total = count - 1 + reads;
+    constexpr Py_ssize_t kOnStack = 96;
+    PyObject* on_stack[kOnStack];
+    std::vector<PyObject*> on_heap;
+    PyObject** stack = on_stack;
+    if (total > kOnStack) {
+        on_heap.resize(static_cast<size_t>(total));
+        stack = on_heap.data();
+    }
+    for (Py_ssize_t i = 1; i < count; ++i) stack[i - 1] = args[i];
+    for (Py_ssize_t r = 0; r < reads; ++r) stack[count - 1 + r] = PyTuple_GET_ITEM(values, r);
+    PyObject* result = PyObject_Vectorcall(entry, stack, static_cast<size_t>(total), nullptr);
+    Py_DECREF(values);
+    return result;
+}
+
+PyMethodDef call_instance_def = {"call_instance",
+                                 reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(call_instance)),
+                                 METH_FASTCALL, "A method region's compiled call from its instance (ppy/runtime.py)."};
+
+bool all_strings(PyObject* names) {
+    if (!PyTuple_Check(names)) return false;
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(names); ++n)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(names, n))) return false;
+    return true;
+}
+
+bool is_class_table(PyObject* classes, PyObject* tags) {
+    if (!PyTuple_Check(classes) || !PyByteArray_Check(tags) ||
+        PyByteArray_GET_SIZE(tags) != PyTuple_GET_SIZE(classes) * static_cast<Py_ssize_t>(sizeof(unsigned int)))
+        return false;
+    for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(classes); ++c) {
+        PyObject* entry = PyTuple_GET_ITEM(classes, c);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyType_Check(PyTuple_GET_ITEM(entry, 0)) ||
+            !all_strings(PyTuple_GET_ITEM(entry, 1)) || !PyTuple_Check(PyTuple_GET_ITEM(entry, 2)) ||
+            PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 2)) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 1)))
+            return false;
+        PyObject* expected = PyTuple_GET_ITEM(entry, 2);
+        for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(expected); ++n) {
+            PyObject* was = PyTuple_GET_ITEM(expected, n);
+            if (!PyTuple_Check(was) || PyTuple_GET_SIZE(was) > 1) return false;
+        }
+    }
+    return true;
+}
+
 bool is_program(PyObject* program) {
-    if (!PyTuple_Check(program) || PyTuple_GET_SIZE(program) != 6) return false;
+    if (!PyTuple_Check(program) || PyTuple_GET_SIZE(program) != 8) return false;
     PyObject* steps = PyTuple_GET_ITEM(program, 0);
     PyObject* leaves = PyTuple_GET_ITEM(program, 1);
     if (!PyTuple_Check(steps) || PyTuple_GET_SIZE(steps) < 1 || !PyTuple_Check(leaves) ||
-        !PyTuple_Check(PyTuple_GET_ITEM(program, 2)) || !PySet_Check(PyTuple_GET_ITEM(program, 3)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(program, 2)) || !PyDict_Check(PyTuple_GET_ITEM(program, 3)) ||
         !PyTuple_Check(PyTuple_GET_ITEM(program, 4)) || !PyTuple_Check(PyTuple_GET_ITEM(program, 5)) ||
-        PyTuple_GET_SIZE(PyTuple_GET_ITEM(program, 5)) != 3)
+        PyTuple_GET_SIZE(PyTuple_GET_ITEM(program, 5)) != 3 ||
+        !is_class_table(PyTuple_GET_ITEM(program, 6), PyTuple_GET_ITEM(program, 7)))
         return false;
     Py_ssize_t count = PyTuple_GET_SIZE(steps);
     for (Py_ssize_t i = 0; i < count; ++i) {
         PyObject* step = PyTuple_GET_ITEM(steps, i);
-        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 6) return false;
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 8 || !all_strings(PyTuple_GET_ITEM(step, 6))) return false;
         PyObject* cls = PyTuple_GET_ITEM(step, 3);
         if (cls != Py_None && !PyType_Check(cls)) return false;
         PyObject* size = PyTuple_GET_ITEM(step, 5);
@@ -539,6 +672,35 @@ PyObject* instance_reader(PyObject*, PyObject* program) {
     return PyCFunction_NewEx(&read_instance_def, program, nullptr);
 }
 
+PyObject* type_version(PyObject*, PyObject* type) {
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "type_version takes a class");
+        return nullptr;
+    }
+    auto* cls = reinterpret_cast<PyTypeObject*>(type);
+    if (valid_tag(cls) == 0) {
+        static PyObject* name = PyUnicode_InternFromString("__getattr__");
+        if (name == nullptr) return nullptr;
+        _PyType_Lookup(cls, name);  // a lookup assigns the class a tag where it can have one
+    }
+    return PyLong_FromUnsignedLong(valid_tag(cls));
+}
+
+PyObject* instance_caller(PyObject*, PyObject* const* args, Py_ssize_t count) {
+    if (count != 3 || !PyCFunction_Check(args[0]) ||
+        reinterpret_cast<PyCFunctionObject*>(args[0])->m_ml != &read_instance_def || !PyCallable_Check(args[1]) ||
+        !PyLong_Check(args[2]) || PyLong_AsSsize_t(args[2]) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "instance_caller takes an instance reader, an entry and a count");
+        return nullptr;
+    }
+    PyObject* caller = PyTuple_Pack(3, args[0], args[1], args[2]);
+    if (caller == nullptr) return nullptr;
+    PyObject* function = PyCFunction_NewEx(&call_instance_def, caller, nullptr);
+    Py_DECREF(caller);
+    return function;
+}
+
 PyMethodDef methods[] = {
     {"bound_entry", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(bound_entry)), METH_FASTCALL,
      "bound_entry(entry, context): the entry's C function with `context` as its self: what a region object's "
@@ -548,6 +710,13 @@ PyMethodDef methods[] = {
     {"instance_reader", instance_reader, METH_O,
      "instance_reader(program): a method region's reads through its instance as one C function of the instance "
      "(ppy/instance.py)."},
+    {"type_version", type_version, METH_O,
+     "type_version(cls): the class's version tag, which CPython changes whenever the class or a base changes; 0 "
+     "where it has none (ppy/instance.py)."},
+    {"instance_caller", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(instance_caller)), METH_FASTCALL,
+     "instance_caller(reader, entry, count): a function of an instance and `count` arguments that calls `entry` "
+     "with those and what `reader` reads from the instance; NotImplemented where the reader or the entry declines "
+     "(ppy/runtime.py)."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import collections
 import copy
+import functools
+import os
+import sys
+import types
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import ppy
 from ppy.runtime import RegionDeclinedWarning
@@ -19,7 +27,7 @@ import module_regions as mr
 def built() -> None:
     for region in (mr.Block.forward, mr.Block.twice, mr.Mlp.forward, mr.Scaled.scaled, mr.Embedder.forward,
                    mr.ScaledNorm.forward, mr.Stack.forward, mr.Configured.forward, mr.WithActivation.forward,
-                   mr.TorchZoo.forward, mr.Normed.forward):
+                   mr.TorchZoo.forward, mr.Normed.forward, mr.Aliased.forward):
         assert region.build(), region.fallback_reason
 
 
@@ -124,6 +132,141 @@ def test_values_replaced_between_calls_are_read_at_the_next_call() -> None:
     block.mlp.gain = 3.0  # a float where a tensor was built: declined, and the message names it
     with pytest.warns(RegionDeclinedWarning, match=r"`self\.mlp\.gain`: it holds a float"):
         assert torch.equal(block(x.double()), _python(mr.Block.forward, block, x.double()))
+
+
+def _python_frames_of_ppy(call: Callable[[], object]) -> list[str]:
+    """The Python functions of ppy's own package that ``call`` runs (`file:function`), but the descriptor that binds
+    a method region."""
+    seen: list[str] = []
+    folder = os.path.dirname(ppy.__file__)
+
+    def profile(frame: types.FrameType, event: str, arg: object) -> None:
+        code = frame.f_code
+        if event == "call" and os.path.dirname(code.co_filename) == folder and code.co_name != "__get__":
+            seen.append(f"{os.path.basename(code.co_filename)}:{code.co_name}")
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+def test_the_one_c_call_from_an_instance_answers_what_python_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A method region's call from an instance is one C call (the reads, then the compiled entry); what it does
+    not take is the runtime's path, which answers as Python does."""
+    torch.manual_seed(0)
+    configured = mr.Configured(mr.Config(8, 1e-5))
+    x = torch.randn(2, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        assert torch.equal(configured(x), _python(mr.Configured.forward, configured, x))
+        # The one C call took it: neither the runtime's path (Region.__call__) nor the reads in Python.
+        assert not [f for f in _python_frames_of_ppy(lambda: configured(x))
+                    if f.startswith("instance.py") or f.endswith(":__call__")]
+        with pytest.raises(TypeError, match="positional argument"):
+            configured(x, x)  # one argument too many: Python's own message, not the entry's
+
+        def unset(config: mr.Config) -> float:
+            raise ValueError("eps is not set yet")
+
+        # A read of the exact class the build read that raises: the error Python's body raises, from the C call.
+        with monkeypatch.context() as patched:
+            patched.setattr(mr.Config, "eps", property(unset), raising=False)
+            for call in (configured, lambda x: _python(mr.Configured.forward, configured, x)):
+                with pytest.raises(ValueError, match="eps is not set yet"):
+                    call(x)
+    del configured.config.eps  # a value gone: the call runs Python, which raises as it does, with the warning
+    with pytest.warns(RegionDeclinedWarning, match=r"`self\.config\.eps`: reading it failed"), \
+            pytest.raises(AttributeError, match="eps"):
+        configured(x)
+
+
+def _declined(call: Callable[[], torch.Tensor], python: Callable[[], object], match: str) -> None:
+    """``call`` gives the Python body's answer, with the one warning (matching ``match``) that says why."""
+    with pytest.warns(RegionDeclinedWarning, match=match):
+        assert torch.equal(call(), python())  # type: ignore[arg-type]
+
+
+def test_what_python_runs_instead_of_the_inlined_code_makes_the_call_pythons(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An instance's own `forward` (accelerate's hooks), an instance attribute over a method the region calls,
+    `module.compile()`'s function, a class patched after the build, a Sequential's items out of order: each is
+    other code than the build inlined, and each call runs the Python body, with the warning naming what."""
+    torch.manual_seed(0)
+    block, x = mr.Block(8).eval(), torch.randn(2, 8)
+    fc = block.mlp.fc
+    fc.forward = functools.partial(lambda module, t: torch.nn.Linear.forward(module, t) * 3, fc)
+    _declined(lambda: block(x), lambda: _python(mr.Block.forward, block, x), r"`self\.mlp\.fc`: it holds its own `forward`")
+    del fc.forward
+    fc._compiled_call_impl = lambda t: torch.zeros(2, 32)  # what `fc.compile()` sets: Module.__call__ runs it
+    _declined(lambda: block(x), lambda: _python(mr.Block.forward, block, x), r"`self\.mlp\.fc`: it was compiled")
+    del fc._compiled_call_impl
+    block.forward = lambda t: t * 0  # `twice` calls self.forward: the instance's, in Python
+    _declined(lambda: mr.Block.twice(block, x), lambda: _python(mr.Block.twice, block, x),
+              r"`self`: it holds its own `forward`")
+    del block.forward
+    with monkeypatch.context() as patched:
+        patched.setattr(torch.nn.Linear, "forward", lambda module, t: F.linear(t, module.weight) * 2)
+        _declined(lambda: block(x), lambda: _python(mr.Block.forward, block, x),
+                  r"`self`: torch\.nn\.modules\.linear\.Linear holds another `forward` since the build read it")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        # The class as it was: compiled again, by the one C call.
+        assert torch.equal(block(x), _python(mr.Block.forward, block, x))
+        assert not [f for f in _python_frames_of_ppy(lambda: block(x)) if f.endswith(":__call__")]
+    stack = mr.Stack(4, 2)
+    first, act, last = stack.net
+    stack.net = torch.nn.Sequential(collections.OrderedDict([("1", first), ("0", act), ("2", last)]))
+    y = torch.randn(3, 4)
+    _declined(lambda: stack(y), lambda: _python(mr.Stack.forward, stack, y), r"`self\.net`: its items are not numbered")
+
+
+def test_a_class_with_a_lookup_of_its_own_is_read_through_it() -> None:
+    """A class's own `__getattr__` answers the reads, compiled; a subclass that adds one is another class."""
+    aliased, x = mr.Aliased(4), torch.randn(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        assert torch.equal(aliased(x), x * 10)
+
+    class Looked(mr.Mlp):
+        def __getattr__(self, name: str) -> object:
+            found = super().__getattr__(name)
+            return found * 2 if name == "gain" else found
+
+    class Plain(mr.Mlp):
+        """A subclass that defines nothing the region reads: the compiled code, until it defines a property."""
+
+    looked, plain = Looked(4, 8), Plain(4, 8)
+    _declined(lambda: looked(x), lambda: _python(mr.Mlp.forward, looked, x), r"`self`: it is a .*Looked, which defines "
+                                                                              r"`__getattr__`")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        assert torch.equal(plain(x), _python(mr.Mlp.forward, plain, x))
+    Plain.gain = property(lambda self: torch.zeros(4))  # type: ignore[attr-defined]
+    _declined(lambda: plain(x), lambda: _python(mr.Mlp.forward, plain, x), r"`self`: it is a .*Plain, which defines "
+                                                                            r"`gain`")
+
+
+def test_a_declined_call_says_what_the_entry_did_not_take() -> None:
+    """The warning of a call the compiled entry declined names why: an int beyond 64 bits read through `self`, a
+    torch function mode (whose calls the compiled code would skip)."""
+    from torch.overrides import TorchFunctionMode
+
+    class Passing(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            return func(*args, **(kwargs or {}))
+
+    configured, x = mr.Configured(mr.Config(8, 1e-5)), torch.randn(2, 8)
+    with Passing():
+        _declined(lambda: configured(x), lambda: _python(mr.Configured.forward, configured, x),
+                  r"`self`: a torch function mode is active")
+    configured.config.width = 1 << 70
+    with pytest.raises(Exception) as python_error:
+        _python(mr.Configured.forward, configured, x)
+    with pytest.warns(RegionDeclinedWarning, match=r"`self\.config\.width`: it holds 1180591620717411303424, which "
+                                                   r"does not fit"), pytest.raises(type(python_error.value)):
+        configured(x)
 
 
 def test_methods_inherited_init_and_optional_weights() -> None:

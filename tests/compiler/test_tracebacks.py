@@ -29,7 +29,7 @@ def entry() -> Iterator[None]:
     observer = runtime._observer
     runtime.set_observer(None)
     for region in (failing_regions.project, failing_regions.first_part, failing_regions.spread,
-                   failing_regions.through_helpers):
+                   failing_regions.through_helpers, failing_regions.looked_up):
         assert region.build(), f"{region.__name__} did not compile"
     try:
         yield
@@ -137,3 +137,12 @@ def test_without_its_source_the_frame_and_the_line_still_come(tmp_path: Any) -> 
     error = raised(lambda: module.gone(torch.randn(2, 3), torch.randn(4, 5)))
     assert frames(error)[-1] == (str(path), 7, "gone")
     assert str(error).endswith("\n  in region `gone`, line 7")
+
+
+def test_a_key_error_keeps_its_key() -> None:
+    """A KeyError's argument is the key a handler reads; the region's line is the traceback's alone."""
+    for call in (failing_regions.looked_up, failing_regions.looked_up.python):
+        error = raised(lambda: call(torch.ones(2), "y"))
+        assert isinstance(error, KeyError) and error.args == ("y",), error.args
+    error = raised(lambda: failing_regions.looked_up(torch.ones(2), "y"))
+    assert frames(error)[-1] == (failing_regions.__file__, line_of("if name != \"x\":"), "looked_up")

@@ -11,6 +11,8 @@ preallocated KV cache is captured in a CUDA graph and replayed.
 
 from __future__ import annotations
 
+import collections
+import functools
 import importlib
 import inspect
 import copy
@@ -485,7 +487,11 @@ def test_a_module_region_whose_instance_is_not_as_built_is_traced_as_its_body_un
     def hooked(model: nn.Module) -> None:
         model[1].proj.register_forward_hook(lambda module, args, out: out * 2)
 
-    for change in (swapped, another_kind, hooked):
+    def own_forward(model: nn.Module) -> None:  # accelerate's hooks replace an instance's forward
+        fc = model[0].fc
+        fc.forward = functools.partial(lambda module, t: nn.Linear.forward(module, t) * 3, fc)
+
+    for change in (swapped, another_kind, hooked, own_forward):
         model = nn.Sequential(mr.Mlp(8, 16), mr.Mlp(8, 16))
         counter = CompileCounterWithBackend("eager")
         compiled = torch.compile(model, fullgraph=True, backend=counter)
@@ -506,6 +512,22 @@ def test_a_module_region_whose_instance_is_not_as_built_is_traced_as_its_body_un
         _same(stack(x), compiled(x), "stack")
         stack.pair.append(nn.ReLU())  # `self.pair[-1]` is now the ReLU: another item than the build's
         _same(mr.Stack.forward.python(stack, x), compiled(x), "stack, an item appended")
+        stack = mr.Stack(8, depth=2)
+        compiled = torch.compile(stack, fullgraph=True, backend="eager")
+        _same(stack(x), compiled(x), "stack")
+        first, act, last = stack.net
+        stack.net = nn.Sequential(collections.OrderedDict([("1", first), ("0", act), ("2", last)]))
+        _same(mr.Stack.forward.python(stack, x), compiled(x), "stack, its items out of order")
+    model = mr.Mlp(8, 16)
+    compiled = torch.compile(model, fullgraph=True, backend="eager")
+    with torch.no_grad():
+        _same(model(x), compiled(x), "mlp")
+        original = nn.Linear.forward
+        nn.Linear.forward = lambda module, t: F.linear(t, module.weight) * 2  # a class patched after compiling
+        try:
+            _same(mr.Mlp.forward.python(model, x), compiled(x), "mlp, Linear.forward patched")
+        finally:
+            nn.Linear.forward = original
 
 
 def test_a_constant_rebound_after_compiling_is_guarded_gradients_included(tmp_path: Path,

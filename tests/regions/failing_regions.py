@@ -39,6 +39,13 @@ def through_helpers(x: torch.Tensor, w: torch.Tensor, dim: int) -> torch.Tensor:
     return scaled_product(p, w)
 
 
+@ppy.opt(1)
+def looked_up(x: torch.Tensor, name: str) -> torch.Tensor:
+    if name != "x":
+        raise KeyError(name)
+    return x
+
+
 @project.samples
 def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     yield torch.randn(2, 3, device=device), torch.randn(3, 4, device=device)
@@ -57,3 +64,8 @@ def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
 @through_helpers.samples
 def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor, int]]:
     yield torch.randn(2, 3, device=device), torch.randn(3, 4, device=device), -1
+
+
+@looked_up.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, str]]:
+    yield torch.randn(2, device=device), "x"

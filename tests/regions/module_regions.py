@@ -185,6 +185,27 @@ class Normed(nn.Module):
         return torch.relu(self.bn(self.conv(x)))
 
 
+class Aliased(nn.Module):
+    """A class with a lookup of its own: each read through `self` asks it, as Python does."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(width))
+
+    def __getattr__(self, name: str) -> torch.Tensor:
+        found = super().__getattr__(name)
+        return found * 10 if name == "scale" else found  # type: ignore[no-any-return]
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale
+
+
+@Aliased.forward.samples
+def _(device: str) -> Iterator[tuple[Aliased, torch.Tensor]]:
+    yield Aliased(4).to(device), torch.randn(2, 4, device=device)
+
+
 @Normed.forward.samples
 def _(device: str) -> Iterator[tuple[Normed, torch.Tensor]]:
     torch.manual_seed(0)

@@ -44,10 +44,18 @@ os.environ.setdefault("PPY_BUILD", "wait")
 
 
 def seeded_cache(root: Path, toolchain_entries: list[str]) -> Path:
-    """A new cache at ``root`` holding only the session's once-per-torch builds (hard links)."""
+    """A new cache at ``root`` holding only the session's once-per-torch artifacts: its builds (hard links) and,
+    under a torch other than the shipped op data's, the op data made for it (copies: a test may alter its own).
+    Without the op data, a region's first call in such a cache would wait while it is made, once per machine and
+    torch release, which is not what a test of a first call measures."""
+    from ppy_check.installed_opdata import FOLDER, in_use
     from ppy_compile.cache import Cache
 
     cache = Cache.open(root)
     for key in toolchain_entries:
         shutil.copytree(SESSION_CACHE / "builds" / key, cache.build_dir(key), copy_function=os.link)
+    data = in_use()
+    if data.made and data.data.parent.parent == SESSION_CACHE / FOLDER:
+        (root / FOLDER).mkdir(mode=0o700, exist_ok=True)
+        shutil.copytree(data.data.parent, root / FOLDER / data.data.parent.name)
     return root

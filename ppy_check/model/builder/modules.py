@@ -18,6 +18,7 @@ from ppy_check.model import types as t
 from ppy_check.model.bind import Argument
 from ppy_check.model.builder.facts import _carries_tensors
 from ppy_check.model.builder.part import Part
+from ppy_check.model.builder.text import display
 from ppy_check.model.builder.values import Helper, ModuleValue, Value
 from ppy_check.model.ir import Const, Expr, Param, Span
 
@@ -34,8 +35,12 @@ class Modules(Part):
         path = f"{base.path}.{attr}"
         field = base.cls.field(attr)
         if field is None:
-            if attr in base.cls.methods:
-                return self.state.type_problem(span, path, refusals.MODULE_NOT_VALUE(cls=base.cls.name))
+            method = base.cls.methods.get(attr)
+            if method is not None:
+                getter = any(display(d).split(".")[-1] in ("property", "cached_property", "getter")
+                             for d in method.decorator_list)
+                return self.state.type_problem(span, path, refusals.PROPERTY_NOT_READ(cls=base.cls.name) if getter
+                                               else refusals.METHOD_NOT_VALUE(cls=base.cls.name, path=path))
             if base.cls.unread_bases:
                 return self.state.type_problem(span, path, refusals.ATTRIBUTE_OF_UNREAD_BASE(
                     cls=base.cls.name, base=base.cls.unread_bases[0], name=attr))
