@@ -32,6 +32,7 @@ Guard = tuple[Any, ...]  # (namespace dict, name, the object proved), or (namesp
 _ABSENT = object()
 # torch names some builtins after their ATen function (`torch.special.erf` is `special_erf`).
 _PREFIXES = ("", "special", "linalg", "fft", "nested", "sparse")
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made at run time (a class statement), not one of C's static types
 
 
 class Rebound(Exception):
@@ -117,7 +118,8 @@ def _library_check(kind: Assumed, expected: str, value: Any) -> str | None:
 
 
 def _own(value: Any, root: str, attribute: str) -> bool:
-    """Whether ``value`` is a function of ``root`` (torch, math, einops) by that name, not one put in its place."""
+    """Whether ``value`` is a function (or class) of ``root`` (torch, math, einops) by that name, not one put in its
+    place."""
     name = str(getattr(value, "__name__", "")).replace("_", "")
     wanted = attribute.replace("_", "")
     if name not in {prefix + wanted for prefix in _PREFIXES}:
@@ -130,6 +132,10 @@ def _own(value: Any, root: str, attribute: str) -> bool:
         package = sys.modules.get(root)
         folder = os.path.dirname(_real(getattr(package, "__file__", None) or ""))
         return bool(folder) and _real(value.__code__.co_filename).startswith(folder + os.sep)
+    if isinstance(value, type):
+        # A class a region calls (torch.Size, torch.finfo) is one of torch's C types: a class written in Python
+        # (a subclass patched in, a mock's) is a heap type, whatever ``__module__`` it claims.
+        return not value.__flags__ & _HEAP_TYPE and str(value.__module__).split(".")[0] == root
     return False
 
 

@@ -29,7 +29,8 @@ PRECOMPILED = "precompiled.h"
 RUNTIME = "ppy_runtime.h"  # what every region module includes
 INDEXING = "ppy_indexing.h"  # what a module that indexes tensors includes besides (emit.py asks for it)
 PROBE = "ppy_probe.h"  # what a module built for benchmarks includes besides
-HELPERS = frozenset({INDEXING})  # the shipped headers a region's C++ may ask for (PrintedRegion.headers)
+EINOPS = "ppy_einops.h"  # what a module whose checks raise einops.EinopsError includes besides (unit.py asks for it)
+HELPERS = frozenset({INDEXING, EINOPS})  # the shipped headers a region's C++ may ask for (PrintedRegion.headers)
 
 _SUFFIXES = (".h", ".cpp")
 _LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)

@@ -156,11 +156,48 @@ def argument(code: str, value: t.Type, kind: SchemaType) -> str:
 
 def _optional_of_optional(code: str, value: t.OptionalT, kind: OptionalType) -> str:
     """An optional region value into an optional parameter: convert the inside, keep None."""
-    if cpp_type(value.inner) == optional_inner_cpp(kind.elem) and not isinstance(kind.elem, ListType):
+    target = optional_cpp(kind.elem)
+    owner = _owner(kind.elem)
+    if owner is not None:
+        # The parameter is a view (an ArrayRef, a string_view) onto storage it does not own. A lambda returning
+        # the view would leave it pointing into its own locals, dead before the call (`int | None` into `int[1]?`
+        # made a vector there). So the storage is an owning optional passed by value into ppy::optional_view:
+        # the region's own variable, or a temporary of the call's full expression, either outliving the call.
+        owned = code
+        if cpp_type(value.inner) != owner:
+            inside = _owned("(*ppy_o)", value.inner, kind.elem)
+            owned = (f"[&]() -> ::std::optional<{owner}> {{ const auto& ppy_o = {code}; "
+                     f"if (!ppy_o) return ::std::nullopt; return {inside}; }}()")
+        return f"ppy::optional_view<{target}>({owned})"
+    if cpp_type(value.inner) == optional_inner_cpp(kind.elem):
         return code
     converted = argument("(*ppy_o)", value.inner, kind.elem)
-    target = optional_cpp(kind.elem)
     return f"[&]() -> {target} {{ const auto& ppy_o = {code}; if (!ppy_o) return ::std::nullopt; return {converted}; }}()"
+
+
+# The region value type each list parameter's items are, where the parameter is a view (an ArrayRef) onto them.
+_VIEWED_ITEMS: dict[Base, t.Type] = {Base.int: t.INT, Base.SymInt: t.INT, Base.float: t.FLOAT, Base.Tensor: t.TENSOR,
+                                     Base.Scalar: t.NUMBER}
+
+
+def _owner(kind: SchemaType) -> str | None:
+    """The owning C++ type a parameter of schema type ``kind`` views (None where it takes a value it owns)."""
+    if _is(kind, Base.str):
+        return "::std::string"
+    if isinstance(kind, ListType) and isinstance(kind.elem, BaseType) and kind.elem.base in _VIEWED_ITEMS:
+        return cpp_type(t.SeqT(_VIEWED_ITEMS[kind.elem.base]))
+    return None
+
+
+def _owned(code: str, value: t.Type, kind: SchemaType) -> str:
+    """``code`` (a region value of type ``value``) as the owning value ``_owner(kind)`` names."""
+    if _is(kind, Base.str):
+        return code  # a str is a ::std::string
+    assert isinstance(kind, ListType) and isinstance(kind.elem, BaseType)
+    item = _VIEWED_ITEMS[kind.elem.base]
+    if isinstance(value, (t.IntT, t.BoolT)) and item == t.INT:
+        return f"::std::vector<int64_t>({kind.size}, {code})"  # `dim=1` for `int[1]`: the int, size times
+    return convert(code, value, t.SeqT(item))
 
 
 def optional_inner_cpp(kind: SchemaType) -> str:

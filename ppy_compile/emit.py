@@ -17,7 +17,7 @@ from ppy_check.model import types as t
 from ppy_check.model.ir import (
     IndexPart,
     Assertion, Branch, Call, Const, DtypeName, EnumName, Eval, ExpectLength, Expr, GradMode, Host, HostOp, IndexList, IsNone, Item,
-    Require, Length, Let, MakeSeq, MakeTuple, NoneRun, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, ShownSeq,
+    PythonException, Require, Length, Let, MakeSeq, MakeTuple, NoneRun, Param, Query, Read, RegionModel, Return, SeqIndex, SeqSlice, ShownSeq,
     SliceIndex, Span,
     Stmt, Store, TensorIndex, TensorQuery, Unwrap, Var, VariableData,
 )
@@ -184,7 +184,10 @@ class Printer:
                       f"{'true' if statement.at_least else 'false'});", span)
         elif isinstance(statement, Branch):
             for var, _, _ in statement.merged:
-                self.emit(f"{cpp_type(var.type)} {self.names.var(var)}{{}};", span)
+                if not isinstance(var.type, t.NoneT):  # None on every way that returns: no value to hold (see expr)
+                    # ppy::blank, not `{}`: an at::Device (or a tuple holding one) has no default constructor.
+                    declared = cpp_type(var.type)
+                    self.emit(f"{declared} {self.names.var(var)} = ppy::blank<{declared}>();", span)
             self.emit(f"if ({self.expr(statement.test)}) {{", span)
             self.block(statement.then_body, [(var, value) for var, value, _ in statement.merged])
             self.emit("} else {", span)
@@ -196,7 +199,7 @@ class Printer:
             self.block(statement.body, [])
             self.emit("}", span)
         elif isinstance(statement, Require):
-            self.emit(f"if (!({self.expr(statement.holds)})) ppy::raise(PyExc_{statement.error.value}, "
+            self.emit(f"if (!({self.expr(statement.holds)})) ppy::raise({self.exception(statement.error)}, "
                       f"{self.message(statement.message)});", span)
         elif isinstance(statement, Return):
             if statement.value is None:
@@ -204,6 +207,13 @@ class Printer:
                 return
             returned = self.returned(statement.value, self.model.returns)
             self.emit(f"return {returned};", span)
+
+    def exception(self, error: PythonException) -> str:
+        """The class a failed check raises: Python's builtin, or einops's, which its header finds."""
+        if error.builtin:
+            return f"PyExc_{error.value}"
+        self.headers.add(cpp_files.EINOPS)
+        return "ppy::einops_error()"
 
     def message(self, pieces: tuple[str | Expr | ShownSeq, ...]) -> str:
         """A raise's message: literal text joined, run-time values formatted as Python's str() does."""
@@ -229,7 +239,7 @@ class Printer:
         for statement in body:
             self.statement(statement)
         for var, value in assigned:
-            if value is not None:
+            if value is not None and not isinstance(var.type, t.NoneT):
                 self.emit(f"{self.names.var(var)} = {self.value_as(value, var.type)};", value.span)
         self.depth -= 1
         self.line_now = -1
@@ -268,6 +278,8 @@ class Printer:
         if isinstance(value, Param):
             return self.params[value.name]
         if isinstance(value, Read):
+            if isinstance(value.var.type, t.NoneT):
+                return "::std::nullopt"  # a variable that can only be None is declared nowhere (see Branch)
             return self.names.var(value.var)
         if isinstance(value, Call):
             return self.call(value)
@@ -565,7 +577,8 @@ class Printer:
             if literal is not None:
                 return literal
             if isinstance(value.type, t.OptionalT) and isinstance(kind, OptionalType):
-                # A sequence or None known at run time (torch.einsum's `path`): bound to a name, it outlives the call.
+                # A sequence, tuple or int, or None, known at run time (torch.einsum's `path`, `x.sum(dim)` of an
+                # `int | None`): cpp_types keeps the storage its view points at alive for the call.
                 return argument(self.expr(value), value.type, kind)
             return argument(self.sequence_code(value, kind), value.type, kind)
         if isinstance(value, Const) and isinstance(value.value, str) and kind in (BaseType(Base.str), OptionalType(BaseType(Base.str))):

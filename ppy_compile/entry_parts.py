@@ -19,8 +19,9 @@ def take_arguments(model: RegionModel, source: str, bail: str) -> tuple[list[str
             lines.append(f"    if (a{index} == nullptr) return {bail};")
             names.append(f"*a{index}")
             continue
-        initial = "{at::kCPU}" if isinstance(param.type, t.DeviceT) else "{}"
-        lines.append(f"    {cpp_type(param.type)} a{index}{initial};")
+        # ppy::blank: at::Device has no default constructor, nor has a tuple holding one.
+        declared = cpp_type(param.type)
+        lines.append(f"    {declared} a{index} = ppy::blank<{declared}>();")
         taker = f"take_{_passed(param.type)}" if _passed(param.type) != "tuple" else "take"
         lines.append(f"    if (int taken = ppy::{taker}({item}, a{index}); taken <= 0) "
                      f"return taken < 0 ? nullptr : {bail};")

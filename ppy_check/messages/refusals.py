@@ -104,7 +104,7 @@ OPERATOR_OTHER = Reason(Code.UNSUPPORTED, "of `operator`, a region calls the bin
                                           "`operator.mul`, ...); write the operation itself")
 REDUCE_RUN_TIME_LENGTH = Reason(Code.UNSUPPORTED, "it reduces `{type}`, whose length is known only at run time, so "
                                                   "it makes no fixed number of calls; reduce a tuple written out, or "
-                                                  "take `math.prod(...)` or `sum(...)` of a shape")
+                                                  "take `math.prod(...)` of a shape")
 MODULE_CANNOT_CALLED = Reason(Code.UNSUPPORTED, 'a module cannot be called')
 MODULE_CANNOT_CALLED_2 = Reason(Code.UNSUPPORTED, '`{shown}` is a {callee_type}, not a function')
 LIBRARY_CALLS = Reason(Code.UNSUPPORTED, "torch's Python code calls `{node_func}`, which ppy cannot follow")

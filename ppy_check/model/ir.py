@@ -382,7 +382,8 @@ class ExpectLength:
 
 
 class PythonException(enum.Enum):
-    """The exceptions torch's Python code raises on a failed check, as a compiled region raises them too."""
+    """The exceptions a failed check raises (torch's Python code's, a region's own, einops's), as a compiled region
+    raises them too."""
 
     VALUE_ERROR = "ValueError"
     TYPE_ERROR = "TypeError"
@@ -391,6 +392,14 @@ class PythonException(enum.Enum):
     KEY_ERROR = "KeyError"
     ASSERTION_ERROR = "AssertionError"
     NOT_IMPLEMENTED_ERROR = "NotImplementedError"
+    # einops.EinopsError (a RuntimeError): what an einops call raises for a tensor its pattern does not fit. No
+    # builtin, so neither a region's own `raise` nor torch's code names it; ppy_einops.h gives the C++ its class.
+    EINOPS_ERROR = "EinopsError"
+
+    @property
+    def builtin(self) -> bool:
+        """Whether Python's builtins hold it (``raise ValueError(...)`` names it; Python's C API has it)."""
+        return self is not PythonException.EINOPS_ERROR
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,30 @@ TORCH_API std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b);
 
 namespace ppy {
 
+// A Python str's UTF-8 bytes, every one of them (a NUL too: a std::string built from a `const char*` would stop
+// there), a lone surrogate as surrogatepass writes it, as string_literal writes the region's literals; "" (the
+// error cleared) where it is no str. With the GIL held.
+inline std::string str_bytes(PyObject* text) {
+    PyObject* bytes = text == nullptr ? nullptr : PyUnicode_AsEncodedString(text, "utf-8", "surrogatepass");
+    if (bytes == nullptr) { PyErr_Clear(); return std::string(); }
+    std::string out(PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
+    Py_DECREF(bytes);
+    return out;
+}
+
 // A Python exception raised by the region's own arithmetic (not by an ATen op).
 struct PythonError {
     PyObject* type;
     std::string message;
-    PyObject* raise() const { PyErr_SetString(type, message.c_str()); return nullptr; }
+    PyObject* raise() const {
+        // All of the message, by its size: PyErr_SetString reads a C string, which ends at the first NUL, and a
+        // str the message formats may hold one (`f"got {s}"`). Decoded as str_bytes and string_literal encode.
+        PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "surrogatepass");
+        if (text == nullptr) return nullptr;
+        PyErr_SetObject(type, text);
+        Py_DECREF(text);
+        return nullptr;
+    }
 };
 [[noreturn]] inline void raise(PyObject* type, std::string message) { throw PythonError{type, std::move(message)}; }
 
@@ -354,8 +373,7 @@ template <class Call> inline double python_float(Call call) {
         PyObject *type, *error, *traceback;
         PyErr_Fetch(&type, &error, &traceback);
         PyObject* text = error == nullptr ? nullptr : PyObject_Str(error);
-        const char* message = text == nullptr ? nullptr : PyUnicode_AsUTF8(text);
-        PythonError raised{type, message == nullptr ? "" : message};  // a builtin exception type: it outlives this
+        PythonError raised{type, str_bytes(text)};  // a builtin exception type: it outlives this
         PyErr_Clear();
         Py_XDECREF(text); Py_XDECREF(error); Py_XDECREF(traceback); Py_XDECREF(type);
         PyGILState_Release(state);
@@ -410,9 +428,8 @@ inline ::std::optional<::std::vector<int64_t>> einsum_path(const ::std::string& 
         PyObject *type, *error, *traceback;
         PyErr_Fetch(&type, &error, &traceback);
         PyObject* text = error == nullptr ? nullptr : PyObject_Str(error);
-        const char* message = text == nullptr ? nullptr : PyUnicode_AsUTF8(text);
         // The type keeps the reference fetched: an exception class lives as long as its module anyway.
-        PythonError raised{type, message == nullptr ? "" : message};
+        PythonError raised{type, str_bytes(text)};
         PyErr_Clear();
         Py_XDECREF(text); Py_XDECREF(error); Py_XDECREF(traceback);
         PyGILState_Release(state);
@@ -494,6 +511,14 @@ inline int64_t math_gcd(int64_t a, int64_t b) {
 inline int64_t math_lcm(int64_t a, int64_t b) { if (a == 0 || b == 0) return 0; return py_abs(py_mul(a / math_gcd(a, b), b)); }
 
 // --- optionals, sequences ---
+// An optional list or str parameter (at::OptionalIntArrayRef, std::optional<c10::string_view>, ...) viewing `owned`,
+// which the caller keeps alive for the call: its own variable, or a temporary of the call's full expression (never
+// a lambda's local: see cpp_types._optional_of_optional).
+template <class View, class Owned> inline View optional_view(const std::optional<Owned>& owned) {
+    if (!owned) return std::nullopt;
+    if constexpr (std::is_same_v<View, at::OptionalSymIntArrayRef>) return View(c10::fromIntArrayRefSlow(*owned));
+    else return View(*owned);
+}
 template <class T> inline T value(const std::optional<T>& maybe, const char* what) {
     if (!maybe.has_value()) raise(PyExc_TypeError, std::string(what) + " is None where a value is required");
     return *maybe;
@@ -617,24 +642,19 @@ inline std::string seq_str(const std::vector<T>& items, const char* opening, con
     if (tuple_comma && items.size() == 1) out += ",";
     return out + closing;
 }
-// str() of a torch.dtype, for a message that formats one known only at run time.
+// str() of a torch.dtype, for a message that formats one known only at run time: Python's own str() of torch's
+// dtype object (the GIL taken back), so every dtype reads as Python prints it (`torch.float8_e4m3fn`, `torch.uint16`),
+// where c10::toString gives the C++ name (`Float8_e4m3fn`, `UInt16`). Only a failing check formats one.
 inline std::string dtype_str(at::ScalarType dtype) {
-    switch (dtype) {
-        case at::kFloat: return "torch.float32";
-        case at::kDouble: return "torch.float64";
-        case at::kHalf: return "torch.float16";
-        case at::kBFloat16: return "torch.bfloat16";
-        case at::kLong: return "torch.int64";
-        case at::kInt: return "torch.int32";
-        case at::kShort: return "torch.int16";
-        case at::kChar: return "torch.int8";
-        case at::kByte: return "torch.uint8";
-        case at::kBool: return "torch.bool";
-        case at::kComplexFloat: return "torch.complex64";
-        case at::kComplexDouble: return "torch.complex128";
-        case at::kComplexHalf: return "torch.complex32";
-        default: return std::string("torch.") + c10::toString(dtype);
-    }
+    PyGILState_STATE state = PyGILState_Ensure();
+    PyObject* object = ppy_bridge::wrap_dtype(dtype);
+    PyObject* text = object == nullptr ? nullptr : PyObject_Str(object);
+    std::string out = text == nullptr ? std::string("torch.") + c10::toString(dtype) : str_bytes(text);
+    if (text == nullptr) PyErr_Clear();
+    Py_XDECREF(text);
+    Py_XDECREF(object);
+    PyGILState_Release(state);
+    return out;
 }
 // Python's `range(count)`: 0 to count - 1, none for a count below 1.
 inline std::vector<int64_t> py_range(int64_t count) {
@@ -754,6 +774,14 @@ inline at::Tensor with_requires_grad(at::Tensor tensor, bool requires_grad) {
 }
 
 // --- Python objects in: 1 taken, 0 not exactly this type (the caller runs the Python body), -1 error ---
+// What a value is taken into before it is taken: T{}, but at::Device has no default (a CPU device stands in), and
+// so neither has a tuple holding one. The entry declares each parameter's value with it.
+template <class T> struct Blank { static T make() { return T{}; } };
+template <> struct Blank<at::Device> { static at::Device make() { return at::Device(at::kCPU); } };
+template <class... T> struct Blank<std::tuple<T...>> {
+    static std::tuple<T...> make() { return std::tuple<T...>(Blank<T>::make()...); }
+};
+template <class T> inline T blank() { return Blank<T>::make(); }
 template <class T> inline int take(PyObject* o, std::optional<T>& out);
 template <class T> inline int take(PyObject* o, std::vector<T>& out);
 template <class... T> inline int take(PyObject* o, std::tuple<T...>& out);
@@ -786,6 +814,12 @@ inline int take(PyObject* o, std::string& out) {
     if (!PyUnicode_Check(o)) return 0;
     Py_ssize_t size = 0;
     const char* data = PyUnicode_AsUTF8AndSize(o, &size);
+    if (data == nullptr && PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+        // A lone surrogate (`"a\udcffb"`) has no UTF-8: not an error of the call (Python's body takes it), but no
+        // value the compiled code can hold either, so the Python body runs.
+        PyErr_Clear();
+        return 0;
+    }
     if (data == nullptr) return -1;
     out.assign(data, static_cast<size_t>(size));
     return 1;
@@ -794,7 +828,7 @@ inline int take(PyObject* o, at::ScalarType& out) { return ppy_bridge::unpack_dt
 inline int take(PyObject* o, at::Device& out) { return ppy_bridge::unpack_device(o, out) ? 1 : 0; }
 template <class T> inline int take(PyObject* o, std::optional<T>& out) {
     if (o == Py_None) { out.reset(); return 1; }
-    T value{};
+    T value = blank<T>();
     int taken = take(o, value);
     if (taken > 0) out = std::move(value);
     return taken;
@@ -803,9 +837,11 @@ template <class T> inline int take(PyObject* o, std::optional<T>& out) {
 template <class T> inline int take_items(PyObject* o, std::vector<T>& out) {
     Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
     PyObject** items = PySequence_Fast_ITEMS(o);
-    out.resize(static_cast<size_t>(size));
+    out.clear();
+    out.reserve(static_cast<size_t>(size));
     for (Py_ssize_t i = 0; i < size; ++i) {
-        int taken = take(items[i], out[i]);
+        out.push_back(blank<T>());  // not resize(): T may have no default (at::Device)
+        int taken = take(items[i], out.back());
         if (taken <= 0) return taken;
     }
     return 1;
@@ -855,7 +891,10 @@ inline PyObject* to_python(bool v) { return PyBool_FromLong(v); }
 inline PyObject* to_python(const at::Scalar& v) {
     return is_int(v) ? PyLong_FromLongLong(v.toLong()) : PyFloat_FromDouble(v.toDouble());
 }
-inline PyObject* to_python(const std::string& v) { return PyUnicode_FromStringAndSize(v.data(), static_cast<Py_ssize_t>(v.size())); }
+// Decoded as str_bytes and string_literal encode: a literal's lone surrogate comes back as itself.
+inline PyObject* to_python(const std::string& v) {
+    return PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "surrogatepass");
+}
 inline PyObject* to_python(at::ScalarType v) { return ppy_bridge::wrap_dtype(v); }
 inline PyObject* to_python(const at::Device& v) { return ppy_bridge::wrap_device(v); }
 template <class T> inline PyObject* to_python(const std::optional<T>& v);

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,40 @@ def test_type_and_dtype_tests() -> None:
     assert found[1] == ("AssertionError", "this region takes a mask")
     assert found[2] == ("ValueError", "p must be in [0, 1], got 2")
     assert found[4] == ("ValueError", "p must be in [0, 1], got nan")
+
+
+def test_a_run_time_str_in_a_message_keeps_every_character() -> None:
+    x = torch.randn(2, 3)
+    found = same_as_python(checks.named_value, [(torch.randn(3), "a\x00b", "mean"), (torch.randn(3), "\x00", "sum"),
+                                                (x, "a", "mean\x00junk"), (x, "a", "\x00")])
+    assert found[0] == ("ValueError", "got a\x00b!")
+    assert found[1] == ("ValueError", "got \x00!")
+    assert found[2] == ("ValueError", "mean\x00junk is not a valid value for reduction")
+
+
+def test_every_dtype_in_a_message_reads_as_pythons_str() -> None:
+    dtypes = {value for value in vars(torch).values() if isinstance(value, torch.dtype)}
+    cases = []
+    for dtype in sorted(dtypes, key=str):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the quantized dtypes' deprecation
+                cases.append((torch.empty(2, dtype=dtype),))
+        except (RuntimeError, TypeError):  # a dtype no tensor can have here (torch.empty refuses it)
+            continue
+    assert len(cases) > 20, cases  # the float8s, the unsigned ints and the quantized ones among them
+    found = same_as_python(checks.shown_dtype, cases)
+    assert [message for _, message in found] == [f"unsupported dtype {x.dtype}" for (x,) in cases]
+
+
+def test_a_str_with_a_lone_surrogate_runs_the_python_body() -> None:
+    assert checks.echoed.build()
+    x = torch.randn(2)
+    for text in ("a\udcffb", "\ud800"):
+        assert checks.echoed(x, text) == (text, 1)  # not the compiled entry's UnicodeEncodeError
+        assert checks.echoed.compiled is not None
+        assert checks.echoed.compiled(x, text) is NotImplemented  # the entry declines: its caller runs Python
+    assert checks.echoed.compiled(x, "a\x00\u00e9") == ("a\x00\u00e9", 1)
 
 
 def test_a_helpers_check_and_gradients_through_it() -> None:

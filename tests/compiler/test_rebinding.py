@@ -47,7 +47,7 @@ def x() -> torch.Tensor:
 
 def test_the_common_case_runs_compiled(mod: types.ModuleType) -> None:
     for region, args in ((mod.scaled, ()), (mod.activated, ()), (mod.largest, (2, 5)), (mod.shifted, ()),
-                         (mod.nudged, ())):
+                         (mod.nudged, ()), (mod.sized, (3,))):
         assert torch.equal(region(x(), *args), region.python(x(), *args))
         assert region.__ppy_region__, region.fallback_reason
 
@@ -131,6 +131,29 @@ def test_other_library_names_rebound_before_the_first_call(
     with pytest.warns(RegionFallbackWarning, match=rf"`{patched}`"):
         assert mod.activated(x()).tolist() == mod.activated.python(x()).tolist()
     assert not mod.activated.__ppy_region__
+
+
+@pytest.mark.parametrize("patched", ["Size", "finfo", "iinfo"])
+def test_a_torch_class_a_region_calls_replaced(
+        mod: types.ModuleType, monkeypatch: pytest.MonkeyPatch, patched: str) -> None:
+    """torch's own classes (torch.Size, torch.finfo, torch.iinfo) are called as its functions are: proved to be
+    torch's, so the region runs compiled, and one put in their place is Python's to call."""
+    assert mod.sized(x(), 3).tolist() == mod.sized.python(x(), 3).tolist() and mod.sized.__ppy_region__
+
+    class Size(tuple):  # type: ignore[type-arg]  # torch's own name and module, but a class of Python's
+        __module__ = "torch"
+
+    def finfo(dtype: torch.dtype) -> types.SimpleNamespace:
+        return types.SimpleNamespace(eps=0.5)
+
+    def iinfo(dtype: torch.dtype) -> types.SimpleNamespace:
+        return types.SimpleNamespace(max=2)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(torch, patched, {"Size": Size, "finfo": finfo, "iinfo": iinfo}[patched])
+        with pytest.warns(RegionFallbackWarning, match=rf"`torch.{patched}` was replaced by"):
+            assert mod.sized(x(), 3).tolist() == mod.sized.python(x(), 3).tolist()
+    assert not mod.sized.__ppy_region__
 
 
 def test_a_helper_rebound(mod: types.ModuleType) -> None:

@@ -157,3 +157,41 @@ def two_matrices(a: Tensor, b: Tensor) -> Tensor:
 @two_matrices.samples
 def _(device: str) -> Iterator[tuple[Tensor, Tensor]]:
     yield r(2, 3, device=device), r(3, 4, device=device)
+
+
+@ppy.opt(3)
+def named_value(x: Tensor, name: str, reduction: str) -> Tensor:
+    # A run-time str in a message: all of it, a NUL included (a C string would end there), and torch's own
+    # check of `reduction` in F.mse_loss's Python code, whose message formats it too.
+    if x.ndim != 2:
+        raise ValueError(f"got {name}!")
+    return F.mse_loss(x, x, reduction=reduction)
+
+
+@named_value.samples
+def _(device: str) -> Iterator[tuple[Tensor, str, str]]:
+    yield r(2, 3, device=device), "a\x00b", "mean"
+
+
+@ppy.opt(3)
+def shown_dtype(x: Tensor) -> Tensor:
+    # A dtype known only at run time, formatted as Python's str() does (`torch.float8_e4m3fn`, not the C++ name).
+    if x.ndim != 0:
+        raise TypeError(f"unsupported dtype {x.dtype}")
+    return x
+
+
+@shown_dtype.samples
+def _(device: str) -> Iterator[tuple[Tensor]]:
+    yield (r(device=device),)
+
+
+@ppy.opt(3)
+def echoed(x: Tensor, text: str) -> tuple[str, int]:
+    # A str with a lone surrogate has no UTF-8 the C++ could hold: the Python body takes that call.
+    return text, x.ndim
+
+
+@echoed.samples
+def _(device: str) -> Iterator[tuple[Tensor, str]]:
+    yield r(2, device=device), "a\u00e9"

@@ -64,3 +64,44 @@ def reductions(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tenso
 @reductions.samples
 def _(device: str) -> Iterator[tuple[torch.Tensor]]:
     yield (r(2, 6, 3, device=device),)
+
+
+# einops's own checks of the input's shape (tests/compiler/test_einops.py makes the calls that fail them).
+@ppy.opt(2)
+def given_lengths(x: torch.Tensor, b: int, h: int, d: int) -> torch.Tensor:
+    return rearrange(x, "b (h d) -> b d h", b=b, h=h, d=d)
+
+
+@given_lengths.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, int, int, int]]:
+    yield r(2, 12, device=device), 2, 3, 4
+
+
+@ppy.opt(2)
+def unit_and_ellipsis(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return rearrange(x, "a 1 c -> c a"), rearrange(y, "a ... (c two) -> ... a c two", two=2)
+
+
+@unit_and_ellipsis.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    yield r(2, 1, 3, device=device), r(2, 3, 4, device=device)
+
+
+@ppy.opt(2)
+def repeat_given(x: torch.Tensor, n: int, h: int) -> torch.Tensor:
+    return repeat(x, "h (w two) -> h w two r", r=n, two=2, h=h)
+
+
+@repeat_given.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, int, int]]:
+    yield r(3, 4, device=device), 2, 3
+
+
+@ppy.opt(2)
+def averaged(x: torch.Tensor, two: int) -> torch.Tensor:
+    return reduce(x, "b (n two) -> b n", "mean", two=two)
+
+
+@averaged.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, int]]:
+    yield r(3, 4, device=device), 2

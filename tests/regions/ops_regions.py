@@ -357,6 +357,50 @@ def _(device: str) -> Iterator[tuple[torch.Tensor, torch.Tensor | None, str, flo
 
 
 @ppy.opt(2)
+def optional_dims(x: torch.Tensor, dim: int | None, dims: tuple[int, int] | None,
+                  many: tuple[int, ...] | None) -> tuple[torch.Tensor, ...]:
+    # An optional int, fixed tuple or sequence into `int[1]?`/`int[]?`: the C++ view must see storage that outlives
+    # the call (a lambda once returned an OptionalIntArrayRef into its own local vector).
+    return (x.sum(dim), x.mean(dim=dim), torch.std(x, dim), torch.linalg.vector_norm(x, 2.0, dim=dim),
+            x.var(dims, keepdim=True), x.sum(dims), x.sum(many))
+
+
+@optional_dims.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, int | None, tuple[int, int] | None, tuple[int, ...] | None]]:
+    yield r(2, 3, 4, device=device), 1, (0, 2), (2, 1)
+    yield r(2, 3, 4, device=device), -1, (-1, 1), (0,)
+    yield r(2, 3, 4, device=device), None, None, None
+
+
+@ppy.opt(2)
+def optional_sizes(x: torch.Tensor, n: int | None, size: tuple[int, int] | None) -> tuple[torch.Tensor, torch.Tensor]:
+    # F.interpolate's run-time `if` on `size`: a value None on every way that returns needs no C++ variable.
+    return F.interpolate(x, size=n), F.interpolate(x, size=size, mode="bilinear")
+
+
+@optional_sizes.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, int | None, tuple[int, int] | None]]:
+    yield r(1, 2, 4, 4, device=device), 3, (3, 5)
+    yield r(1, 2, 4, 4, device=device), 8, (8, 2)
+
+
+@ppy.opt(2)
+def optional_devices(x: torch.Tensor, device: torch.device | None, pair: tuple[torch.device, int] | None,
+                     devices: tuple[torch.device, ...]
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.device | None, tuple[torch.device, int] | None, int]:
+    # at::Device has no default constructor: an optional one, a tuple of one, a sequence of them are taken alike.
+    return torch.zeros(3, device=device) + x, x.to(device), device, pair, len(devices)
+
+
+@optional_devices.samples
+def _(device: str) -> Iterator[tuple[torch.Tensor, torch.device | None, tuple[torch.device, int] | None,
+                                     tuple[torch.device, ...]]]:
+    here = torch.device(device)
+    yield r(3, device=device), here, (here, 1), (here, here)
+    yield r(3, device="cpu"), None, None, ()
+
+
+@ppy.opt(2)
 def tuples(x: torch.Tensor, shape: tuple[int, ...], pair: tuple[torch.Tensor, int]) -> tuple[torch.Tensor, tuple[int, int], tuple[torch.Tensor, ...]]:
     y = x.view(shape) + pair[0].sum() * pair[1]
     grown = shape + (1,)

@@ -73,10 +73,12 @@ class Members(Part):
         span = Span.of(node)
         if isinstance(node.value, ast.Call) and node.attr in FINFO_ATTRIBUTES:
             made = _strip_dotted(self.state.frame.scope.resolve(node.value.func) or "")
-            if made == "torch.iinfo" and node.attr in ("min", "max"):
-                return self.iinfo(node.value, node.attr)
-            if made == "torch.finfo":
-                return self.finfo(node.value, node.attr)
+            if made == "torch.iinfo" and node.attr in ("min", "max") or made == "torch.finfo":
+                # The class is read as Python reads it, at every call: its name is an assumption the runtime proves.
+                if self.state.frame.dialect.records_assumptions and \
+                        isinstance(self.exprs.expr(node.value.func), Poisoned):
+                    return POISON
+                return self.iinfo(node.value, node.attr) if made == "torch.iinfo" else self.finfo(node.value, node.attr)
         base = self.exprs.expr(node.value)
         if isinstance(base, Poisoned):
             return POISON

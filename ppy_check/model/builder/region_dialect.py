@@ -192,9 +192,9 @@ class RegionDialect(Part):
             raise self.refuse(node, m.BRANCH_CHECK_RAISE, text=text)
         func = call.func if isinstance(call, ast.Call) else call
         name = self.state.frame.scope.resolve(func)
-        error = next((e for e in PythonException if name in (e.value, f"builtins.{e.value}")), None)
+        error = next((e for e in PythonException if e.builtin and name in (e.value, f"builtins.{e.value}")), None)
         if error is None or isinstance(func, ast.Name) and func.id in self.state.env:
-            known = ", ".join(f"`{e.value}`" for e in PythonException)
+            known = ", ".join(f"`{e.value}`" for e in PythonException if e.builtin)
             raise self.refuse(node, m.BRANCH_CHECK_EXCEPTION, text=text, name=display(func), known=known)
         return error
 

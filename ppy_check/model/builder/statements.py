@@ -341,7 +341,7 @@ class Statements(Part):
         call = node.exc
         func = call.func if isinstance(call, ast.Call) else call
         name = self.state.frame.scope.resolve(func) if func is not None else None
-        error = next((e for e in PythonException if name in (e.value, f"builtins.{e.value}")), None)
+        error = next((e for e in PythonException if e.builtin and name in (e.value, f"builtins.{e.value}")), None)
         if not isinstance(call, ast.Call) or not call.args:
             return error, (name or "",)
         return error, self.message(call.args[0])
