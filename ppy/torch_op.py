@@ -145,6 +145,13 @@ def _node(annotation: Any, what: str) -> Node:
             return Leaf(node.schema + "?")
         if isinstance(node, Leaf) and node.schema in _OPTIONAL_LISTS:
             return Leaf(_OPTIONAL_LISTS[node.schema], sequence=True, made_by=node.made_by)
+        # A fixed tuple of one item type (`tuple[int, int] | None`): the optional list of that type, which the
+        # region's caller fills from the tuple and the kernels read back as one.
+        if isinstance(node, Fixed) and node.items and all(isinstance(i, Leaf) and not i.sequence for i in node.items):
+            kinds = {i.schema for i in node.items if isinstance(i, Leaf)}
+            listed = _LISTS.get(kinds.pop()) if len(kinds) == 1 else None
+            if listed in _OPTIONAL_LISTS:
+                return Leaf(_OPTIONAL_LISTS[listed], sequence=True)
         raise TorchOpError(f"{what} is {_shown(annotation)}: torch.library has no optional form of "
                            f"{_shown(inner)} (a fixed tuple cannot be flattened around a None)")
     if typing.get_origin(annotation) is collections.abc.Sequence and len(typing.get_args(annotation)) == 1:

@@ -160,7 +160,8 @@ def _why_not_an_operator(region: ppy.Region[Any, Any]) -> str | None:
 # The project's regions no torch operator can stand for (each traced as its body under torch.compile), by why:
 # the results an operator cannot give back as the region does. The host-math regions return a lone number.
 NOT_OPERATORS = {name: why for name, region in REGIONS.items() if (why := _why_not_an_operator(region)) is not None}
-WHY_NOT = ("Dynamo takes no lone number from an operator", "Dynamo takes no str from an operator")
+WHY_NOT = ("Dynamo takes no lone number from an operator", "Dynamo takes no str from an operator",
+           "torch.library has no optional form of tuple[torch.device, int]")
 EXPRESSIBLE = sorted(name for name in REGIONS if name not in NOT_OPERATORS)
 
 

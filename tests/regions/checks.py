@@ -183,7 +183,7 @@ def shown_dtype(x: Tensor) -> Tensor:
 
 @shown_dtype.samples
 def _(device: str) -> Iterator[tuple[Tensor]]:
-    yield (r(device=device),)
+    yield (torch.tensor(0.5, device=device),)
 
 
 @ppy.opt(3)
