@@ -10,7 +10,6 @@ keywords and defaults as Python does.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -21,6 +20,7 @@ torch = pytest.importorskip("torch")
 
 import fast_regions  # noqa: E402
 from ppy import runtime  # noqa: E402
+from tests.support.frames import python_frames  # noqa: E402
 from tests.support.old_dynamo import skip_if_calls_take_python  # noqa: E402
 from ppy.decorators import Region  # noqa: E402
 from torch.autograd import forward_ad  # noqa: E402
@@ -226,22 +226,6 @@ def test_a_write_under_inference_mode_bumps_an_ordinary_parameter_as_in_eager() 
 
 
 # --- the C-level entry ------------------------------------------------------------------------
-
-
-def python_frames(call: Callable[[], Any]) -> list[str]:
-    """The Python functions that run during ``call``, as `file:function` (C functions are not frames)."""
-    seen: list[str] = []
-
-    def profile(frame: Any, event: str, _: Any) -> None:
-        if event == "call":
-            seen.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
-
-    sys.setprofile(profile)
-    try:
-        call()
-    finally:
-        sys.setprofile(None)
-    return seen
 
 
 def test_a_compiled_call_binds_keywords_and_defaults_with_no_python_frame() -> None:

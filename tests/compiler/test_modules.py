@@ -6,8 +6,6 @@ import collections
 import copy
 import functools
 import os
-import sys
-import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +17,7 @@ import torch.nn.functional as F
 import ppy
 from ppy.runtime import RegionDeclinedWarning
 from ppy.verify import compare_call
+from tests.support.frames import python_frames
 
 import module_regions as mr
 
@@ -137,20 +136,9 @@ def test_values_replaced_between_calls_are_read_at_the_next_call() -> None:
 def _python_frames_of_ppy(call: Callable[[], object]) -> list[str]:
     """The Python functions of ppy's own package that ``call`` runs (`file:function`), but the descriptor that binds
     a method region."""
-    seen: list[str] = []
     folder = os.path.dirname(ppy.__file__)
-
-    def profile(frame: types.FrameType, event: str, arg: object) -> None:
-        code = frame.f_code
-        if event == "call" and os.path.dirname(code.co_filename) == folder and code.co_name != "__get__":
-            seen.append(f"{os.path.basename(code.co_filename)}:{code.co_name}")
-
-    sys.setprofile(profile)
-    try:
-        call()
-    finally:
-        sys.setprofile(None)
-    return seen
+    return [os.path.basename(frame) for frame in python_frames(call)
+            if os.path.dirname(frame.rpartition(":")[0]) == folder and not frame.endswith(":__get__")]
 
 
 def test_the_one_c_call_from_an_instance_answers_what_python_answers(monkeypatch: pytest.MonkeyPatch) -> None:
