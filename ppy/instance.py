@@ -17,6 +17,7 @@ import dataclasses
 import operator
 import os
 import sys
+import types
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -88,30 +89,34 @@ class InstanceReader:
     # instance must not hold, and each class's names with what they found (`read_program`).
     absent: tuple[tuple[str, tuple[str, ...]], ...] = ()
     ordered: tuple[str, ...] = ()
-    classes: tuple[tuple[type, tuple[str, ...], tuple[tuple[Any, ...], ...]], ...] = ()
+    table: ClassTable | None = None
 
     @classmethod
     def of(cls, name: str, reads: Sequence[Sequence[str]], classes: Sequence[Sequence[str]],
-           namespace: dict[str, Any], methods: Sequence[str], make_reader: Callable[[tuple[Any, ...]], Any],
+           namespace: dict[str, Any], methods: Sequence[tuple[str, str]], make_reader: Callable[[tuple[Any, ...]], Any],
            lengths: Sequence[tuple[str, int]] = (), version: Callable[[type], int] = lambda kind: 0,
            ) -> InstanceReader:
         """Resolve the classes the build read (``classes``: [path, name]) in the region's module (``namespace``) or
-        torch.nn, raising LookupError naming one that is not there; ``make_reader`` is the bridge's
-        ``instance_reader``, which makes the reads one C function (`read_program`), and ``version`` its
-        ``type_version``."""
+        torch.nn, raising LookupError naming one that is not there; ``methods`` are the (path, name) the build
+        ran; ``make_reader`` is the bridge's ``instance_reader``, which makes the reads one C function
+        (`read_program`), and ``version`` its ``type_version``."""
         checks = tuple((path, _resolve_class(class_name, namespace)) for path, class_name in classes)
         paths = tuple(path for path, _ in reads)
-        names = frozenset(methods) | {p.split(".")[0] for p in paths} | {p.split(".")[0] for p, _ in checks if p} | \
-            set(_OWN_LOOKUP)
+        run: dict[str, set[str]] = {}
+        for path, method in methods:
+            run.setdefault(path, set()).add(method)
+        names = frozenset(run.get("", set())) | {p.split(".")[0] for p in paths} | \
+            {p.split(".")[0] for p, _ in checks if p} | set(_OWN_LOOKUP)
         accepted: dict[type, int] = {}
         sizes = tuple((path, count) for path, count in lengths)
-        program = read_program(paths, dict(checks), accepted, dict(sizes))
-        steps, table = program[0], program[6]
+        program = read_program(paths, dict(checks), accepted, dict(sizes), run)
+        steps = program[0]
         where = {index: path for path, index in _paths_of(program).items()}
         return cls(name, paths, tuple(kind for _, kind in reads), checks, make_reader(program), names=names,
                    accepted=accepted, version=version, lengths=sizes,
                    absent=tuple((where[i], step[6]) for i, step in enumerate(steps) if step[6]),
-                   ordered=tuple(where[i] for i, step in enumerate(steps) if step[7]), classes=table)
+                   ordered=tuple(where[i] for i, step in enumerate(steps) if step[7]),
+                   table=program[9].__self__)
 
     def accept(self, instance: Any) -> bool:
         """Whether the instance's class, a subclass of the one the build read, runs the same code: it defines
@@ -134,8 +139,7 @@ class InstanceReader:
         the build read, defines: Python then runs other code than the build inlined; None where there is none."""
         expected = dict(self.checks)[""]
         extra = [c for c in kind.__mro__ if c not in expected.__mro__]
-        names = self.names | set(methods_of(expected))
-        return next((name for c in extra for name in sorted(names) if name in vars(c)), None)
+        return next((name for c in extra for name in sorted(self.names) if name in vars(c)), None)
 
     def namespaces(self) -> dict[str, dict[str, Any]]:
         """The namespace of the module of each checked class that is not torch's, by the real path of its file:
@@ -204,13 +208,15 @@ class InstanceReader:
                                                    "construction makes")
         if _global_hooks():
             return Mismatch(self.name, "a global module hook is registered, which every module's call runs")
-        for kind, names, found in self.classes:
-            for name, was in zip(names, found):
-                now = class_lookup(kind, name)
-                if len(now) != len(was) or now and now[0] is not was[0]:
-                    change = "defines" if not was else "no longer defines" if not now else "holds another"
-                    return Mismatch(self.name, f"{_class_name(kind)} {change} `{name}` since the build read it, "
-                                               "so Python runs other code than the build inlined")
+        for function, *parts in self.table.functions if self.table is not None else []:
+            if any(now is not then for now, then in zip(_function_parts(function), parts)):
+                return Mismatch(self.name, f"the code of `{function.__qualname__}` changed in place since the build "
+                                           "read it (a reload), so Python runs other code than the build inlined")
+        for index in range(len(self.table.entries) if self.table is not None else 0):
+            assert self.table is not None  # the range is empty without one
+            why = self.table.changed(index)
+            if why is not None:
+                return Mismatch(self.name, f"{why}, so Python runs other code than the build inlined")
         for path in self.reads:
             try:
                 operator.attrgetter(path)(instance)
@@ -236,7 +242,7 @@ class InstanceReader:
 
 
 def read_program(reads: tuple[str, ...], classes: dict[str, type], accepted: dict[type, int],
-                 lengths: dict[str, int] | None = None) -> tuple[Any, ...]:
+                 lengths: dict[str, int] | None = None, run: dict[str, set[str]] | None = None) -> tuple[Any, ...]:
     """What the bridge's reader (``instance_reader`` in bridge.cpp) runs: each object on the paths read once, each
     checked object's exact class, hooks and own attributes checked, the reads in order.
 
@@ -245,16 +251,19 @@ def read_program(reads: tuple[str, ...], classes: dict[str, type], accepted: dic
     ``_parameters``, ``_buffers``, ``_modules``). That is Python's answer only where the class defines nothing of
     that name (a property, a class-level default) and no lookup of its own (``__getattr__``): such a step is a
     plain ``getattr``. Each checked class is exact (or a subclass ``accept`` took, which defines none of the
-    names), and what its MRO defines of the names the reads and the inlined code used is compared again whenever
-    the class has changed since (CPython's version tag of the class says so), so what it defines is what it
-    defined when the program was made."""
+    names), and what its MRO defines of the names the reads and the inlined code used (``run``: the methods the
+    build ran on each path) is compared again whenever the class has changed since (CPython's version tag of the
+    class says so), and the code of each function the build inlined at every call (a reload swaps it in place),
+    so what runs is what the build inlined."""
     sizes = lengths or {}
+    ran = run or {}
     # (source, name, plain, exact class, hooks checked, number of items or None, names its dict must not hold,
     # items numbered in order): see bridge.cpp's read_instance.
     steps: list[tuple[int, str, bool, type | None, bool, int | None, tuple[str, ...], bool]] = [
-        (0, "", False, classes.get(""), False, sizes.get(""), _absent(classes.get(""), False), False)]
+        (0, "", False, classes.get(""), False, sizes.get(""), _absent(classes.get(""), ran.get("", set()), False),
+         False)]
     index = {"": 0}
-    plain_names: dict[type, set[str]] = {}
+    used: dict[type, set[str]] = {}  # each class's names the reads and the inlined code took from it
 
     def step(parent: str, name: str) -> int:
         path = f"{parent}.{name}" if parent else name
@@ -264,13 +273,14 @@ def read_program(reads: tuple[str, ...], classes: dict[str, type], accepted: dic
         plain = kind is not None and issubclass(kind, torch.nn.Module) and _reads_own_dicts(kind) and \
             not any(name in vars(base) for base in kind.__mro__)
         if plain and kind is not None:
-            plain_names.setdefault(kind, set()).add(name)
+            used.setdefault(kind, set()).add(name)
         cls = classes.get(path)
         # The instance's own hooks ran in its Module.__call__ before the region did; an inlined one's would not.
         hooks = cls is not None and issubclass(cls, torch.nn.Module)
         index[path] = len(steps)
         # Interned, as attribute names in __dict__ are: each lookup then matches by identity.
-        steps.append((index[parent], sys.intern(name), plain, cls, hooks, sizes.get(path), _absent(cls, True), False))
+        steps.append((index[parent], sys.intern(name), plain, cls, hooks, sizes.get(path),
+                      _absent(cls, ran.get(path, set()), True), False))
         return index[path]
 
     def walk(path: str) -> int:
@@ -290,11 +300,13 @@ def read_program(reads: tuple[str, ...], classes: dict[str, type], accepted: dic
         cls = steps[at][3]
         if cls is not None and issubclass(cls, (torch.nn.Sequential, torch.nn.ModuleList)):
             steps[at] = (*steps[at][:7], True)
-    table = tuple(_class_entry(kind, plain_names.get(kind, set()))
-                  for kind in dict.fromkeys(kind for kind in classes.values()))
+    for path, kind in classes.items():
+        used.setdefault(kind, set()).update(ran.get(path, set()))
+    table = ClassTable(used)
     globals_ = global_hook_dicts() if classes else ()
     return (tuple(steps), leaves, globals_, accepted, (*HOOK_DICTS, COMPILED_CALL),
-            ("_parameters", "_buffers", "_modules"), table, bytearray(len(table) * _TAG_BYTES))
+            ("_parameters", "_buffers", "_modules"), tuple(kind for kind, _, _ in table.entries),
+            bytearray(len(table.entries) * _TAG_BYTES), table.functions, table.verify)
 
 
 # A CPython version tag is an unsigned int (PyTypeObject.tp_version_tag).
@@ -313,26 +325,13 @@ def _paths_of(program: tuple[Any, ...]) -> dict[str, int]:
     return paths
 
 
-def methods_of(kind: type) -> tuple[str, ...]:
-    """The methods ``kind`` defines for its instances (what its MRO but nn.Module and object defines that an
-    instance may call, dunders aside), which the inlined code may have run through an instance."""
-    found: set[str] = set()
-    for base in kind.__mro__:
-        if base in (torch.nn.Module, object):
-            continue
-        # Anything callable (a function, a region, a class held as a default): an instance attribute of its name is
-        # what Python calls. A property cannot be shadowed by one.
-        found.update(name for name, value in vars(base).items()
-                     if not name.startswith("__") and (callable(value) or isinstance(value, (staticmethod, classmethod))))
-    return tuple(sorted(found))
-
-
-def _absent(kind: type | None, inlined: bool) -> tuple[str, ...]:
-    """What the instance dict of an object of class ``kind`` must not hold: its class's methods, and for an inlined
-    module what its call looks up on the way to them (the instance's own call ran before the region)."""
+def _absent(kind: type | None, ran: set[str], inlined: bool) -> tuple[str, ...]:
+    """What the instance dict of an object of class ``kind`` must not hold: the methods the build ran on it (an
+    instance attribute of that name is what Python calls), and for an inlined module what its call looks up on
+    the way to them (the instance's own call ran before the region). Special methods are looked up on the class."""
     if kind is None:
         return ()
-    names = set(methods_of(kind))
+    names = {name for name in ran if not (name.startswith("__") and name.endswith("__"))}
     if inlined and issubclass(kind, torch.nn.Module):
         names.update(CALL_NAMES)
     return tuple(sys.intern(name) for name in sorted(names))
@@ -356,13 +355,101 @@ def class_lookup(kind: type, name: str) -> tuple[Any, ...]:
     return _NOTHING
 
 
-def _class_entry(kind: type, plain: set[str]) -> tuple[type, tuple[str, ...], tuple[tuple[Any, ...], ...]]:
-    """A class the build read, the names the reads and the inlined code took from it, and what each found."""
-    names = set(methods_of(kind)) | plain | set(_OWN_LOOKUP)
-    if issubclass(kind, torch.nn.Module):
-        names.update(CLASS_NAMES)
-    ordered = tuple(sys.intern(name) for name in sorted(names))
-    return kind, ordered, tuple(class_lookup(kind, name) for name in ordered)
+class ClassTable:
+    """What each class the build read (and each base below nn.Module, where `super().forward` finds its code) holds
+    under the names the reads and the inlined code used, compared again whenever CPython's version tag of a class
+    says it changed (the reader asks ``verify``). A function there must be the one the class's own statement
+    defines, since the build inlined that source: a patch made before the first call is seen as one made after.
+    Anything else must be the object it was (nn.Module's own methods among them), and a name absent stays absent.
+    ``functions`` holds each inlined function's code and defaults, which the reader compares at every call (a
+    reload swaps them in place, which changes no class)."""
+
+    def __init__(self, used: dict[type, set[str]]) -> None:
+        names_of: dict[type, set[str]] = {}
+        for kind, names in used.items():
+            wanted = names | set(_OWN_LOOKUP) | (set(CLASS_NAMES) if issubclass(kind, torch.nn.Module) else set())
+            for base in kind.__mro__:
+                if base not in (torch.nn.Module, object):
+                    names_of.setdefault(base, set()).update(wanted)
+        # (class, names, [(the class of its MRO that defines each, or None, and what it holds)])
+        self.entries: list[tuple[type, tuple[str, ...], list[tuple[type | None, Any]]]] = []
+        for kind, names in names_of.items():
+            ordered = tuple(sys.intern(name) for name in sorted(names))
+            self.entries.append((kind, ordered, [_defined(kind, name) for name in ordered]))
+        self.functions: list[tuple[Any, ...]] = []
+        self._first_seen: dict[int, tuple[Any, ...]] = {}  # by id: each entry holds its function, so the id stays its
+        self._refresh()
+
+    def changed(self, index: int) -> str | None:
+        """Why the class at ``index`` does not hold what the build read, or None; an own function found again (a
+        patch undone) is taken as what it holds."""
+        kind, names, found = self.entries[index]
+        for at, name in enumerate(names):
+            owner, value = _defined(kind, name)
+            was_owner, was_value = found[at]
+            function = _function_of(value) if owner is not None else None
+            if owner is not was_owner:
+                return f"{_class_name(kind)} {'no longer defines' if owner is None else 'defines'} `{name}` " \
+                       f"{'' if owner is None else f'in {_class_name(owner)} '}since the build read it"
+            if owner is None:
+                continue
+            if function is not None and owner not in (torch.nn.Module, object):
+                if not _own(owner, name, function):
+                    return f"`{_class_name(owner)}.{name}` is not the function its class statement defines"
+                found[at] = (owner, value)
+            elif value is not was_value:
+                return f"{_class_name(kind)} holds another `{name}` since the build read it"
+        return None
+
+    def verify(self, index: int) -> bool:
+        """What the reader asks where the class at ``index`` has changed since it last held."""
+        if self.changed(index) is not None:
+            return False
+        self._refresh()
+        return True
+
+    def _refresh(self) -> None:
+        """The functions the classes hold now, each with its code and defaults as they were when it was first
+        seen (the build's, for all but one restored since): a swap in place is never taken as the new normal."""
+        current: dict[int, types.FunctionType] = {}
+        for _, _, found in self.entries:
+            for owner, value in found:
+                function = _function_of(value) if owner is not None else None
+                if function is not None:
+                    current[id(function)] = function
+        for key, function in current.items():
+            self._first_seen.setdefault(key, (function, *_function_parts(function)))
+        self.functions[:] = [self._first_seen[key] for key in current]
+
+
+def _defined(kind: type, name: str) -> tuple[type | None, Any]:
+    """The class of ``kind``'s MRO that defines ``name``, and what it holds; (None, None) where none does."""
+    for base in kind.__mro__:
+        if name in vars(base):
+            return base, vars(base)[name]
+    return None, None
+
+
+def _own(owner: type, name: str, function: types.FunctionType) -> bool:
+    """Whether ``function`` is the one ``owner``'s class statement defines as ``name``: of that name and class, from
+    that class's file (not a function set on the class since, nor another's code swapped in)."""
+    module = sys.modules.get(owner.__module__)
+    file = getattr(module, "__file__", None)
+    code = function.__code__
+    return function.__qualname__ == f"{owner.__qualname__}.{name}" and code.co_name == name and \
+        function.__module__ == owner.__module__ and \
+        (not isinstance(file, str) or os.path.realpath(code.co_filename) == os.path.realpath(file))
+
+
+def _function_of(value: Any) -> types.FunctionType | None:
+    """The Python function a class attribute runs (a method's, a static or class method's), or None."""
+    inner = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+    return inner if isinstance(inner, types.FunctionType) else None
+
+
+def _function_parts(function: types.FunctionType) -> tuple[Any, ...]:
+    """What a reload changes in place in a function: its code and its defaults."""
+    return function.__code__, function.__defaults__, function.__kwdefaults__
 
 
 def _resolve_class(name: str, namespace: dict[str, Any]) -> type:

@@ -532,7 +532,7 @@ def _prepare(region: Region[Any, Any], wait: bool) -> None:
 
         try:
             reader = InstanceReader.of(next(iter(signature.parameters)), reads["reads"], reads["classes"],
-                                       region.python.__globals__, [name for name, _ in reads.get("methods", [])],
+                                       region.python.__globals__, [(path, name) for path, name in reads.get("methods", [])],
                                        built.bridge.instance_reader,
                                        [(path, int(count)) for path, count in reads.get("lengths", [])],
                                        built.bridge.type_version)

@@ -599,39 +599,53 @@ def _instance_checks(layout: Layout, namespace: dict[str, Any], owner: str, rand
 def _own_method_tests(reader: instance.InstanceReader, namespace: dict[str, Any], owner: str) -> list[str]:
     """That each inlined object's methods are its class's functions bound to it, not attributes of its own
     (accelerate's `module.forward = partial(...)`), as tests of what reading them gives: Dynamo guards an
-    attribute it reads, where it does not guard a test of the instance's `__dict__`. A method that is not a plain
-    function of its class (a static method, a region) is the compiled entry's to check at an eager call alone."""
+    attribute it reads, where it does not guard a test of the instance's `__dict__`: a method is its function
+    bound, a static method the function itself. Dynamo guards what else a class may hold (a region) itself."""
     namespace["_MethodType"] = types.MethodType
     classes, failing = dict(reader.checks), []
     for index, (path, names) in enumerate(reader.absent):
         for n, name in enumerate(names):
             defined = instance.class_lookup(classes[path], name)
-            if not defined or not isinstance(defined[0], types.FunctionType) or not name.isidentifier():
+            if not defined or not name.isidentifier():
                 continue
-            namespace[f"_method{index}_{n}"] = defined[0]
-            method = f"{_access(owner, path)}.{name}"
-            failing.append(f"type({method}) is not _MethodType or {method}.__func__ is not _method{index}_{n}")
+            method, function = f"{_access(owner, path)}.{name}", f"_method{index}_{n}"
+            if isinstance(defined[0], staticmethod) and isinstance(defined[0].__func__, types.FunctionType):
+                namespace[function] = defined[0].__func__
+                failing.append(f"{method} is not {function}")
+            elif isinstance(defined[0], (types.FunctionType, classmethod)):
+                namespace[function] = defined[0].__func__ if isinstance(defined[0], classmethod) else defined[0]
+                failing.append(f"type({method}) is not _MethodType or {method}.__func__ is not {function}")
     return failing
 
 
 def _class_tests(reader: instance.InstanceReader, namespace: dict[str, Any]) -> list[str]:
-    """What each class the build read must still find for each name (ppy.instance's class table), as tests of its
-    bases' dicts in MRO order, which Dynamo guards: a class patched since compiling is traced again. nn.Module's
-    own dict is left out: torch.export and torch.fx patch its `__call__` and `__getattr__` while they trace,
-    routing calls through what they record (the compiled entry still checks it at an eager call)."""
+    """What each class the build read must still find for each name (ppy.instance's ClassTable), as tests of its
+    bases' dicts in MRO order, which Dynamo guards: a class patched since compiling is traced again, and one not
+    as the build read it when the caller is made (patched before) is its body on every call. nn.Module's own dict
+    is left out: torch.export and torch.fx patch its `__call__` and `__getattr__` while they trace, routing calls
+    through what they record (the compiled entry still checks it at an eager call)."""
     failing = []
-    for index, (kind, names, found) in enumerate(reader.classes):
+    table = reader.table
+    for index, (kind, names, found) in enumerate(table.entries if table is not None else []):
+        assert table is not None  # there are entries only with one
+        if table.changed(index) is not None:
+            return ["True"]
         bases = [base for base in kind.__mro__ if base not in (torch.nn.Module, object)]
         for b, base in enumerate(bases):
             namespace[f"_base{index}_{b}"] = base
-        for n, (name, was) in enumerate(zip(names, found)):
-            owner = next((b for b, base in enumerate(bases) if name in vars(base)), None) if was else None
+        for n, (name, (defining, value)) in enumerate(zip(names, found)):
+            owner = bases.index(defining) if defining in bases else None
             # Found in nn.Module or object (or nothing): no class below may define it since.
             for b in range(len(bases) if owner is None else owner):
                 failing.append(f"{name!r} in _base{index}_{b}.__dict__")
             if owner is not None:
-                namespace[f"_was{index}_{n}"] = was[0]
-                failing.append(f"_base{index}_{owner}.__dict__.get({name!r}) is not _was{index}_{n}")
+                namespace[f"_was{index}_{n}"] = value
+                held = f"_base{index}_{owner}.__dict__.get({name!r})"
+                failing.append(f"{held} is not _was{index}_{n}")
+                if isinstance(value, (staticmethod, classmethod)):
+                    # Dynamo guards a static method in a class's dict by its type alone: its function by identity.
+                    namespace[f"_wasfunc{index}_{n}"] = value.__func__
+                    failing.append(f"{held}.__func__ is not _wasfunc{index}_{n}")
     return failing
 
 

@@ -162,7 +162,7 @@ def _instances_json(found: Any) -> dict[str, dict[str, list[list[str]]]]:
             and all(rows(v) for v in entry.values()) and all(count.isdigit() for _, count in entry["lengths"])
             for key, entry in found.items()):
         raise ValueError("an index whose instance reads are not [path, text] pairs of attribute paths")
-    # ("methods" rows are [name, ""], "lengths" rows [path, count]: one shape for every list of the entry.)
+    # ("methods" rows are [path, name], "lengths" rows [path, count]: one shape for every list of the entry.)
     return found
 
 

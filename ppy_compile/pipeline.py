@@ -149,7 +149,7 @@ def _build(plan: Plan) -> BuiltModule:
                    for r in regions}
     instances = {r.model.site.key: {"reads": [[path, str(kind)] for path, kind in r.model.instance.reads],
                                     "classes": [[path, name] for path, name in r.model.instance.classes],
-                                    "methods": [[name, ""] for name in r.model.instance.methods],
+                                    "methods": [[path, name] for path, name in r.model.instance.methods],
                                     "lengths": [[path, str(count)] for path, count in r.model.instance.lengths]}
                  for r in regions if r.model.instance is not None}
     index: dict[str, Any] = {

@@ -524,10 +524,12 @@ class InstanceReads:
 
     reads: tuple[tuple[str, Type], ...]
     classes: tuple[tuple[str, str], ...]
-    # The methods the build ran on the instance itself (`self.helper(x)`, `super().forward(x)`): a subclass of its
-    # class that defines none of them, nor any attribute the region reads, runs the same code (FSDP2's
-    # `fully_shard` makes every module it shards an instance of such a subclass).
-    methods: tuple[str, ...] = ()
+    # (path, name) of each method the build ran, on the instance itself (path "": `self.helper(x)`,
+    # `super().forward(x)`) or on an object reached through it (`attn`: its `forward`, the methods that calls).
+    # A subclass of the instance's class that defines none of the instance's, nor any attribute the region reads,
+    # runs the same code (FSDP2's `fully_shard` makes every module it shards an instance of such a subclass); an
+    # attribute of an object's own under one of its names, or its class changed there, is other code.
+    methods: tuple[tuple[str, str], ...] = ()
     # The containers whose number of items the build used (a `[-1]`, a Sequential called): each with that
     # number, as the construction in the class's source makes it. An item appended or deleted since is another
     # model: that call runs the Python body.

@@ -324,7 +324,8 @@ PyObject* located(PyObject* self, int offset) {
 
 // --- a method region's reads through its instance (ppy/instance.py builds the program) ---
 //
-// The program, the reader's self: (steps, leaves, globals, accepted, hook_names, stores, classes, tags). Step i
+// The program, the reader's self: (steps, leaves, globals, accepted, hook_names, stores, classes, tags,
+// functions, verify). Step i
 // makes object i: step 0 is the instance; step (source, name, plain, cls, hooks, size, absent, ordered) reads
 // `name` of object `source`, from the stores of an nn.Module as Module.__getattr__ searches them after the
 // instance dict (`plain`: the class defines nothing of that name), else by getattr; `cls` (or None) is the exact
@@ -335,10 +336,12 @@ PyObject* located(PyObject* self, int offset) {
 // dict must not hold (the methods its class defines, which inlined code ran: an instance attribute of that name
 // is what Python runs), and `ordered` asks that its `_modules` keys be "0", "1", ... in order (a Sequential
 // indexes and iterates by position, the reader reads by key).
-// `classes` holds, for each class the build read, (class, names, expected): what each name looked up on the
-// class found when the program was made ((value,), or () for nothing). The class's version tag (`tags`, one
-// unsigned int each, 0 for none yet) says that nothing of the class or its bases has changed since they were
-// last compared: a class patched since (`Attention.forward = ...`) is compared again.
+// `classes` holds each class the build read (and its bases): its version tag (`tags`, one unsigned int each, 0
+// for none yet) says that nothing of the class or its bases has changed since `verify(index)` (ppy/instance.py's
+// ClassTable) last found it as the build read it; a class patched since (`Attention.forward = ...`) is asked
+// again. `functions` (a list, which `verify` renews) holds, for each function the build inlined, (function,
+// code, defaults, keyword defaults) as they were: a reload that swaps a function's code in place (IPython's
+// autoreload) changes no class.
 // The reader returns the objects `leaves` names, as a tuple; None where a check fails; NULL with the error
 // where getattr raised.
 
@@ -425,35 +428,71 @@ unsigned int valid_tag(PyTypeObject* type) {
     return (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 ? type->tp_version_tag : 0;
 }
 
-// Whether each class the build read still finds, for each name, what it found when the program was made.
-bool classes_hold(PyObject* classes, unsigned int* tags) {
+// Whether each class the build read is unchanged since `verify` last found it as the build read it, or holds so
+// now; -1 with the error set where `verify` raised.
+int classes_hold(PyObject* classes, unsigned int* tags, PyObject* verify) {
     for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(classes); ++c) {
-        PyObject* entry = PyTuple_GET_ITEM(classes, c);
-        auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(entry, 0));
+        auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(classes, c));
         unsigned int tag = valid_tag(type);
         if (tag != 0 && tag == tags[c]) continue;
-        PyObject* names = PyTuple_GET_ITEM(entry, 1);
-        PyObject* expected = PyTuple_GET_ITEM(entry, 2);
-        for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(names); ++n) {
-            PyObject* found = _PyType_Lookup(type, PyTuple_GET_ITEM(names, n));  // borrowed; sets no error
-            PyObject* was = PyTuple_GET_ITEM(expected, n);
-            if (found != (PyTuple_GET_SIZE(was) == 0 ? nullptr : PyTuple_GET_ITEM(was, 0))) return false;
-        }
-        tags[c] = valid_tag(type);  // the lookups assigned one where the class had none
+        PyObject* index = PyLong_FromSsize_t(c);
+        PyObject* holds = index == nullptr ? nullptr : PyObject_CallOneArg(verify, index);
+        Py_XDECREF(index);
+        if (holds == nullptr) return -1;
+        int truth = PyObject_IsTrue(holds);
+        Py_DECREF(holds);
+        if (truth <= 0) return truth;
+        // Read after `verify`, whose lookups assign the class a tag where it had none.
+        tags[c] = valid_tag(type);
+    }
+    return 1;
+}
+
+// Whether each function the build inlined still has the code and defaults it had.
+bool functions_hold(PyObject* functions) {
+    for (Py_ssize_t f = 0; f < PyList_GET_SIZE(functions); ++f) {
+        PyObject* entry = PyList_GET_ITEM(functions, f);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4 || !PyFunction_Check(PyTuple_GET_ITEM(entry, 0)))
+            return false;
+        PyObject* function = PyTuple_GET_ITEM(entry, 0);
+        PyObject* defaults = PyFunction_GET_DEFAULTS(function);
+        PyObject* keywords = PyFunction_GET_KW_DEFAULTS(function);
+        if (PyFunction_GET_CODE(function) != PyTuple_GET_ITEM(entry, 1) ||
+            (defaults != nullptr ? defaults : Py_None) != PyTuple_GET_ITEM(entry, 2) ||
+            (keywords != nullptr ? keywords : Py_None) != PyTuple_GET_ITEM(entry, 3))
+            return false;
     }
     return true;
 }
 
-// Whether `_modules` (a dict) holds its items under "0", "1", ... in that order.
-bool keys_in_order(PyObject* items) {
-    Py_ssize_t at = 0, index = 0;
-    PyObject *key, *value;
+// Whether `_modules` holds its items under "0", "1", ... in the order Python iterates them (an OrderedDict's
+// own order, which `move_to_end` changes apart from the dict's storage).
+int keys_in_order(PyObject* items) {
     char expected[24];
-    while (PyDict_Next(items, &at, &key, &value)) {
-        std::snprintf(expected, sizeof expected, "%zd", index++);
-        if (!PyUnicode_Check(key) || PyUnicode_CompareWithASCIIString(key, expected) != 0) return false;
+    Py_ssize_t index = 0;
+    if (PyDict_CheckExact(items)) {
+        Py_ssize_t at = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(items, &at, &key, &value)) {
+            std::snprintf(expected, sizeof expected, "%zd", index++);
+            if (!PyUnicode_Check(key) || PyUnicode_CompareWithASCIIString(key, expected) != 0) return 0;
+        }
+        return 1;
     }
-    return true;
+    PyObject* keys = PyObject_GetIter(items);
+    if (keys == nullptr) return -1;
+    int in_order = 1;
+    while (PyObject* key = PyIter_Next(keys)) {
+        std::snprintf(expected, sizeof expected, "%zd", index++);
+        bool same = PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, expected) == 0;
+        Py_DECREF(key);
+        if (!same) {
+            in_order = 0;
+            break;
+        }
+    }
+    Py_DECREF(keys);
+    return PyErr_Occurred() ? -1 : in_order;
 }
 
 PyObject* read_instance(PyObject* program, PyObject* instance) {
@@ -467,9 +506,11 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
         PyObject* hooks = PyTuple_GET_ITEM(globals, g);
         if (PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) > 0) Py_RETURN_NONE;
     }
-    if (!classes_hold(PyTuple_GET_ITEM(program, 6),
-                      reinterpret_cast<unsigned int*>(PyByteArray_AS_STRING(PyTuple_GET_ITEM(program, 7)))))
-        Py_RETURN_NONE;
+    int held = classes_hold(PyTuple_GET_ITEM(program, 6),
+                            reinterpret_cast<unsigned int*>(PyByteArray_AS_STRING(PyTuple_GET_ITEM(program, 7))),
+                            PyTuple_GET_ITEM(program, 9));
+    if (held < 0) return nullptr;
+    if (held == 0 || !functions_hold(PyTuple_GET_ITEM(program, 8))) Py_RETURN_NONE;
     Py_ssize_t count = PyTuple_GET_SIZE(steps);
     Reads reads(count);
     for (Py_ssize_t i = 0; i < count; ++i) {
@@ -501,16 +542,23 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
                 Py_RETURN_NONE;
         }
         PyObject* absent = PyTuple_GET_ITEM(step, 6);
-        if (PyTuple_GET_ITEM(step, 4) == Py_True || PyTuple_GET_SIZE(absent) > 0) {
+        bool hooks_checked = PyTuple_GET_ITEM(step, 4) == Py_True;
+        if (hooks_checked || PyTuple_GET_SIZE(absent) > 0) {
             PyObject* dict = dict_of(read);
-            if (dict == nullptr) return nullptr;
-            for (Py_ssize_t h = 0; PyTuple_GET_ITEM(step, 4) == Py_True && h < PyTuple_GET_SIZE(hook_names); ++h) {
+            // An object without a __dict__ (`__slots__`) holds no attribute of its own over a method.
+            if (dict == nullptr && !hooks_checked && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                PyErr_Clear();
+                absent = nullptr;
+            } else if (dict == nullptr) {
+                return nullptr;
+            }
+            for (Py_ssize_t h = 0; hooks_checked && h < PyTuple_GET_SIZE(hook_names); ++h) {
                 PyObject* hooks = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(hook_names, h));
                 if (hooks == nullptr && PyErr_Occurred()) return nullptr;
                 if (hooks != nullptr && hooks != Py_None && !(PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) == 0))
                     Py_RETURN_NONE;
             }
-            for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(absent); ++a) {
+            for (Py_ssize_t a = 0; absent != nullptr && a < PyTuple_GET_SIZE(absent); ++a) {
                 PyObject* own = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(absent, a));
                 if (own == nullptr && PyErr_Occurred()) return nullptr;
                 if (own != nullptr) Py_RETURN_NONE;
@@ -523,7 +571,11 @@ PyObject* read_instance(PyObject* program, PyObject* instance) {
             PyObject* items = read.stores[2];  // _modules, a dict where it is one
             if (items == nullptr) Py_RETURN_NONE;
             if (size != Py_None && PyDict_GET_SIZE(items) != PyLong_AsSsize_t(size)) Py_RETURN_NONE;
-            if (ordered && !keys_in_order(items)) Py_RETURN_NONE;
+            if (ordered) {
+                int in_order = keys_in_order(items);
+                if (in_order < 0) return nullptr;
+                if (in_order == 0) Py_RETURN_NONE;
+            }
         }
     }
     Py_ssize_t size = PyTuple_GET_SIZE(leaves);
@@ -591,23 +643,26 @@ bool is_class_table(PyObject* classes, PyObject* tags) {
     if (!PyTuple_Check(classes) || !PyByteArray_Check(tags) ||
         PyByteArray_GET_SIZE(tags) != PyTuple_GET_SIZE(classes) * static_cast<Py_ssize_t>(sizeof(unsigned int)))
         return false;
-    for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(classes); ++c) {
-        PyObject* entry = PyTuple_GET_ITEM(classes, c);
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyType_Check(PyTuple_GET_ITEM(entry, 0)) ||
-            !all_strings(PyTuple_GET_ITEM(entry, 1)) || !PyTuple_Check(PyTuple_GET_ITEM(entry, 2)) ||
-            PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 2)) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 1)))
+    for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(classes); ++c)
+        if (!PyType_Check(PyTuple_GET_ITEM(classes, c))) return false;
+    return true;
+}
+
+// A list (ClassTable renews it), whose entries are checked where they are read: any Python code may change it.
+bool is_function_table(PyObject* functions) {
+    if (!PyList_Check(functions)) return false;
+    for (Py_ssize_t f = 0; f < PyList_GET_SIZE(functions); ++f) {
+        PyObject* entry = PyList_GET_ITEM(functions, f);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4 || !PyFunction_Check(PyTuple_GET_ITEM(entry, 0)))
             return false;
-        PyObject* expected = PyTuple_GET_ITEM(entry, 2);
-        for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(expected); ++n) {
-            PyObject* was = PyTuple_GET_ITEM(expected, n);
-            if (!PyTuple_Check(was) || PyTuple_GET_SIZE(was) > 1) return false;
-        }
     }
     return true;
 }
 
 bool is_program(PyObject* program) {
-    if (!PyTuple_Check(program) || PyTuple_GET_SIZE(program) != 8) return false;
+    if (!PyTuple_Check(program) || PyTuple_GET_SIZE(program) != 10 ||
+        !is_function_table(PyTuple_GET_ITEM(program, 8)) || !PyCallable_Check(PyTuple_GET_ITEM(program, 9)))
+        return false;
     PyObject* steps = PyTuple_GET_ITEM(program, 0);
     PyObject* leaves = PyTuple_GET_ITEM(program, 1);
     if (!PyTuple_Check(steps) || PyTuple_GET_SIZE(steps) < 1 || !PyTuple_Check(leaves) ||

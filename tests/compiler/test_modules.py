@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import ppy
+from ppy import runtime
 from ppy.runtime import RegionDeclinedWarning
 from ppy.verify import compare_call
 from tests.support.frames import python_frames
@@ -173,6 +174,7 @@ def test_the_one_c_call_from_an_instance_answers_what_python_answers(monkeypatch
 
 def _declined(call: Callable[[], torch.Tensor], python: Callable[[], object], match: str) -> None:
     """``call`` gives the Python body's answer, with the one warning (matching ``match``) that says why."""
+    runtime._declined_once.clear()  # one warning per region and reason in a process: each case here is its own
     with pytest.warns(RegionDeclinedWarning, match=match):
         assert torch.equal(call(), python())  # type: ignore[arg-type]
 
@@ -197,7 +199,8 @@ def test_what_python_runs_instead_of_the_inlined_code_makes_the_call_pythons(mon
     with monkeypatch.context() as patched:
         patched.setattr(torch.nn.Linear, "forward", lambda module, t: F.linear(t, module.weight) * 2)
         _declined(lambda: block(x), lambda: _python(mr.Block.forward, block, x),
-                  r"`self`: torch\.nn\.modules\.linear\.Linear holds another `forward` since the build read it")
+                  r"`self`: `torch\.nn\.modules\.linear\.Linear\.forward` is not the function its class statement "
+                  r"defines")
     with warnings.catch_warnings():
         warnings.simplefilter("error", RegionDeclinedWarning)
         # The class as it was: compiled again, by the one C call.
@@ -208,6 +211,47 @@ def test_what_python_runs_instead_of_the_inlined_code_makes_the_call_pythons(mon
     stack.net = torch.nn.Sequential(collections.OrderedDict([("1", first), ("0", act), ("2", last)]))
     y = torch.randn(3, 4)
     _declined(lambda: stack(y), lambda: _python(mr.Stack.forward, stack, y), r"`self\.net`: its items are not numbered")
+
+
+def test_a_reload_in_place_is_seen_and_what_the_build_did_not_run_is_no_concern(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A function's code swapped in place (IPython's autoreload: `old.__code__ = new.__code__`) changes no class: its
+    code is compared at each call. A method the region never runs patched (LLaVA's `disable_torch_init()` stubs
+    `nn.Linear.reset_parameters`) leaves the call compiled. A Sequential's OrderedDict reordered by `move_to_end`
+    keeps its keys but not its order."""
+    torch.manual_seed(0)
+    block, x = mr.Block(8).eval(), torch.randn(2, 8)
+    with monkeypatch.context() as patched:
+        patched.setattr(torch.nn.Linear.forward, "__code__", (lambda self, t: F.linear(t, self.weight) * 2).__code__)
+        _declined(lambda: block(x), lambda: _python(mr.Block.forward, block, x),
+                  r"`self`: the code of `Linear\.forward` changed in place")
+    with warnings.catch_warnings(), monkeypatch.context() as patched:
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        patched.setattr(torch.nn.Linear, "reset_parameters", lambda self: None)
+        assert torch.equal(block(x), _python(mr.Block.forward, block, x))
+        assert not [f for f in _python_frames_of_ppy(lambda: block(x)) if f.endswith(":__call__")]
+    stack, y = mr.Stack(4, 2), torch.randn(3, 4)
+    stack.net._modules = collections.OrderedDict(stack.net._modules)  # as a module saved by an older torch holds it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        assert torch.equal(stack(y), _python(mr.Stack.forward, stack, y))
+    stack.net._modules.move_to_end("1")  # iterated 0, 2, 1: stored 0, 1, 2
+    _declined(lambda: stack(y), lambda: _python(mr.Stack.forward, stack, y), r"`self\.net`: its items are not numbered")
+
+
+def test_a_class_patched_before_the_first_call_is_python_until_it_is_undone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build inlined the class's source, so a class patched before the region's compiled form is settled (a
+    library's monkeypatch at import, HF's `LlamaAttention.forward = ...`) is as patched as one patched after."""
+    torch.manual_seed(0)
+    stepped, x = mr.Stepped(4), torch.randn(2, 4)
+    with monkeypatch.context() as patched:
+        patched.setattr(torch.nn.Linear, "forward", lambda module, t: F.linear(t, module.weight) * 3)
+        assert mr.Stepped.forward.build()
+        _declined(lambda: stepped(x), lambda: _python(mr.Stepped.forward, stepped, x),
+                  r"`self`: `torch\.nn\.modules\.linear\.Linear\.forward` is not the function its class statement")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegionDeclinedWarning)
+        assert torch.equal(stepped(x), _python(mr.Stepped.forward, stepped, x))
+        assert not [f for f in _python_frames_of_ppy(lambda: stepped(x)) if f.endswith(":__call__")]
 
 
 def test_a_class_with_a_lookup_of_its_own_is_read_through_it() -> None:

@@ -519,6 +519,26 @@ def test_a_module_region_whose_instance_is_not_as_built_is_traced_as_its_body_un
         first, act, last = stack.net
         stack.net = nn.Sequential(collections.OrderedDict([("1", first), ("0", act), ("2", last)]))
         _same(mr.Stack.forward.python(stack, x), compiled(x), "stack, its items out of order")
+    def static_replaced(model: nn.Module) -> None:
+        type(model).squash = staticmethod(lambda t: t * 10)
+
+    def static_shadowed(model: nn.Module) -> None:
+        model.squash = lambda t: t * 0
+
+    def method_shadowed(model: nn.Module) -> None:
+        model.shift = lambda t: t - 5
+
+    original_squash = mr.Stepped.__dict__["squash"]
+    for change in (static_replaced, static_shadowed, method_shadowed):
+        stepped = mr.Stepped(8)
+        compiled = torch.compile(stepped, fullgraph=True, backend="eager")
+        try:
+            with torch.no_grad():
+                _same(stepped(x), compiled(x), "stepped")
+                change(stepped)
+                _same(mr.Stepped.forward.python(stepped, x), compiled(x), f"stepped, {change.__name__}")
+        finally:
+            mr.Stepped.squash = original_squash
     model = mr.Mlp(8, 16)
     compiled = torch.compile(model, fullgraph=True, backend="eager")
     with torch.no_grad():

@@ -208,6 +208,30 @@ def _(device: str) -> Iterator[tuple[Aliased, torch.Tensor]]:
     yield Aliased(4).to(device), torch.randn(2, 4, device=device)
 
 
+class Stepped(nn.Module):
+    """A static method and a method the region calls through `self`."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+
+    @staticmethod
+    def squash(t: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(t)
+
+    def shift(self, t: torch.Tensor) -> torch.Tensor:
+        return t + 1
+
+    @ppy.opt(3)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.shift(self.squash(self.lin(x)))
+
+
+@Stepped.forward.samples
+def _(device: str) -> Iterator[tuple[Stepped, torch.Tensor]]:
+    yield Stepped(4).to(device), torch.randn(2, 4, device=device)
+
+
 @Normed.forward.samples
 def _(device: str) -> Iterator[tuple[Normed, torch.Tensor]]:
     torch.manual_seed(0)

@@ -48,7 +48,7 @@ class BuildStateAPI(Protocol):
     attributes: dict[str, Param]
     module_classes: dict[str, ClassModel]
     container_lengths: dict[str, int]
-    instance_methods: set[str]
+    methods_run: set[tuple[str, str]]
     narrowed_attributes: dict[str, Expr]
     at: ast.stmt | None
     body: list[Any]

@@ -176,8 +176,7 @@ class Modules(Part):
     def run_method(self, receiver: ModuleValue, method: ast.FunctionDef, args: list[Argument],
                    keywords: dict[str, Expr], span: Span, shown: str) -> Value:
         cls = receiver.cls
-        if receiver.path == self.state.region.self_name:
-            self.state.instance_methods.add(method.name)
+        self.state.methods_run.add((receiver.path, method.name))
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
         helper = Helper(method, cls.scope, cls.path, library=cls.library)
         if static:

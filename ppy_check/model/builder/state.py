@@ -109,7 +109,8 @@ class BuildState(Part):
         self.attributes: dict[str, Param] = {}
         self.module_classes: dict[str, ClassModel] = {}
         self.container_lengths: dict[str, int] = {}  # a container's path -> the item count the build used
-        self.instance_methods: set[str] = set()  # the methods run on the region's own instance (InstanceReads)
+        # (path, name) of each method run on the region's instance or an object reached through it (InstanceReads).
+        self.methods_run: set[tuple[str, str]] = set()
         # On a way of a run-time decision that proved an optional input not None (`self.momentum is None`): its value.
         self.narrowed_attributes: dict[str, Expr] = {}
 
@@ -176,7 +177,7 @@ class BuildState(Part):
             instance = InstanceReads(tuple((path[prefix:], read.type) for path, read in self.attributes.items()),
                                      tuple((path[prefix:], cls.guard(region.site.path))
                                            for path, cls in self.module_classes.items()),
-                                     tuple(sorted(self.instance_methods)),
+                                     tuple(sorted((path[prefix:], name) for path, name in self.methods_run)),
                                      tuple((path[prefix:], count) for path, count in self.container_lengths.items()))
         model = RegionModel(region.site, region.name, tuple(params), returns, region.pure, region.level, grad_mode,
                             self.body, self.writes, self.random, self.natives, self.dependencies, self.result_classes,
