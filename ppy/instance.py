@@ -377,7 +377,7 @@ class ClassTable:
             ordered = tuple(sys.intern(name) for name in sorted(names))
             self.entries.append((kind, ordered, [_defined(kind, name) for name in ordered]))
         self.functions: list[tuple[Any, ...]] = []
-        self._first_seen: dict[int, tuple[Any, ...]] = {}  # by id: each entry holds its function, so the id stays its
+        self._first_seen: dict[int, tuple[Any, ...]] = {}  # by id; each entry holds its function, whose id it keeps
         self._refresh()
 
     def changed(self, index: int) -> str | None:

@@ -333,8 +333,8 @@ PyObject* located(PyObject* self, int offset) {
 // class had when ppy/instance.py's `accept` took it), `hooks` asks that none of `hook_names` in its dict holds
 // anything but None or an empty dict (its hooks, `module.compile()`'s function), `size` (or None) is how many
 // modules a container's `_modules` must hold (the build counted its items), `absent` names what its instance
-// dict must not hold (the methods its class defines, which inlined code ran: an instance attribute of that name
-// is what Python runs), and `ordered` asks that its `_modules` keys be "0", "1", ... in order (a Sequential
+// dict must not hold (the methods the build ran on it: an instance attribute of that name is what Python runs;
+// an object with no __dict__ holds none), and `ordered` asks that its `_modules` keys be "0", "1", ... in order (a Sequential
 // indexes and iterates by position, the reader reads by key).
 // `classes` holds each class the build read (and its bases): its version tag (`tags`, one unsigned int each, 0
 // for none yet) says that nothing of the class or its bases has changed since `verify(index)` (ppy/instance.py's
