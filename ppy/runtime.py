@@ -705,7 +705,12 @@ def _call(region: Region[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any
     if reader is not None:
         taken = reader.arguments(values.pop(0))
         if not isinstance(taken, tuple):
-            _instance_declined(region, taken)
+            # While torch traces (make_fx patches nn.Module's `__call__` around the body it records), the body is
+            # what it records: no warning is due.
+            if _traced(values):
+                _declined.flag = True
+            else:
+                _instance_declined(region, taken)
             return region.python(*args, **kwargs)
         values.extend(taken)
         result = reader.raw(*values)

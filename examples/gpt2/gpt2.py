@@ -6,6 +6,7 @@ Python; what leaves it is the ten dispatcher round trips inside each block.
 """
 
 import time
+from collections.abc import Iterator
 
 import ppy
 import torch
@@ -341,6 +342,39 @@ class Model:  # pylint: disable=too-many-instance-attributes
             )
         normed: torch.Tensor = torch.layer_norm(h, (self.width,), self.lnf_w, self.lnf_b, EPS)
         return torch.matmul(normed, self.wte.t())
+
+
+# What `pytest --ppy-verify` checks each region on, on each device: a prompt, then one token on a filled cache.
+_HEADS, _HEAD_DIM = 2, 8
+_WIDTH = _HEADS * _HEAD_DIM
+
+
+def _weights(device: str) -> list[torch.Tensor]:
+    torch.manual_seed(0)
+    return list(vars(Block(_WIDTH, device)).values())  # assigned in the order the regions take them
+
+
+@block.samples
+def _(device: str) -> Iterator[tuple[object, ...]]:
+    yield (torch.randn(1, 5, _WIDTH, device=device), *_weights(device), 1, 5, _HEADS, _HEAD_DIM, _WIDTH, EPS)
+
+
+@step.samples
+def _(device: str) -> Iterator[tuple[object, ...]]:
+    empty = torch.zeros(1, _HEADS, 0, _HEAD_DIM, device=device)
+    yield (torch.randn(1, 5, _WIDTH, device=device), empty, empty, *_weights(device), 1, 5, _HEADS, _HEAD_DIM, _WIDTH,
+           EPS, True)
+    cached = torch.randn(1, _HEADS, 5, _HEAD_DIM, device=device)
+    yield (torch.randn(1, 1, _WIDTH, device=device), cached, torch.randn_like(cached), *_weights(device), 1, 1, _HEADS,
+           _HEAD_DIM, _WIDTH, EPS, False)
+
+
+@step_into.samples
+def _(device: str) -> Iterator[tuple[object, ...]]:
+    for position, length, causal in ((0, 5, True), (5, 1, False)):
+        cache = [torch.randn(1, _HEADS, 8, _HEAD_DIM, device=device) for _ in range(2)]
+        yield (torch.randn(1, length, _WIDTH, device=device), *cache, *_weights(device), 1, position, length, _HEADS,
+               _HEAD_DIM, _WIDTH, EPS, causal)
 
 
 def measure(model: Model, ids: torch.Tensor, batch: int, length: int, rounds: int) -> float:
