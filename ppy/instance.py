@@ -344,17 +344,6 @@ def _reads_own_dicts(kind: type) -> bool:
                    for name in _OWN_LOOKUP)
 
 
-_NOTHING: tuple[Any, ...] = ()
-
-
-def class_lookup(kind: type, name: str) -> tuple[Any, ...]:
-    """What ``name`` finds on the class ``kind`` (its MRO's first definition), as (value,), or () for nothing."""
-    for base in kind.__mro__:
-        if name in vars(base):
-            return (vars(base)[name],)
-    return _NOTHING
-
-
 class ClassTable:
     """What each class the build read (and each base below nn.Module, where `super().forward` finds its code) holds
     under the names the reads and the inlined code used, compared again whenever CPython's version tag of a class
@@ -375,7 +364,7 @@ class ClassTable:
         self.entries: list[tuple[type, tuple[str, ...], list[tuple[type | None, Any]]]] = []
         for kind, names in names_of.items():
             ordered = tuple(sys.intern(name) for name in sorted(names))
-            self.entries.append((kind, ordered, [_defined(kind, name) for name in ordered]))
+            self.entries.append((kind, ordered, [defining_class(kind, name) for name in ordered]))
         self.functions: list[tuple[Any, ...]] = []
         self._first_seen: dict[int, tuple[Any, ...]] = {}  # by id; each entry holds its function, whose id it keeps
         self._refresh()
@@ -385,7 +374,7 @@ class ClassTable:
         patch undone) is taken as what it holds."""
         kind, names, found = self.entries[index]
         for at, name in enumerate(names):
-            owner, value = _defined(kind, name)
+            owner, value = defining_class(kind, name)
             was_owner, was_value = found[at]
             function = _function_of(value) if owner is not None else None
             if owner is not was_owner:
@@ -422,7 +411,7 @@ class ClassTable:
         self.functions[:] = [self._first_seen[key] for key in current]
 
 
-def _defined(kind: type, name: str) -> tuple[type | None, Any]:
+def defining_class(kind: type, name: str) -> tuple[type | None, Any]:
     """The class of ``kind``'s MRO that defines ``name``, and what it holds; (None, None) where none does."""
     for base in kind.__mro__:
         if name in vars(base):

@@ -605,15 +605,15 @@ def _own_method_tests(reader: instance.InstanceReader, namespace: dict[str, Any]
     classes, failing = dict(reader.checks), []
     for index, (path, names) in enumerate(reader.absent):
         for n, name in enumerate(names):
-            defined = instance.class_lookup(classes[path], name)
-            if not defined or not name.isidentifier():
+            defining, value = instance.defining_class(classes[path], name)
+            if defining is None or not name.isidentifier():
                 continue
             method, function = f"{_access(owner, path)}.{name}", f"_method{index}_{n}"
-            if isinstance(defined[0], staticmethod) and isinstance(defined[0].__func__, types.FunctionType):
-                namespace[function] = defined[0].__func__
+            if isinstance(value, staticmethod) and isinstance(value.__func__, types.FunctionType):
+                namespace[function] = value.__func__
                 failing.append(f"{method} is not {function}")
-            elif isinstance(defined[0], (types.FunctionType, classmethod)):
-                namespace[function] = defined[0].__func__ if isinstance(defined[0], classmethod) else defined[0]
+            elif isinstance(value, (types.FunctionType, classmethod)):
+                namespace[function] = value.__func__ if isinstance(value, classmethod) else value
                 failing.append(f"type({method}) is not _MethodType or {method}.__func__ is not {function}")
     return failing
 
