@@ -3857,6 +3857,31 @@ def __create_fn__(_type_writes, _type_aliases, _type_random, MISSING, _HAS_DEFAU
  return __init__
 MADE['def __create_fn__(_type_writes, _type_aliases, _type_random, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_writes, _dflt_aliases, _dflt_random, _return_type):\n def __init__(self,writes:_type_writes=_HAS_DEFAULT_FACTORY,aliases:_type_aliases=_HAS_DEFAULT_FACTORY,random:_type_random=_dflt_random)->_return_type:\n  self.writes=_dflt_writes() if writes is _HAS_DEFAULT_FACTORY else writes\n  self.aliases=_dflt_aliases() if aliases is _HAS_DEFAULT_FACTORY else aliases\n  self.random=random\n return __init__'] = __create_fn__
 
+# ppy_check.reads
+def __create_fn__(_type_files, _type_lookups, _type_repeatable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_lookups, _dflt_repeatable, _return_type):
+ def __init__(self,files:_type_files=_HAS_DEFAULT_FACTORY,lookups:_type_lookups=_HAS_DEFAULT_FACTORY,repeatable:_type_repeatable=_dflt_repeatable)->_return_type:
+  self.files=_dflt_files() if files is _HAS_DEFAULT_FACTORY else files
+  self.lookups=_dflt_lookups() if lookups is _HAS_DEFAULT_FACTORY else lookups
+  self.repeatable=repeatable
+ return __init__
+MADE['def __create_fn__(_type_files, _type_lookups, _type_repeatable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_lookups, _dflt_repeatable, _return_type):\n def __init__(self,files:_type_files=_HAS_DEFAULT_FACTORY,lookups:_type_lookups=_HAS_DEFAULT_FACTORY,repeatable:_type_repeatable=_dflt_repeatable)->_return_type:\n  self.files=_dflt_files() if files is _HAS_DEFAULT_FACTORY else files\n  self.lookups=_dflt_lookups() if lookups is _HAS_DEFAULT_FACTORY else lookups\n  self.repeatable=repeatable\n return __init__'] = __create_fn__
+
+# ppy_check.reads
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(files={self.files!r}, lookups={self.lookups!r}, repeatable={self.repeatable!r})"
+ return __repr__
+MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(files={self.files!r}, lookups={self.lookups!r}, repeatable={self.repeatable!r})"\n return __repr__'] = __create_fn__
+
+# ppy_check.reads
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.files,self.lookups,self.repeatable,)==(other.files,other.lookups,other.repeatable,)
+  return NotImplemented
+ return __eq__
+MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.files,self.lookups,self.repeatable,)==(other.files,other.lookups,other.repeatable,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+
 # ppy_check.region
 def __create_fn__(_type_name, _type_node, _type_type, _type_problem, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,name:_type_name,node:_type_node,type:_type_type,problem:_type_problem)->_return_type:
@@ -3947,6 +3972,57 @@ def __create_fn__():
  return __eq__
 MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.node,self.scope,self.pure,self.level,self.params,self.returns,self.returns_problem,self.decorator_problems,self.enclosing_functions,self.site,self.text,self.oracle,self.analysis,self.compiles,self.owner,self.self_name,)==(other.name,other.node,other.scope,other.pure,other.level,other.params,other.returns,other.returns_problem,other.decorator_problems,other.enclosing_functions,other.site,other.text,other.oracle,other.analysis,other.compiles,other.owner,other.self_name,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
+# ppy_check.result_cache
+def __create_fn__(_type_digest, _type_files, _type_lookups, _type_diagnostics, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,digest:_type_digest,files:_type_files,lookups:_type_lookups,diagnostics:_type_diagnostics)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'digest',digest)
+  __dataclass_builtins_object__.__setattr__(self,'files',files)
+  __dataclass_builtins_object__.__setattr__(self,'lookups',lookups)
+  __dataclass_builtins_object__.__setattr__(self,'diagnostics',diagnostics)
+ return __init__
+MADE["def __create_fn__(_type_digest, _type_files, _type_lookups, _type_diagnostics, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,digest:_type_digest,files:_type_files,lookups:_type_lookups,diagnostics:_type_diagnostics)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'digest',digest)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'lookups',lookups)\n  __dataclass_builtins_object__.__setattr__(self,'diagnostics',diagnostics)\n return __init__"] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(digest={self.digest!r}, files={self.files!r}, lookups={self.lookups!r}, diagnostics={self.diagnostics!r})"
+ return __repr__
+MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(digest={self.digest!r}, files={self.files!r}, lookups={self.lookups!r}, diagnostics={self.diagnostics!r})"\n return __repr__'] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.digest,self.files,self.lookups,self.diagnostics,)==(other.digest,other.files,other.lookups,other.diagnostics,)
+  return NotImplemented
+ return __eq__
+MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.digest,self.files,self.lookups,self.diagnostics,)==(other.digest,other.files,other.lookups,other.diagnostics,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('digest','files','lookups','diagnostics',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+MADE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'digest\',\'files\',\'lookups\',\'diagnostics\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('digest','files','lookups','diagnostics',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+MADE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'digest\',\'files\',\'lookups\',\'diagnostics\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.digest,self.files,self.lookups,self.diagnostics,))
+ return __hash__
+MADE['def __create_fn__():\n def __hash__(self):\n  return hash((self.digest,self.files,self.lookups,self.diagnostics,))\n return __hash__'] = __create_fn__
+
 # ppy_check.runner
 def __create_fn__(_type_name, _type_codes, _type_path, _type_data, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_data, _return_type):
  def __init__(self,name:_type_name,codes:_type_codes,path:_type_path,data:_type_data=_dflt_data)->_return_type:
@@ -3999,56 +4075,58 @@ def __create_fn__():
 MADE['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.codes,self.path,self.data,))\n return __hash__'] = __create_fn__
 
 # ppy_check.runner
-def __create_fn__(_type_path, _type_diagnostics, _type_lines, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_diagnostics, _dflt_lines, _dflt_error, _return_type):
- def __init__(self,path:_type_path,diagnostics:_type_diagnostics=_HAS_DEFAULT_FACTORY,lines:_type_lines=_HAS_DEFAULT_FACTORY,error:_type_error=_dflt_error)->_return_type:
+def __create_fn__(_type_path, _type_diagnostics, _type_lines, _type_error, _type_reads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_diagnostics, _dflt_lines, _dflt_error, _dflt_reads, _return_type):
+ def __init__(self,path:_type_path,diagnostics:_type_diagnostics=_HAS_DEFAULT_FACTORY,lines:_type_lines=_HAS_DEFAULT_FACTORY,error:_type_error=_dflt_error,reads:_type_reads=_dflt_reads)->_return_type:
   self.path=path
   self.diagnostics=_dflt_diagnostics() if diagnostics is _HAS_DEFAULT_FACTORY else diagnostics
   self.lines=_dflt_lines() if lines is _HAS_DEFAULT_FACTORY else lines
   self.error=error
+  self.reads=reads
  return __init__
-MADE['def __create_fn__(_type_path, _type_diagnostics, _type_lines, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_diagnostics, _dflt_lines, _dflt_error, _return_type):\n def __init__(self,path:_type_path,diagnostics:_type_diagnostics=_HAS_DEFAULT_FACTORY,lines:_type_lines=_HAS_DEFAULT_FACTORY,error:_type_error=_dflt_error)->_return_type:\n  self.path=path\n  self.diagnostics=_dflt_diagnostics() if diagnostics is _HAS_DEFAULT_FACTORY else diagnostics\n  self.lines=_dflt_lines() if lines is _HAS_DEFAULT_FACTORY else lines\n  self.error=error\n return __init__'] = __create_fn__
+MADE['def __create_fn__(_type_path, _type_diagnostics, _type_lines, _type_error, _type_reads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_diagnostics, _dflt_lines, _dflt_error, _dflt_reads, _return_type):\n def __init__(self,path:_type_path,diagnostics:_type_diagnostics=_HAS_DEFAULT_FACTORY,lines:_type_lines=_HAS_DEFAULT_FACTORY,error:_type_error=_dflt_error,reads:_type_reads=_dflt_reads)->_return_type:\n  self.path=path\n  self.diagnostics=_dflt_diagnostics() if diagnostics is _HAS_DEFAULT_FACTORY else diagnostics\n  self.lines=_dflt_lines() if lines is _HAS_DEFAULT_FACTORY else lines\n  self.error=error\n  self.reads=reads\n return __init__'] = __create_fn__
 
 # ppy_check.runner
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(path={self.path!r}, diagnostics={self.diagnostics!r}, lines={self.lines!r}, error={self.error!r})"
+  return self.__class__.__qualname__ + f"(path={self.path!r}, diagnostics={self.diagnostics!r}, lines={self.lines!r}, error={self.error!r}, reads={self.reads!r})"
  return __repr__
-MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, diagnostics={self.diagnostics!r}, lines={self.lines!r}, error={self.error!r})"\n return __repr__'] = __create_fn__
+MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, diagnostics={self.diagnostics!r}, lines={self.lines!r}, error={self.error!r}, reads={self.reads!r})"\n return __repr__'] = __create_fn__
 
 # ppy_check.runner
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.path,self.diagnostics,self.lines,self.error,)==(other.path,other.diagnostics,other.lines,other.error,)
+   return (self.path,self.diagnostics,self.lines,self.error,self.reads,)==(other.path,other.diagnostics,other.lines,other.error,other.reads,)
   return NotImplemented
  return __eq__
-MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.diagnostics,self.lines,self.error,)==(other.path,other.diagnostics,other.lines,other.error,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.diagnostics,self.lines,self.error,self.reads,)==(other.path,other.diagnostics,other.lines,other.error,other.reads,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 # ppy_check.runner
-def __create_fn__(_type_files, _type_diagnostics, _type_sources, _type_errors, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_diagnostics, _dflt_sources, _dflt_errors, _return_type):
- def __init__(self,files:_type_files=_dflt_files,diagnostics:_type_diagnostics=_HAS_DEFAULT_FACTORY,sources:_type_sources=_HAS_DEFAULT_FACTORY,errors:_type_errors=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_files, _type_diagnostics, _type_sources, _type_errors, _type_warnings, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_diagnostics, _dflt_sources, _dflt_errors, _dflt_warnings, _return_type):
+ def __init__(self,files:_type_files=_dflt_files,diagnostics:_type_diagnostics=_HAS_DEFAULT_FACTORY,sources:_type_sources=_HAS_DEFAULT_FACTORY,errors:_type_errors=_HAS_DEFAULT_FACTORY,warnings:_type_warnings=_HAS_DEFAULT_FACTORY)->_return_type:
   self.files=files
   self.diagnostics=_dflt_diagnostics() if diagnostics is _HAS_DEFAULT_FACTORY else diagnostics
   self.sources=_dflt_sources() if sources is _HAS_DEFAULT_FACTORY else sources
   self.errors=_dflt_errors() if errors is _HAS_DEFAULT_FACTORY else errors
+  self.warnings=_dflt_warnings() if warnings is _HAS_DEFAULT_FACTORY else warnings
  return __init__
-MADE['def __create_fn__(_type_files, _type_diagnostics, _type_sources, _type_errors, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_diagnostics, _dflt_sources, _dflt_errors, _return_type):\n def __init__(self,files:_type_files=_dflt_files,diagnostics:_type_diagnostics=_HAS_DEFAULT_FACTORY,sources:_type_sources=_HAS_DEFAULT_FACTORY,errors:_type_errors=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.files=files\n  self.diagnostics=_dflt_diagnostics() if diagnostics is _HAS_DEFAULT_FACTORY else diagnostics\n  self.sources=_dflt_sources() if sources is _HAS_DEFAULT_FACTORY else sources\n  self.errors=_dflt_errors() if errors is _HAS_DEFAULT_FACTORY else errors\n return __init__'] = __create_fn__
+MADE['def __create_fn__(_type_files, _type_diagnostics, _type_sources, _type_errors, _type_warnings, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_diagnostics, _dflt_sources, _dflt_errors, _dflt_warnings, _return_type):\n def __init__(self,files:_type_files=_dflt_files,diagnostics:_type_diagnostics=_HAS_DEFAULT_FACTORY,sources:_type_sources=_HAS_DEFAULT_FACTORY,errors:_type_errors=_HAS_DEFAULT_FACTORY,warnings:_type_warnings=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.files=files\n  self.diagnostics=_dflt_diagnostics() if diagnostics is _HAS_DEFAULT_FACTORY else diagnostics\n  self.sources=_dflt_sources() if sources is _HAS_DEFAULT_FACTORY else sources\n  self.errors=_dflt_errors() if errors is _HAS_DEFAULT_FACTORY else errors\n  self.warnings=_dflt_warnings() if warnings is _HAS_DEFAULT_FACTORY else warnings\n return __init__'] = __create_fn__
 
 # ppy_check.runner
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(files={self.files!r}, diagnostics={self.diagnostics!r}, sources={self.sources!r}, errors={self.errors!r})"
+  return self.__class__.__qualname__ + f"(files={self.files!r}, diagnostics={self.diagnostics!r}, sources={self.sources!r}, errors={self.errors!r}, warnings={self.warnings!r})"
  return __repr__
-MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(files={self.files!r}, diagnostics={self.diagnostics!r}, sources={self.sources!r}, errors={self.errors!r})"\n return __repr__'] = __create_fn__
+MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(files={self.files!r}, diagnostics={self.diagnostics!r}, sources={self.sources!r}, errors={self.errors!r}, warnings={self.warnings!r})"\n return __repr__'] = __create_fn__
 
 # ppy_check.runner
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.files,self.diagnostics,self.sources,self.errors,)==(other.files,other.diagnostics,other.sources,other.errors,)
+   return (self.files,self.diagnostics,self.sources,self.errors,self.warnings,)==(other.files,other.diagnostics,other.sources,other.errors,other.warnings,)
   return NotImplemented
  return __eq__
-MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.files,self.diagnostics,self.sources,self.errors,)==(other.files,other.diagnostics,other.sources,other.errors,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.files,self.diagnostics,self.sources,self.errors,self.warnings,)==(other.files,other.diagnostics,other.sources,other.errors,other.warnings,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 # ppy_check.schema
 def __create_fn__(_type_base, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):

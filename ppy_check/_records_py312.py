@@ -3857,6 +3857,31 @@ def __create_fn__(__dataclass_type_writes__, __dataclass_type_aliases__, __datac
  return __init__
 MADE['def __create_fn__(__dataclass_type_writes__, __dataclass_type_aliases__, __dataclass_type_random__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_writes__, __dataclass_dflt_aliases__, __dataclass_dflt_random__, __dataclass_return_type__):\n def __init__(self,writes:__dataclass_type_writes__=__dataclass_HAS_DEFAULT_FACTORY__,aliases:__dataclass_type_aliases__=__dataclass_HAS_DEFAULT_FACTORY__,random:__dataclass_type_random__=__dataclass_dflt_random__)->__dataclass_return_type__:\n  self.writes=__dataclass_dflt_writes__() if writes is __dataclass_HAS_DEFAULT_FACTORY__ else writes\n  self.aliases=__dataclass_dflt_aliases__() if aliases is __dataclass_HAS_DEFAULT_FACTORY__ else aliases\n  self.random=random\n return __init__'] = __create_fn__
 
+# ppy_check.reads
+def __create_fn__(__dataclass_type_files__, __dataclass_type_lookups__, __dataclass_type_repeatable__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_files__, __dataclass_dflt_lookups__, __dataclass_dflt_repeatable__, __dataclass_return_type__):
+ def __init__(self,files:__dataclass_type_files__=__dataclass_HAS_DEFAULT_FACTORY__,lookups:__dataclass_type_lookups__=__dataclass_HAS_DEFAULT_FACTORY__,repeatable:__dataclass_type_repeatable__=__dataclass_dflt_repeatable__)->__dataclass_return_type__:
+  self.files=__dataclass_dflt_files__() if files is __dataclass_HAS_DEFAULT_FACTORY__ else files
+  self.lookups=__dataclass_dflt_lookups__() if lookups is __dataclass_HAS_DEFAULT_FACTORY__ else lookups
+  self.repeatable=repeatable
+ return __init__
+MADE['def __create_fn__(__dataclass_type_files__, __dataclass_type_lookups__, __dataclass_type_repeatable__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_files__, __dataclass_dflt_lookups__, __dataclass_dflt_repeatable__, __dataclass_return_type__):\n def __init__(self,files:__dataclass_type_files__=__dataclass_HAS_DEFAULT_FACTORY__,lookups:__dataclass_type_lookups__=__dataclass_HAS_DEFAULT_FACTORY__,repeatable:__dataclass_type_repeatable__=__dataclass_dflt_repeatable__)->__dataclass_return_type__:\n  self.files=__dataclass_dflt_files__() if files is __dataclass_HAS_DEFAULT_FACTORY__ else files\n  self.lookups=__dataclass_dflt_lookups__() if lookups is __dataclass_HAS_DEFAULT_FACTORY__ else lookups\n  self.repeatable=repeatable\n return __init__'] = __create_fn__
+
+# ppy_check.reads
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(files={self.files!r}, lookups={self.lookups!r}, repeatable={self.repeatable!r})"
+ return __repr__
+MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(files={self.files!r}, lookups={self.lookups!r}, repeatable={self.repeatable!r})"\n return __repr__'] = __create_fn__
+
+# ppy_check.reads
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.files,self.lookups,self.repeatable,)==(other.files,other.lookups,other.repeatable,)
+  return NotImplemented
+ return __eq__
+MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.files,self.lookups,self.repeatable,)==(other.files,other.lookups,other.repeatable,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+
 # ppy_check.region
 def __create_fn__(__dataclass_type_name__, __dataclass_type_node__, __dataclass_type_type__, __dataclass_type_problem__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_return_type__):
  def __init__(self,name:__dataclass_type_name__,node:__dataclass_type_node__,type:__dataclass_type_type__,problem:__dataclass_type_problem__)->__dataclass_return_type__:
@@ -3947,6 +3972,57 @@ def __create_fn__():
  return __eq__
 MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.node,self.scope,self.pure,self.level,self.params,self.returns,self.returns_problem,self.decorator_problems,self.enclosing_functions,self.site,self.text,self.oracle,self.analysis,self.compiles,self.owner,self.self_name,)==(other.name,other.node,other.scope,other.pure,other.level,other.params,other.returns,other.returns_problem,other.decorator_problems,other.enclosing_functions,other.site,other.text,other.oracle,other.analysis,other.compiles,other.owner,other.self_name,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
+# ppy_check.result_cache
+def __create_fn__(__dataclass_type_digest__, __dataclass_type_files__, __dataclass_type_lookups__, __dataclass_type_diagnostics__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_return_type__):
+ def __init__(self,digest:__dataclass_type_digest__,files:__dataclass_type_files__,lookups:__dataclass_type_lookups__,diagnostics:__dataclass_type_diagnostics__)->__dataclass_return_type__:
+  __dataclass_builtins_object__.__setattr__(self,'digest',digest)
+  __dataclass_builtins_object__.__setattr__(self,'files',files)
+  __dataclass_builtins_object__.__setattr__(self,'lookups',lookups)
+  __dataclass_builtins_object__.__setattr__(self,'diagnostics',diagnostics)
+ return __init__
+MADE["def __create_fn__(__dataclass_type_digest__, __dataclass_type_files__, __dataclass_type_lookups__, __dataclass_type_diagnostics__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_return_type__):\n def __init__(self,digest:__dataclass_type_digest__,files:__dataclass_type_files__,lookups:__dataclass_type_lookups__,diagnostics:__dataclass_type_diagnostics__)->__dataclass_return_type__:\n  __dataclass_builtins_object__.__setattr__(self,'digest',digest)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'lookups',lookups)\n  __dataclass_builtins_object__.__setattr__(self,'diagnostics',diagnostics)\n return __init__"] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(digest={self.digest!r}, files={self.files!r}, lookups={self.lookups!r}, diagnostics={self.diagnostics!r})"
+ return __repr__
+MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(digest={self.digest!r}, files={self.files!r}, lookups={self.lookups!r}, diagnostics={self.diagnostics!r})"\n return __repr__'] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.digest,self.files,self.lookups,self.diagnostics,)==(other.digest,other.files,other.lookups,other.diagnostics,)
+  return NotImplemented
+ return __eq__
+MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.digest,self.files,self.lookups,self.diagnostics,)==(other.digest,other.files,other.lookups,other.diagnostics,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in {'digest', 'files', 'lookups', 'diagnostics'}:
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+MADE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in {\'digest\', \'files\', \'lookups\', \'diagnostics\'}:\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in {'digest', 'files', 'lookups', 'diagnostics'}:
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+MADE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in {\'digest\', \'files\', \'lookups\', \'diagnostics\'}:\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
+
+# ppy_check.result_cache
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.digest,self.files,self.lookups,self.diagnostics,))
+ return __hash__
+MADE['def __create_fn__():\n def __hash__(self):\n  return hash((self.digest,self.files,self.lookups,self.diagnostics,))\n return __hash__'] = __create_fn__
+
 # ppy_check.runner
 def __create_fn__(__dataclass_type_name__, __dataclass_type_codes__, __dataclass_type_path__, __dataclass_type_data__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_data__, __dataclass_return_type__):
  def __init__(self,name:__dataclass_type_name__,codes:__dataclass_type_codes__,path:__dataclass_type_path__,data:__dataclass_type_data__=__dataclass_dflt_data__)->__dataclass_return_type__:
@@ -3999,56 +4075,58 @@ def __create_fn__():
 MADE['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.codes,self.path,self.data,))\n return __hash__'] = __create_fn__
 
 # ppy_check.runner
-def __create_fn__(__dataclass_type_path__, __dataclass_type_diagnostics__, __dataclass_type_lines__, __dataclass_type_error__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_diagnostics__, __dataclass_dflt_lines__, __dataclass_dflt_error__, __dataclass_return_type__):
- def __init__(self,path:__dataclass_type_path__,diagnostics:__dataclass_type_diagnostics__=__dataclass_HAS_DEFAULT_FACTORY__,lines:__dataclass_type_lines__=__dataclass_HAS_DEFAULT_FACTORY__,error:__dataclass_type_error__=__dataclass_dflt_error__)->__dataclass_return_type__:
+def __create_fn__(__dataclass_type_path__, __dataclass_type_diagnostics__, __dataclass_type_lines__, __dataclass_type_error__, __dataclass_type_reads__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_diagnostics__, __dataclass_dflt_lines__, __dataclass_dflt_error__, __dataclass_dflt_reads__, __dataclass_return_type__):
+ def __init__(self,path:__dataclass_type_path__,diagnostics:__dataclass_type_diagnostics__=__dataclass_HAS_DEFAULT_FACTORY__,lines:__dataclass_type_lines__=__dataclass_HAS_DEFAULT_FACTORY__,error:__dataclass_type_error__=__dataclass_dflt_error__,reads:__dataclass_type_reads__=__dataclass_dflt_reads__)->__dataclass_return_type__:
   self.path=path
   self.diagnostics=__dataclass_dflt_diagnostics__() if diagnostics is __dataclass_HAS_DEFAULT_FACTORY__ else diagnostics
   self.lines=__dataclass_dflt_lines__() if lines is __dataclass_HAS_DEFAULT_FACTORY__ else lines
   self.error=error
+  self.reads=reads
  return __init__
-MADE['def __create_fn__(__dataclass_type_path__, __dataclass_type_diagnostics__, __dataclass_type_lines__, __dataclass_type_error__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_diagnostics__, __dataclass_dflt_lines__, __dataclass_dflt_error__, __dataclass_return_type__):\n def __init__(self,path:__dataclass_type_path__,diagnostics:__dataclass_type_diagnostics__=__dataclass_HAS_DEFAULT_FACTORY__,lines:__dataclass_type_lines__=__dataclass_HAS_DEFAULT_FACTORY__,error:__dataclass_type_error__=__dataclass_dflt_error__)->__dataclass_return_type__:\n  self.path=path\n  self.diagnostics=__dataclass_dflt_diagnostics__() if diagnostics is __dataclass_HAS_DEFAULT_FACTORY__ else diagnostics\n  self.lines=__dataclass_dflt_lines__() if lines is __dataclass_HAS_DEFAULT_FACTORY__ else lines\n  self.error=error\n return __init__'] = __create_fn__
+MADE['def __create_fn__(__dataclass_type_path__, __dataclass_type_diagnostics__, __dataclass_type_lines__, __dataclass_type_error__, __dataclass_type_reads__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_diagnostics__, __dataclass_dflt_lines__, __dataclass_dflt_error__, __dataclass_dflt_reads__, __dataclass_return_type__):\n def __init__(self,path:__dataclass_type_path__,diagnostics:__dataclass_type_diagnostics__=__dataclass_HAS_DEFAULT_FACTORY__,lines:__dataclass_type_lines__=__dataclass_HAS_DEFAULT_FACTORY__,error:__dataclass_type_error__=__dataclass_dflt_error__,reads:__dataclass_type_reads__=__dataclass_dflt_reads__)->__dataclass_return_type__:\n  self.path=path\n  self.diagnostics=__dataclass_dflt_diagnostics__() if diagnostics is __dataclass_HAS_DEFAULT_FACTORY__ else diagnostics\n  self.lines=__dataclass_dflt_lines__() if lines is __dataclass_HAS_DEFAULT_FACTORY__ else lines\n  self.error=error\n  self.reads=reads\n return __init__'] = __create_fn__
 
 # ppy_check.runner
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(path={self.path!r}, diagnostics={self.diagnostics!r}, lines={self.lines!r}, error={self.error!r})"
+  return self.__class__.__qualname__ + f"(path={self.path!r}, diagnostics={self.diagnostics!r}, lines={self.lines!r}, error={self.error!r}, reads={self.reads!r})"
  return __repr__
-MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, diagnostics={self.diagnostics!r}, lines={self.lines!r}, error={self.error!r})"\n return __repr__'] = __create_fn__
+MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, diagnostics={self.diagnostics!r}, lines={self.lines!r}, error={self.error!r}, reads={self.reads!r})"\n return __repr__'] = __create_fn__
 
 # ppy_check.runner
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.path,self.diagnostics,self.lines,self.error,)==(other.path,other.diagnostics,other.lines,other.error,)
+   return (self.path,self.diagnostics,self.lines,self.error,self.reads,)==(other.path,other.diagnostics,other.lines,other.error,other.reads,)
   return NotImplemented
  return __eq__
-MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.diagnostics,self.lines,self.error,)==(other.path,other.diagnostics,other.lines,other.error,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.diagnostics,self.lines,self.error,self.reads,)==(other.path,other.diagnostics,other.lines,other.error,other.reads,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 # ppy_check.runner
-def __create_fn__(__dataclass_type_files__, __dataclass_type_diagnostics__, __dataclass_type_sources__, __dataclass_type_errors__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_files__, __dataclass_dflt_diagnostics__, __dataclass_dflt_sources__, __dataclass_dflt_errors__, __dataclass_return_type__):
- def __init__(self,files:__dataclass_type_files__=__dataclass_dflt_files__,diagnostics:__dataclass_type_diagnostics__=__dataclass_HAS_DEFAULT_FACTORY__,sources:__dataclass_type_sources__=__dataclass_HAS_DEFAULT_FACTORY__,errors:__dataclass_type_errors__=__dataclass_HAS_DEFAULT_FACTORY__)->__dataclass_return_type__:
+def __create_fn__(__dataclass_type_files__, __dataclass_type_diagnostics__, __dataclass_type_sources__, __dataclass_type_errors__, __dataclass_type_warnings__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_files__, __dataclass_dflt_diagnostics__, __dataclass_dflt_sources__, __dataclass_dflt_errors__, __dataclass_dflt_warnings__, __dataclass_return_type__):
+ def __init__(self,files:__dataclass_type_files__=__dataclass_dflt_files__,diagnostics:__dataclass_type_diagnostics__=__dataclass_HAS_DEFAULT_FACTORY__,sources:__dataclass_type_sources__=__dataclass_HAS_DEFAULT_FACTORY__,errors:__dataclass_type_errors__=__dataclass_HAS_DEFAULT_FACTORY__,warnings:__dataclass_type_warnings__=__dataclass_HAS_DEFAULT_FACTORY__)->__dataclass_return_type__:
   self.files=files
   self.diagnostics=__dataclass_dflt_diagnostics__() if diagnostics is __dataclass_HAS_DEFAULT_FACTORY__ else diagnostics
   self.sources=__dataclass_dflt_sources__() if sources is __dataclass_HAS_DEFAULT_FACTORY__ else sources
   self.errors=__dataclass_dflt_errors__() if errors is __dataclass_HAS_DEFAULT_FACTORY__ else errors
+  self.warnings=__dataclass_dflt_warnings__() if warnings is __dataclass_HAS_DEFAULT_FACTORY__ else warnings
  return __init__
-MADE['def __create_fn__(__dataclass_type_files__, __dataclass_type_diagnostics__, __dataclass_type_sources__, __dataclass_type_errors__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_files__, __dataclass_dflt_diagnostics__, __dataclass_dflt_sources__, __dataclass_dflt_errors__, __dataclass_return_type__):\n def __init__(self,files:__dataclass_type_files__=__dataclass_dflt_files__,diagnostics:__dataclass_type_diagnostics__=__dataclass_HAS_DEFAULT_FACTORY__,sources:__dataclass_type_sources__=__dataclass_HAS_DEFAULT_FACTORY__,errors:__dataclass_type_errors__=__dataclass_HAS_DEFAULT_FACTORY__)->__dataclass_return_type__:\n  self.files=files\n  self.diagnostics=__dataclass_dflt_diagnostics__() if diagnostics is __dataclass_HAS_DEFAULT_FACTORY__ else diagnostics\n  self.sources=__dataclass_dflt_sources__() if sources is __dataclass_HAS_DEFAULT_FACTORY__ else sources\n  self.errors=__dataclass_dflt_errors__() if errors is __dataclass_HAS_DEFAULT_FACTORY__ else errors\n return __init__'] = __create_fn__
+MADE['def __create_fn__(__dataclass_type_files__, __dataclass_type_diagnostics__, __dataclass_type_sources__, __dataclass_type_errors__, __dataclass_type_warnings__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_dflt_files__, __dataclass_dflt_diagnostics__, __dataclass_dflt_sources__, __dataclass_dflt_errors__, __dataclass_dflt_warnings__, __dataclass_return_type__):\n def __init__(self,files:__dataclass_type_files__=__dataclass_dflt_files__,diagnostics:__dataclass_type_diagnostics__=__dataclass_HAS_DEFAULT_FACTORY__,sources:__dataclass_type_sources__=__dataclass_HAS_DEFAULT_FACTORY__,errors:__dataclass_type_errors__=__dataclass_HAS_DEFAULT_FACTORY__,warnings:__dataclass_type_warnings__=__dataclass_HAS_DEFAULT_FACTORY__)->__dataclass_return_type__:\n  self.files=files\n  self.diagnostics=__dataclass_dflt_diagnostics__() if diagnostics is __dataclass_HAS_DEFAULT_FACTORY__ else diagnostics\n  self.sources=__dataclass_dflt_sources__() if sources is __dataclass_HAS_DEFAULT_FACTORY__ else sources\n  self.errors=__dataclass_dflt_errors__() if errors is __dataclass_HAS_DEFAULT_FACTORY__ else errors\n  self.warnings=__dataclass_dflt_warnings__() if warnings is __dataclass_HAS_DEFAULT_FACTORY__ else warnings\n return __init__'] = __create_fn__
 
 # ppy_check.runner
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(files={self.files!r}, diagnostics={self.diagnostics!r}, sources={self.sources!r}, errors={self.errors!r})"
+  return self.__class__.__qualname__ + f"(files={self.files!r}, diagnostics={self.diagnostics!r}, sources={self.sources!r}, errors={self.errors!r}, warnings={self.warnings!r})"
  return __repr__
-MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(files={self.files!r}, diagnostics={self.diagnostics!r}, sources={self.sources!r}, errors={self.errors!r})"\n return __repr__'] = __create_fn__
+MADE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(files={self.files!r}, diagnostics={self.diagnostics!r}, sources={self.sources!r}, errors={self.errors!r}, warnings={self.warnings!r})"\n return __repr__'] = __create_fn__
 
 # ppy_check.runner
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.files,self.diagnostics,self.sources,self.errors,)==(other.files,other.diagnostics,other.sources,other.errors,)
+   return (self.files,self.diagnostics,self.sources,self.errors,self.warnings,)==(other.files,other.diagnostics,other.sources,other.errors,other.warnings,)
   return NotImplemented
  return __eq__
-MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.files,self.diagnostics,self.sources,self.errors,)==(other.files,other.diagnostics,other.sources,other.errors,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+MADE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.files,self.diagnostics,self.sources,self.errors,self.warnings,)==(other.files,other.diagnostics,other.sources,other.errors,other.warnings,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 # ppy_check.schema
 def __create_fn__(__dataclass_type_base__, __dataclass_HAS_DEFAULT_FACTORY__, __dataclass_builtins_object__, __dataclass_return_type__):

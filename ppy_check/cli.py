@@ -24,11 +24,27 @@ def _codes(text: str) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()]
 
 
+def _help_formatter(prog: str) -> argparse.HelpFormatter:
+    """argparse's own formatter at the width shutil would find (``COLUMNS``, else the terminal's, else 80):
+    argparse imports shutil for it when each argument is added, a tenth of a start whose results are kept."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return argparse.HelpFormatter(prog, width=(columns or 80) - 2)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ppy_check import __version__
 
     parser = argparse.ArgumentParser(
         prog="ppy-check",
+        formatter_class=_help_formatter,
         description="Check ppy regions (functions decorated with @ppy.opt / @ppy.pure) without importing or running them.",
         epilog=f"Rule codes: {', '.join(KNOWN_CODES)} (opt-in: {', '.join(OPT_IN_CODES)}). "
                "Exit status: 0 clean, 1 findings, 2 usage or internal error.",
@@ -52,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stdin-filename", metavar="PATH",
                         help="the name of the file read from standard input: reported as such, and configured as such")
     parser.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="check every file anew, neither reading nor keeping results in ppy's cache (by default a "
+                             "file is checked again only when it, or a file its regions import, changed; also "
+                             "PPY_CHECK_NO_CACHE=1)")
     parser.add_argument("--version", action="version", version=f"ppy-check {__version__}")
     return parser
 
@@ -134,9 +154,11 @@ def _main(argv: list[str] | None) -> int:
         print(f"ppy-check: {error}", file=sys.stderr)
         return EXIT_ERROR
 
-    result = run(targets, args.jobs)
+    result = run(targets, args.jobs, keep=not args.no_cache)
     fixed = _fix(result, targets, args.unsafe_fixes) if args.fix else 0
     problems += result.errors
+    for warning in result.warnings:
+        print(f"ppy-check: warning: {warning}", file=sys.stderr)
     for problem in problems:
         print(f"ppy-check: {problem}", file=sys.stderr)
     if args.statistics:

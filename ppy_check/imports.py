@@ -22,8 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ppy_check import reads as recorded
 from ppy_check.module import ModuleRegions
-from ppy_check.source import ByContent, Source, SourceError, read_source
+from ppy_check.source import ByContent, Source, SourceError, file_digest, read_source
 
 
 @dataclass(frozen=True)
@@ -59,15 +60,28 @@ def load_file(path: str) -> ProjectFile | None:
     """The file read now (or as first read within ``one_read``) and parsed; None when unreadable or undecodable."""
     reads = _reads.get()
     if reads is not None and path in reads:
-        return reads[path]
-    try:
-        source = read_source(path)
-        found: ProjectFile | None = ProjectFile(source, _parses.of(source))
-    except (OSError, SourceError):
-        found = None
-    if reads is not None:
-        reads[path] = found
+        found = reads[path]
+    else:
+        try:
+            source = read_source(path)
+            found = ProjectFile(source, _parses.of(source))
+        except (OSError, SourceError) as error:
+            # Bytes Python cannot decode are still bytes the result depends on.
+            found = None
+            if recorded.active():
+                recorded.read_file(path, _digest_now(path) if isinstance(error, SourceError) else None)
+        if reads is not None:
+            reads[path] = found
+    if found is not None and recorded.active():
+        recorded.read_file(path, found.source.digest)
     return found
+
+
+def _digest_now(path: str) -> str | None:
+    try:
+        return file_digest(path)
+    except OSError:
+        return None
 
 
 def load_module(path: str) -> ModuleRegions | None:
@@ -90,6 +104,12 @@ def _candidates(base: Path, parts: list[str]) -> list[Path]:
 
 def find_module(importer: str, dotted: str) -> str | None:
     """The file of the module ``dotted`` (leading dots: relative to ``importer``'s package), or None."""
+    found = _find_module(importer, dotted)
+    recorded.looked_up(importer, dotted, found)
+    return found
+
+
+def _find_module(importer: str, dotted: str) -> str | None:
     level = len(dotted) - len(dotted.lstrip("."))
     parts = [p for p in dotted.lstrip(".").split(".") if p]
     here = Path(importer).resolve().parent

@@ -282,7 +282,7 @@ def _make(folder: int, where: Path, installed: str) -> None:
             stamp = {"ppy": full_version(), "torch": installed, "files": files,
                      "probed": report.get("probed", []), "unprobed": report.get("unprobed", []),
                      "seconds": report.get("seconds", {})}
-            _write(entry, STAMP, json.dumps(stamp, indent=1, sort_keys=True).encode())
+            safedir.write_file(entry, STAMP, json.dumps(stamp, indent=1, sort_keys=True).encode())
         finally:
             os.close(entry)
         safedir.remove(folder, installed)  # a stale, incomplete or untrusted entry: never read, so replaced
@@ -335,20 +335,6 @@ def _digests(entry: int, where: Path) -> dict[str, str]:
     finally:
         os.close(sources)
     return files
-
-
-def _write(folder: int, name: str, content: bytes) -> None:
-    """``name`` in the folder open as ``folder``, whole or not at all (a temporary file renamed into place)."""
-    import secrets
-
-    temporary = f".{name}-{secrets.token_hex(4)}"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
-    try:
-        os.write(fd, content)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
 
 
 def _say(message: str) -> None:

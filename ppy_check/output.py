@@ -126,6 +126,8 @@ RENDERERS: dict[str, Renderer] = {"concise": concise, "full": full, "json": as_j
 
 
 def statistics(diagnostics: list[Diagnostic]) -> str:
+    if not diagnostics:
+        return ""  # nothing to describe: a clean run, or one whose results were all kept, loads no rule
     # Imported here, as in sarif: the rule modules import the model builder, which a clean tree's check
     # (every file failing the prefilter) never needs.
     from ppy_check.rules import KNOWN_RULES

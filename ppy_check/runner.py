@@ -15,11 +15,16 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ppy_check import reads as recorded
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.messages import SYNTAX
 from ppy_check.prefilter import may_hold_region
 from ppy_check.source import SourceError, decode, python_lines, read_bytes
+
+if TYPE_CHECKING:
+    from ppy_check.result_cache import ResultCache
 
 # Below this many candidate files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 8
@@ -49,6 +54,7 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     error: str | None = None
+    reads: recorded.Reads | None = None  # what the check read besides the file: what keeping its result rests on
 
 
 @dataclass
@@ -57,6 +63,7 @@ class RunResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, list[str]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # said on stderr without changing the exit status
 
 
 def may_hold(data: bytes) -> bool:
@@ -109,14 +116,21 @@ def check_text_of(path: str, data: bytes, codes: Sequence[str]) -> FileResult:
         found = [error.diagnostic()] if SYNTAX in codes else []
         return FileResult(path, found, python_lines(data.decode("utf-8", "replace")) if found else [])
     try:
-        diagnostics = check_source(text, path, codes)
+        with recorded.recording() as reads:
+            diagnostics = check_source(text, path, codes)
     except Exception as error:  # this file's failure is this file's alone
         if os.environ.get("PPY_DEBUG"):
             import traceback  # only for this rare failure, not at every start
 
             traceback.print_exc()
         return FileResult(path, error=f"{path}: cannot check: {_why(error)}; a ppy-check limitation worth reporting")
-    return FileResult(path, diagnostics, python_lines(text) if diagnostics else [])
+    return FileResult(path, diagnostics, python_lines(text) if diagnostics else [], reads=reads)
+
+
+def kept_result(name: str, data: bytes, diagnostics: Sequence[Diagnostic]) -> FileResult:
+    """A result the cache kept, with the lines a report quotes (read from the bytes, as a check would)."""
+    lines = python_lines(decode(data, name).text) if diagnostics else []
+    return FileResult(name, list(diagnostics), lines)
 
 
 def _why(error: Exception) -> str:
@@ -181,7 +195,9 @@ def _in_pool(jobs: list[Job], workers: int) -> list[FileResult]:
     return outcomes
 
 
-def run(targets: Sequence[Target], jobs: int | None = None) -> RunResult:
+def run(targets: Sequence[Target], jobs: int | None = None, keep: bool = True) -> RunResult:
+    """Check ``targets``; with ``keep``, a file whose kept result still holds is not checked again, and every
+    finished check's result is kept (``result_cache``)."""
     result = RunResult(files=len(targets))
     # The workers get the bytes: every file is read once.
     candidates: list[Job] = []
@@ -191,13 +207,18 @@ def run(targets: Sequence[Target], jobs: int | None = None) -> RunResult:
             result.errors.append(data)
         elif may_hold(data):
             candidates.append((target.name, data, target.codes))
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    with collecting_rarely():
-        if workers > 1 and len(candidates) >= PARALLEL_THRESHOLD:
-            import ppy_check.engine  # noqa: F401  # once, before the workers fork: each inherits it imported
-            outcomes = _in_pool(candidates, workers)
-        else:
-            outcomes = _check_jobs(candidates)
+    cache = _open_cache(result) if keep and candidates else None
+    try:
+        kept, checked = _kept(candidates, cache)
+        fresh = _check(checked, jobs)
+        if cache is not None:
+            for (name, data, codes), outcome in zip(checked, fresh):
+                if outcome.error is None and outcome.reads is not None:
+                    cache.store(name, data, codes, outcome.diagnostics, outcome.reads)
+    finally:
+        if cache is not None:
+            cache.close()
+    outcomes = kept + fresh
     for outcome in outcomes:
         if outcome.error is not None:
             result.errors.append(outcome.error)
@@ -206,3 +227,46 @@ def run(targets: Sequence[Target], jobs: int | None = None) -> RunResult:
             result.sources[outcome.path] = outcome.lines
     result.diagnostics.sort()
     return result
+
+
+def _kept(candidates: list[Job], cache: ResultCache | None) -> tuple[list[FileResult], list[Job]]:
+    """The results the cache kept that still hold, and the jobs left to check."""
+    if cache is None:
+        return [], candidates
+    kept: list[FileResult] = []
+    left: list[Job] = []
+    for name, data, codes in candidates:
+        found = cache.lookup(name, data, codes)
+        if found is None:
+            left.append((name, data, codes))
+        else:
+            kept.append(kept_result(name, data, found))
+    return kept, left
+
+
+def _check(jobs: list[Job], workers: int | None) -> list[FileResult]:
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    with collecting_rarely():
+        if count > 1 and len(jobs) >= PARALLEL_THRESHOLD:
+            import ppy_check.engine  # noqa: F401  # once, before the workers fork: each inherits it imported
+            return _in_pool(jobs, count)
+        return _check_jobs(jobs)
+
+
+def _open_cache(result: RunResult) -> ResultCache | None:
+    """The result cache for this run, or None (with a warning saying why) where it cannot be used."""
+    from ppy_check import result_cache, safedir
+    from ppy_check.cache_root import default_root
+
+    if result_cache.disabled():
+        return None
+    root = default_root()
+    try:
+        return result_cache.ResultCache.open(root)
+    except safedir.Untrusted as error:
+        reason = str(error)
+    except OSError as error:
+        reason = f"{error.filename or root}: {error.strerror or error}"
+    result.warnings.append(f"results are not kept between runs: {reason} (--no-cache, or "
+                           f"{result_cache.NO_CACHE_VARIABLE}=1, checks without them and without this warning)")
+    return None

@@ -194,6 +194,29 @@ def read_file(parent: int, name: str, where: str, limit: int) -> bytes:
         os.close(fd)
 
 
+def write_file(folder: int, name: str, content: bytes, durable: bool = True) -> None:
+    """``name`` in the folder open as ``folder``, whole or not at all (a temporary file renamed into place), mode
+    0600. ``durable`` waits for the disk first: without it a crash may leave the file empty, for a reader that
+    can tell (a cache entry that fails to parse is a miss)."""
+    import secrets
+
+    temporary = f".{name}-{secrets.token_hex(4)}"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
+    try:
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        _unlink(temporary, folder)
+        raise
+
+
 def remove(parent: int, name: str) -> None:
     """Remove ``name`` from the folder open as ``parent``, whatever it is, never following a link.
 

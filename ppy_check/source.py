@@ -29,7 +29,7 @@ import tokenize
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ppy_check import messages as m
 from ppy_check.diagnostic import Diagnostic
@@ -73,9 +73,25 @@ class SourceError(ValueError):
 
 
 def digest_of(data: bytes) -> str:
-    import hashlib  # a check never needs it (the build cache and the mypy plugin do): not at every start
+    """The sha256 of ``data``, in hex. From CPython's own sha256 module where it has one: hashlib's import loads
+    OpenSSL, a tenth of a start of ppy-check whose results are all kept (``result_cache``)."""
+    digest: str = _sha256()(data).hexdigest()
+    return digest
 
-    return hashlib.sha256(data).hexdigest()
+
+@functools.lru_cache(maxsize=1)
+def _sha256() -> Callable[[bytes], Any]:
+    import importlib
+
+    for module in ("_sha2", "_sha256"):  # 3.12 on, then 3.10 and 3.11
+        try:
+            made: Callable[[bytes], Any] = importlib.import_module(module).sha256
+            return made
+        except (ImportError, AttributeError):
+            continue
+    import hashlib
+
+    return hashlib.sha256
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:

@@ -38,6 +38,9 @@ if not _trusted(SESSION_CACHE):
     SESSION_CACHE = Path(tempfile.mkdtemp(prefix="ppy-test-cache-"))
     atexit.register(shutil.rmtree, SESSION_CACHE, True)
 os.environ["PPY_CACHE_DIR"] = str(SESSION_CACHE)
+# ppy-check's kept results (ppy_check/result_cache.py) would answer a test that patches the checker in-process
+# with what an unpatched run found; tests/checker/test_result_cache.py turns them on for itself.
+os.environ["PPY_CHECK_NO_CACHE"] = "1"
 os.environ.setdefault("PPY_QUIET", "1")
 # The suite asks for compiled code on the first call; tests/compiler/test_background.py covers background builds.
 os.environ.setdefault("PPY_BUILD", "wait")

@@ -12,7 +12,7 @@ import ast
 import time
 from typing import Any
 
-from ppy_check import messages as m
+from ppy_check import messages as m, reads
 from ppy_check.classes import ClassModel, user_class
 from ppy_check.messages import refusals
 from ppy_check.model import budgets
@@ -302,6 +302,7 @@ class BuildState(Part):
         if self.steps > budgets.MAX_STEPS:
             raise _OutOfBudget(Exceeded(Budget.STEPS, budgets.MAX_STEPS))
         if self.deadline is not None and self.steps % CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+            reads.unrepeatable()  # a finding of the clock's: another run may finish
             raise _OutOfBudget(Exceeded(Budget.TIME, budgets.file_seconds()))
 
     def leaves(self, kind: t.TupleT) -> int:
