@@ -218,8 +218,9 @@ def main() -> None:
 
 
 def measure(args: argparse.Namespace, folder: Path, base: dict[str, str] | None,
-            ) -> tuple[list[dict[str, Any]], float, float, float | None, float, int]:
-    """Each tree's row (with the baseline's time beside it, when there is one), and the figures the targets need."""
+            ) -> tuple[list[dict[str, Any]], tuple[float, float], float, float | None, tuple[float, float], int]:
+    """Each tree's row (with the baseline's time beside it, when there is one), and the figures the targets need
+    (the small file's and the model files' walls as (checked anew, results kept))."""
     rows: list[dict[str, Any]] = []
 
     def timed(row: dict[str, Any], run: Any) -> float:

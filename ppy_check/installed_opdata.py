@@ -167,13 +167,7 @@ def _refused(installed: str, shipped: str, reason: str) -> InUse:
 def _cached_or_made(root: Path, installed: str) -> InUse:
     from ppy_check import safedir
 
-    root = Path(os.path.abspath(root))
-    root_fd = safedir.open_dir(root, create=True)
-    try:
-        folder = safedir.open_subdir(root_fd, FOLDER, str(root / FOLDER), create=True)
-    finally:
-        os.close(root_fd)
-    where = root / FOLDER
+    folder, where = safedir.open_cache_folder(root, FOLDER)
     try:
         found = _entry(folder, where, installed)
         if found is not None:

@@ -154,14 +154,9 @@ class ResultCache:
         """The cache under ``root``; raises OSError, or ``safedir.Untrusted`` where another user could write it."""
         from ppy_check import safedir
 
-        root = Path(os.path.abspath(root))
-        root_fd = safedir.open_dir(root, create=True)
+        folder, where = safedir.open_cache_folder(root, FOLDER)
         try:
-            folder = safedir.open_subdir(root_fd, FOLDER, str(root / FOLDER), create=True)
-        finally:
-            os.close(root_fd)
-        try:
-            return cls(folder, root / FOLDER)
+            return cls(folder, where)
         except BaseException:
             os.close(folder)
             raise

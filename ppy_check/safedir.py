@@ -153,6 +153,17 @@ def _open_checked_dir(parent: int, name: str, where: str, sticky_ok: bool = Fals
     return fd
 
 
+def open_cache_folder(root: str | Path, name: str) -> tuple[int, Path]:
+    """A descriptor of the folder ``name`` of the cache at ``root`` (both made where missing, every step checked),
+    and its path for messages."""
+    root = Path(os.path.abspath(root))
+    root_fd = open_dir(root, create=True)
+    try:
+        return open_subdir(root_fd, name, str(root / name), create=True), root / name
+    finally:
+        os.close(root_fd)
+
+
 def open_subdir(parent: int, name: str, where: str, create: bool = False) -> int:
     """The checked folder ``name`` inside the folder open as ``parent`` (``where`` names it in errors)."""
     if create:
