@@ -117,7 +117,6 @@ def build_model(region: Region, deadline: float | None = None) -> Analysis:
     too deeply for this recursive builder, memory, or a failure of the builder itself."""
     import os
     import sys
-    import traceback
 
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
@@ -132,6 +131,8 @@ def build_model(region: Region, deadline: float | None = None) -> Analysis:
         return builder.stopped(Exceeded(Budget.MEMORY, 0))
     except Exception as error:  # a builder bug: this region's alone, refused, and the rest of the file is checked
         if os.environ.get("PPY_DEBUG"):
+            import traceback  # only for this rare failure: its import (and textwrap's) is a tenth of a small check
+
             traceback.print_exc()
         return builder.stopped(None, f"{type(error).__name__}: {_short(str(error))}")
     finally:
