@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from ppy_check import messages as m
-from ppy_check import nn_classes, torch_python
+from ppy_check import nn_classes, reads, torch_python
 from ppy_check.annotations import AnnotationError, parse_annotation
 from ppy_check.messages import refusals
 from ppy_check.model import types as t
@@ -220,20 +220,40 @@ def _project_class(importer: str, dotted: str) -> ClassModel | None:
 
 # Kept per class statement, for as long as its tree lives: every region of a class asks for it. A class is in one
 # file, so its node alone is the key.
-_READ: WeakKeyDictionary[ast.ClassDef, ClassModel] = WeakKeyDictionary()
+# With it, what reading it read of other files (its fields' classes, imported), which every file reusing it
+# depends on as much as the first (``reads.kept_apart``).
+_READ: WeakKeyDictionary[ast.ClassDef, tuple[ClassModel, reads.Reads]] = WeakKeyDictionary()
 _READING: set[int] = set()
 
 
 def user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel:
     """The user's class, read from its source."""
     found = _READ.get(node)
-    if found is None:
-        _READING.add(id(node))
-        try:
-            found = _READ[node] = _user_class(node, scope, path)
-        finally:
-            _READING.discard(id(node))
-    return found
+    if found is not None and _reads_the_same(found[1]):
+        return found[0]
+    _READING.add(id(node))
+    try:
+        with reads.kept_apart() as read:
+            model = _user_class(node, scope, path)
+        _READ[node] = (model, read)
+    finally:
+        _READING.discard(id(node))
+    return model
+
+
+def _reads_the_same(read: reads.Reads) -> bool:
+    """Whether the files a class model read (its fields' classes, imported) read the same now, each import
+    finding the same file: reading them again is what the check now being recorded depends on, as the first did."""
+    from ppy_check.imports import digest_now, find_module, load_file
+
+    for (importer, module), file in read.lookups.items():
+        if find_module(importer, module) != file:
+            return False
+    for file, digest in read.files.items():
+        now = load_file(file)  # (recorded for this check as it is read)
+        if (now.source.digest if now is not None else digest_now(file)) != digest:
+            return False
+    return read.repeatable
 
 
 def _user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel:

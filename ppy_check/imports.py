@@ -69,7 +69,7 @@ def load_file(path: str) -> ProjectFile | None:
             # Bytes Python cannot decode are still bytes the result depends on.
             found = None
             if recorded.active():
-                recorded.read_file(path, _digest_now(path) if isinstance(error, SourceError) else None)
+                recorded.read_file(path, digest_now(path) if isinstance(error, SourceError) else None)
         if reads is not None:
             reads[path] = found
     if found is not None and recorded.active():
@@ -77,7 +77,8 @@ def load_file(path: str) -> ProjectFile | None:
     return found
 
 
-def _digest_now(path: str) -> str | None:
+def digest_now(path: str) -> str | None:
+    """The sha256 of the file's bytes as they are now; None where it cannot be read."""
     try:
         return file_digest(path)
     except OSError:

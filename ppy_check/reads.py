@@ -46,6 +46,36 @@ def recording() -> Iterator[Reads]:
         _current.reset(token)
 
 
+@contextlib.contextmanager
+def kept_apart() -> Iterator[Reads]:
+    """Record what the work inside reads on its own as well, for a result kept in memory beyond this check (a
+    class model, reused by every later file that reaches the class): ``replay`` gives it to each check that
+    reuses the result, which reads nothing itself then. Recorded whether or not a check is: the kept result
+    may serve one that is."""
+    outer = _current.get()
+    inner = Reads()
+    token = _current.set(inner)
+    try:
+        yield inner
+    finally:
+        _current.reset(token)
+        if outer is not None:
+            replay(inner, outer)
+
+
+def replay(kept: Reads, into: Reads | None = None) -> None:
+    """What ``kept_apart`` recorded, as read again now by the check being recorded (or ``into``)."""
+    target = into if into is not None else _current.get()
+    if target is None:
+        return
+    for path, digest in kept.files.items():
+        if path in target.files and target.files[path] != digest:
+            target.repeatable = False
+        target.files[path] = digest
+    target.lookups.update(kept.lookups)
+    target.repeatable = target.repeatable and kept.repeatable
+
+
 def active() -> bool:
     """Whether a check is being recorded: the import follower computes a file's digest only then."""
     return _current.get() is not None

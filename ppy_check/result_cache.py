@@ -94,18 +94,19 @@ class Entry:
                           ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogateescape")
 
     @classmethod
-    def from_json(cls, data: bytes, checker: str) -> Entry | None:
-        """The entry ``as_json`` wrote for this checker, or None for anything else."""
+    def from_json(cls, data: bytes, checker: str, name: str) -> Entry | None:
+        """The entry ``as_json`` wrote for this checker and the file ``name``, or None for anything else: every
+        field is checked for the type and range a check gives it, so nothing else is ever reported."""
         try:
             found = json.loads(data)
             if not isinstance(found, dict) or found.get("format") != FORMAT or found.get("checker") != checker:
                 return None
-            files = tuple((_text(path), _text_or_none(digest)) for path, digest in found["files"])
-            lookups = tuple((_text(importer), _text(module), _text_or_none(path))
+            files = tuple((_path(path), _text_or_none(digest)) for path, digest in found["files"])
+            lookups = tuple((_path(importer), _path(module), None if path is None else _path(path))
                             for importer, module, path in found["lookups"])
-            diagnostics = tuple(Diagnostic.from_json(_record(item)) for item in found["diagnostics"])
+            diagnostics = tuple(_diagnostic(item, name) for item in found["diagnostics"])
             return cls(_text(found["digest"]), files, lookups, diagnostics)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return None
 
     def holds(self) -> bool:
@@ -120,7 +121,10 @@ class Entry:
         if self.lookups:
             from ppy_check.imports import find_module  # the import follower, only for an entry that has imports
 
-            return all(find_module(importer, module) == path for importer, module, path in self.lookups)
+            try:
+                return all(find_module(importer, module) == path for importer, module, path in self.lookups)
+            except (OSError, ValueError, RuntimeError):  # a name no file system takes, a loop of links
+                return False
         return True
 
 
@@ -134,10 +138,56 @@ def _text_or_none(value: object) -> str | None:
     return None if value is None else _text(value)
 
 
-def _record(value: object) -> dict[str, Any]:
-    if not isinstance(value, dict):
+def _path(value: object) -> str:
+    text = _text(value)
+    if "\0" in text or len(text) > 4096:  # PATH_MAX: no check read such a file
+        raise ValueError("not a path")
+    return text
+
+
+def _number(value: object, least: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise TypeError("not a line or column")
+    return value
+
+
+def _record(value: object, keys: set[str]) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) != keys:
         raise TypeError("not a record")
     return value
+
+
+_DIAGNOSTIC_KEYS = {"path", "line", "column", "code", "message", "region", "end_line", "end_column", "fix", "regions"}
+_FIX_KEYS = {"message", "edits", "applicability"}
+_EDIT_KEYS = {"line", "column", "end_line", "end_column", "content"}
+
+
+def _diagnostic(value: object, name: str) -> Diagnostic:
+    """A finding as ``Diagnostic.as_json`` wrote it for the file ``name``: fields of the types a check gives."""
+    item = _record(value, _DIAGNOSTIC_KEYS)
+    if item["path"] != name:
+        raise ValueError("another file's finding")
+    for key in ("line", "column"):
+        _number(item[key], 1)
+    for key in ("end_line", "end_column"):
+        _number(item[key], 0)
+    for key in ("code", "message", "region"):
+        _text(item[key])
+    if not isinstance(item["regions"], list):
+        raise TypeError("not a list of regions")
+    for region in item["regions"]:
+        _text(region)
+    if item["fix"] is not None:
+        fix = _record(item["fix"], _FIX_KEYS)
+        _text(fix["message"])
+        if fix["applicability"] not in ("safe", "unsafe") or not isinstance(fix["edits"], list):
+            raise ValueError("not a fix")
+        for edit in fix["edits"]:
+            record = _record(edit, _EDIT_KEYS)
+            for key in ("line", "column", "end_line", "end_column"):
+                _number(record[key], 1)
+            _text(record["content"])
+    return Diagnostic.from_json(item)
 
 
 class ResultCache:
@@ -176,7 +226,7 @@ class ResultCache:
             content = safedir.read_file(self.folder, entry_name, str(self.where / entry_name), ENTRY_LIMIT)
         except (OSError, safedir.Untrusted):
             return None  # none yet, or one this run must not trust: checked anew, and replaced
-        entry = Entry.from_json(content, self.checker)
+        entry = Entry.from_json(content, self.checker, name)
         if entry is None or entry.digest != digest_of(data) or not entry.holds():
             return None
         return entry.diagnostics

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,18 +168,49 @@ def test_an_entry_another_user_could_write_is_not_believed(project: Path, checks
     assert "ppy-check: warning: results are not kept between runs" in err and "other users can write" in err
 
 
+def _wrong_shapes(data: dict[str, Any]) -> None:
+    data["diagnostics"], data["files"] = [1, "x"], {"a": 1}
+
+
+def _another_path(data: dict[str, Any]) -> None:
+    data["diagnostics"][0]["path"] = 5
+
+
+def _a_bool_line(data: dict[str, Any]) -> None:
+    data["diagnostics"][0]["line"] = True
+    data["diagnostics"][0]["message"] = ["a"]
+
+
+def _another_files_finding(data: dict[str, Any]) -> None:
+    data["diagnostics"][0]["path"] = "other.py"
+
+
+def _a_nul_path(data: dict[str, Any]) -> None:
+    data["files"] = [["m\0.py", None]]
+
+
+def _a_long_module(data: dict[str, Any]) -> None:
+    data["lookups"] = [["m.py", "x" * 5000, None]]
+
+
+def _a_bad_fix(data: dict[str, Any]) -> None:
+    data["diagnostics"][0]["fix"] = {"message": "m", "edits": [{"line": 0}], "applicability": "safe"}
+
+
 @pytest.mark.parametrize("content", [
-    b"", b"{", b"\xff\xfe", b"[]", b'{"format": 1}', b"null",
-    pytest.param(None, id="wrong-shapes"),
+    b"", b"{", b"\xff\xfe", b"[]", b'{"format": 1}', b"null", b"[" * 100_000 + b"]" * 100_000,
+    _wrong_shapes, _another_path, _a_bool_line, _another_files_finding, _a_nul_path, _a_long_module, _a_bad_fix,
 ])
-def test_an_entry_that_does_not_read_back_is_checked_again(content: bytes | None, project: Path, checks: Checks,
+def test_an_entry_that_does_not_read_back_is_checked_again(content: bytes | Callable[[dict[str, Any]], None],
+                                                           project: Path, checks: Checks,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Whatever an entry holds, the run reports what a check finds: the fields are checked, not trusted."""
     (project / "m.py").write_text(LOOPING)
     first = check(capsys, "m.py")
     [entry] = entries(project)
-    if content is None:
+    if callable(content):
         data = json.loads(entry.read_text())
-        data["diagnostics"], data["files"] = [1, "x"], {"a": 1}
+        content(data)
         content = json.dumps(data).encode()
     entry.write_bytes(content)
     again = check(capsys, "m.py")
@@ -253,3 +286,47 @@ def test_a_result_that_could_vary_is_never_stored(tmp_path: Path) -> None:
         assert cache.lookup("m.py", b"other data", ("ppy-loop",)) is None
     finally:
         cache.close()
+
+
+INNER = ("import torch\nimport torch.nn as nn\n\n\nclass Inner(nn.Module):\n    def __init__(self, w: int):\n"
+         "        super().__init__()\n        self.lin = nn.Linear(w, w)\n\n"
+         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        return self.lin(x)\n")
+OUTER = ("import torch\nimport torch.nn as nn\nfrom b import Inner\n\n\nclass Outer(nn.Module):\n"
+         "    def __init__(self, w: int):\n        super().__init__()\n        self.inner = Inner(w)\n\n"
+         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        return self.inner(x)\n")
+BLOCK = ("import ppy\nimport torch\nimport torch.nn as nn\nfrom a import Outer\n\n\nclass Block(nn.Module):\n"
+         "    def __init__(self, w: int):\n        super().__init__()\n        self.o = Outer(w)\n\n"
+         "    @ppy.opt(3)\n    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        return self.o(x)\n")
+
+
+def test_a_class_model_reused_by_a_second_file_still_counts_what_it_read(
+        project: Path, checks: Checks, capsys: pytest.CaptureFixture[str]) -> None:
+    """The classes of other files are modelled once per process; the second file that reaches them depends on the
+    files their model read (b.py, through a.py) as much as the first."""
+    (project / "b.py").write_text(INNER)
+    (project / "a.py").write_text(OUTER)
+    (project / "m1.py").write_text(BLOCK)
+    (project / "m2.py").write_text(BLOCK)
+    assert check(capsys, "m1.py", "m2.py")[:2] == (0, []) and checks.since() == 2
+    (project / "b.py").write_text(INNER.replace("        return self.lin(x)\n",
+                                                "        for i in range(2):\n            x = self.lin(x)\n"
+                                                "        return x\n"))
+    code, found, _ = check(capsys, "m1.py", "m2.py")
+    assert code == 1 and {f["path"] for f in found if f["code"] == "ppy-loop"} == {"m1.py", "m2.py"}
+    assert checks.since() == 2
+
+
+def test_a_check_stopped_by_the_stack_or_a_failure_is_not_kept(project: Path, checks: Checks,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """How deep the stack already was when a worker began decides a RecursionError: another process may finish."""
+    from ppy_check.model.builder.state import BuildState
+
+    (project / "m.py").write_text(CLEAN)
+    for stop in (RecursionError, MemoryError, KeyError):
+        def stopped(self: BuildState, stop: type[BaseException] = stop) -> None:
+            raise stop("stopped")
+
+        monkeypatch.setattr(BuildState, "build", stopped)
+        assert check(capsys, "m.py")[0] == 1 and checks.since() == 1 and entries(project) == []
+    monkeypatch.undo()

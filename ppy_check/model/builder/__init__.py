@@ -44,6 +44,7 @@ frame that is given it; the other dialects' code is not touched.
 
 from __future__ import annotations
 
+from ppy_check import reads
 from ppy_check.model.budgets import Budget, Exceeded
 from ppy_check.model.builder.calls import Calls
 from ppy_check.model.builder.control import _OutOfBudget
@@ -126,10 +127,13 @@ def build_model(region: Region, deadline: float | None = None) -> Analysis:
     except _OutOfBudget as stop:
         return builder.stopped(stop.exceeded)
     except RecursionError:
+        reads.unrepeatable()  # how deep the stack already was decides it: another process may finish
         return builder.stopped(Exceeded(Budget.DEPTH, 0))
     except MemoryError:
+        reads.unrepeatable()
         return builder.stopped(Exceeded(Budget.MEMORY, 0))
     except Exception as error:  # a builder bug: this region's alone, refused, and the rest of the file is checked
+        reads.unrepeatable()  # a fixed checker answers otherwise, and one failing on memory it could not get
         if os.environ.get("PPY_DEBUG"):
             import traceback  # only for this rare failure: its import (and textwrap's) is a tenth of a small check
 
