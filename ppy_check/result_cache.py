@@ -14,8 +14,9 @@ codes it ran), with what that answer depends on:
   (``ppy_check.reads`` records both).
 
 An entry is used only when all of that is as it was: each file named is read
-and hashed again, each import resolved again. A check that hung on the clock
-(its file's time budget ran out) or that could not finish is never kept.
+and hashed again, each import resolved again. A check whose outcome another run
+could change (its file's time budget ran out, the stack or memory did, the
+builder failed) or that could not finish is never kept.
 
 Entries live in the ``check`` folder of ppy's cache (``PPY_CACHE_DIR``, as
 the compiler's builds do), never in the project, where a committed entry
