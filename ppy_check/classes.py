@@ -220,16 +220,23 @@ def _project_class(importer: str, dotted: str) -> ClassModel | None:
 
 # Kept per class statement, for as long as its tree lives: every region of a class asks for it. A class is in one
 # file, so its node alone is the key.
-# With it, what reading it read of other files (its fields' classes, imported), which every file reusing it
-# depends on as much as the first (``reads.kept_apart``).
+# With it, what reading it read of other files (its fields' classes, imported): it is reused while those read the
+# same, and every file reusing it depends on them as much as the first (``reads.kept_apart``).
 _READ: WeakKeyDictionary[ast.ClassDef, tuple[ClassModel, reads.Reads]] = WeakKeyDictionary()
 _READING: set[int] = set()
+
+
+def _reads_the_same(read: reads.Reads) -> bool:
+    from ppy_check.imports import reads_the_same
+
+    return reads_the_same(read.files.items(), ((importer, module, found)
+                                               for (importer, module), found in read.lookups.items()))
 
 
 def user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel:
     """The user's class, read from its source."""
     found = _READ.get(node)
-    if found is not None and _reads_the_same(found[1]):
+    if found is not None and found[1].repeatable and _reads_the_same(found[1]):
         return found[0]
     _READING.add(id(node))
     try:
@@ -239,21 +246,6 @@ def user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel:
     finally:
         _READING.discard(id(node))
     return model
-
-
-def _reads_the_same(read: reads.Reads) -> bool:
-    """Whether the files a class model read (its fields' classes, imported) read the same now, each import
-    finding the same file: reading them again is what the check now being recorded depends on, as the first did."""
-    from ppy_check.imports import digest_now, find_module, load_file
-
-    for (importer, module), file in read.lookups.items():
-        if find_module(importer, module) != file:
-            return False
-    for file, digest in read.files.items():
-        now = load_file(file)  # (recorded for this check as it is read)
-        if (now.source.digest if now is not None else digest_now(file)) != digest:
-            return False
-    return read.repeatable
 
 
 def _user_class(node: ast.ClassDef, scope: ModuleScope, path: str) -> ClassModel:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +83,21 @@ def digest_now(path: str) -> str | None:
         return file_digest(path)
     except OSError:
         return None
+
+
+def reads_the_same(files: Iterable[tuple[str, str | None]], lookups: Iterable[tuple[str, str, str | None]]) -> bool:
+    """Whether files read before hold the same bytes now (by digest; None: unreadable) and imports resolved before
+    find the same files. Each is read and resolved again as a check would, so the check being recorded depends on
+    them as the first did. Raises what ``find_module`` raises for a name no file system takes."""
+    for importer, module, found in lookups:
+        if find_module(importer, module) != found:
+            return False
+    for path, digest in files:
+        now = digest_now(path)
+        recorded.read_file(path, now)
+        if now != digest:
+            return False
+    return True
 
 
 def load_module(path: str) -> ModuleRegions | None:

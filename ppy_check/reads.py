@@ -6,8 +6,9 @@ an import names depends on which files exist (a new ``helpers.py`` beside the
 importer shadows the one further down the path). ``ppy_check.imports`` reports
 both here while ``recording()`` is on: every project file read (with the
 digest of the bytes read, or None where it could not be read) and every
-import resolved (with the file found, or None). A check whose outcome hung on
-the clock (the file's time budget ran out) is marked unrepeatable. The result
+import resolved (with the file found, or None). A check whose outcome another
+run could change (the file's time budget, the stack or memory ran out, the
+builder failed) is marked unrepeatable. The result
 cache (``result_cache``) keeps these beside a file's findings and asks them
 again before it trusts them.
 
@@ -44,10 +45,10 @@ def recording() -> Iterator[Reads]:
 
 @contextlib.contextmanager
 def kept_apart() -> Iterator[Reads]:
-    """Record what the work inside reads on its own as well, for a result kept in memory beyond this check (a
-    class model, reused by every later file that reaches the class): ``replay`` gives it to each check that
-    reuses the result, which reads nothing itself then. Recorded whether or not a check is: the kept result
-    may serve one that is."""
+    """Record what the work inside reads on its own as well (and for the check around it, if one is recorded):
+    for a result kept in memory beyond one check (a class model, reused by every later file that reaches the
+    class while what it read reads the same). Recorded whether or not a check is: the kept result may serve one
+    that is."""
     outer = _current.get()
     inner = Reads()
     token = _current.set(inner)
@@ -56,20 +57,10 @@ def kept_apart() -> Iterator[Reads]:
     finally:
         _current.reset(token)
         if outer is not None:
-            replay(inner, outer)
-
-
-def replay(kept: Reads, into: Reads | None = None) -> None:
-    """What ``kept_apart`` recorded, as read again now by the check being recorded (or ``into``)."""
-    target = into if into is not None else _current.get()
-    if target is None:
-        return
-    for path, digest in kept.files.items():
-        if path in target.files and target.files[path] != digest:
-            target.repeatable = False
-        target.files[path] = digest
-    target.lookups.update(kept.lookups)
-    target.repeatable = target.repeatable and kept.repeatable
+            for path, digest in inner.files.items():
+                _note(outer, path, digest)
+            outer.lookups.update(inner.lookups)
+            outer.repeatable = outer.repeatable and inner.repeatable
 
 
 def active() -> bool:
@@ -79,8 +70,11 @@ def active() -> bool:
 
 def read_file(path: str, digest: str | None) -> None:
     reads = _current.get()
-    if reads is None:
-        return
+    if reads is not None:
+        _note(reads, path, digest)
+
+
+def _note(reads: Reads, path: str, digest: str | None) -> None:
     if path in reads.files and reads.files[path] != digest:
         # Rewritten between two reads of one check: which text the findings came from is not known.
         reads.repeatable = False
@@ -94,7 +88,8 @@ def looked_up(importer: str, module: str, found: str | None) -> None:
 
 
 def unrepeatable() -> None:
-    """The check's outcome depended on something no record says (the clock): it must not be kept."""
+    """The check's outcome depended on something no record says (the clock, the stack, memory): it must not
+    be kept."""
     reads = _current.get()
     if reads is not None:
         reads.repeatable = False

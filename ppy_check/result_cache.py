@@ -40,7 +40,7 @@ from typing import Any
 
 from ppy_check.diagnostic import Diagnostic
 from ppy_check.reads import Reads
-from ppy_check.source import digest_of, file_digest
+from ppy_check.source import digest_of
 
 FOLDER = "check"
 NO_CACHE_VARIABLE = "PPY_CHECK_NO_CACHE"
@@ -112,21 +112,12 @@ class Entry:
 
     def holds(self) -> bool:
         """Whether every file it read reads the same now, and every import finds the same file."""
-        for path, digest in self.files:
-            try:
-                now: str | None = file_digest(path)
-            except OSError:
-                now = None
-            if now != digest:
-                return False
-        if self.lookups:
-            from ppy_check.imports import find_module  # the import follower, only for an entry that has imports
+        from ppy_check.imports import reads_the_same  # the import follower: only once an entry is found
 
-            try:
-                return all(find_module(importer, module) == path for importer, module, path in self.lookups)
-            except (OSError, ValueError, RuntimeError):  # a name no file system takes, a loop of links
-                return False
-        return True
+        try:
+            return reads_the_same(self.files, self.lookups)
+        except (OSError, ValueError, RuntimeError):  # a name no file system takes, a loop of links
+            return False
 
 
 def _text(value: object) -> str:
@@ -234,7 +225,7 @@ class ResultCache:
 
     def store(self, name: str, data: bytes, codes: Sequence[str], diagnostics: Sequence[Diagnostic],
               reads: Reads) -> None:
-        """Keep a finished check's findings; one that hung on the clock is not kept."""
+        """Keep a finished check's findings; one another run could end otherwise (``reads.unrepeatable``) is not."""
         from ppy_check import safedir
 
         if not reads.repeatable:
