@@ -112,7 +112,9 @@ class Entry:
 
     def holds(self) -> bool:
         """Whether every file it read reads the same now, and every import finds the same file."""
-        from ppy_check.imports import reads_the_same  # the import follower: only once an entry is found
+        if not self.files and not self.lookups:
+            return True  # a file of its own: the import follower (and the parser it brings) stays unloaded
+        from ppy_check.imports import reads_the_same
 
         try:
             return reads_the_same(self.files, self.lookups)
